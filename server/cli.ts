@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+/**
+ * The `backchannel` command. Each subcommand loads only what it needs: `watch` must
+ * start fast and never load the MCP SDK, so the server is imported lazily.
+ */
+import { parseArgs } from "node:util";
+import { resolveDataDir } from "./core/paths.js";
+
+const USAGE = `backchannel: a live channel between an AI agent and an MCP App in its chat
+
+Usage:
+  backchannel [serve]                 run the MCP server on stdio (what hosts start)
+  backchannel watch <channel_id>      wait for the app's next message, then exit
+  backchannel --version               print the version
+  backchannel <command> --help        help for one command
+
+Data directory: $BACKCHANNEL_HOME, else ${resolveDataDir()}`;
+
+const SERVE_USAGE = `Usage: backchannel [serve]
+
+Runs the MCP server on stdin/stdout. stdout carries MCP only; notes go to stderr.
+Add it to a host as the command "npx backchannel" (see the README).
+
+Environment:
+  BACKCHANNEL_HOME                    the data directory shared by every process
+  BACKCHANNEL_MAX_QUEUE_MESSAGES, …   limits (see server/core/limits.ts)`;
+
+const WATCH_USAGE = `Usage: backchannel watch <channel_id> [--timeout S] [--follow]
+
+Waits until the app has sent the agent a message on <channel_id>. Run it as a
+background command: when it exits, call poll_agent_messages, then start it again.
+It only reads the channel's files: it never takes or changes a message.
+
+Options:
+  --timeout S   give up after S seconds (default 1800)
+  --follow      print one line per new message and keep going until the timeout
+  -h, --help    show this help
+
+Exit codes: 0 a message waits (one summary line on stdout), 2 timeout,
+1 bad channel id or unreadable data directory (message on stderr).`;
+
+/** Runs the command line `argv` (without node and the script); resolves to the exit code. */
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case undefined:
+    case "serve":
+      return serve(rest);
+    case "watch":
+      return watch(rest);
+    case "-v":
+    case "--version": {
+      const { VERSION } = await import("./version.js");
+      process.stdout.write(`${VERSION}\n`);
+      return 0;
+    }
+    case "-h":
+    case "--help":
+    case "help":
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    default:
+      process.stderr.write(`backchannel: unknown command ${JSON.stringify(command)}\n\n${USAGE}\n`);
+      return 1;
+  }
+}
+
+async function serve(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { help: { type: "boolean", short: "h" } }, strict: true });
+  if (values.help) {
+    process.stdout.write(`${SERVE_USAGE}\n`);
+    return 0;
+  }
+  const { runStdioServer } = await import("./transports/stdio.js");
+  await runStdioServer();
+  return -1;
+}
+
+async function watch(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      timeout: { type: "string" },
+      follow: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${WATCH_USAGE}\n`);
+    return 0;
+  }
+  if (positionals.length !== 1) {
+    process.stderr.write(`backchannel watch: give exactly one channel id\n\n${WATCH_USAGE}\n`);
+    return 1;
+  }
+  const timeoutSeconds = values.timeout === undefined ? 1800 : Number(values.timeout);
+  if (!(timeoutSeconds > 0 && Number.isFinite(timeoutSeconds))) {
+    process.stderr.write(`backchannel watch: --timeout takes a number of seconds above 0, not ${JSON.stringify(values.timeout)}\n`);
+    return 1;
+  }
+  const { watchChannel } = await import("../watcher/watch.js");
+  return watchChannel({
+    channelId: positionals[0]!,
+    dataDir: resolveDataDir(),
+    timeoutMs: timeoutSeconds * 1000,
+    follow: values.follow ?? false,
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    // -1: a server that runs until its transport closes.
+    if (code >= 0) process.exitCode = code;
+  },
+  (error: Error) => {
+    const usage = (error as NodeJS.ErrnoException).code?.startsWith("ERR_PARSE_ARGS") ? " (see --help)" : "";
+    process.stderr.write(`backchannel: ${error.message}${usage}\n`);
+    process.exitCode = 1;
+  },
+);

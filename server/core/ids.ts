@@ -1,0 +1,71 @@
+/**
+ * Identifier rules shared by the server, the store, the watcher and the app.
+ *
+ * These are the only definitions of what a channel id and an event name may be.
+ * A channel id becomes a folder name, so it is checked here, before any path is
+ * built from it (see `channelDir` in ./paths.ts).
+ */
+import { randomBytes } from "node:crypto";
+
+/** A channel id: 1 to 64 letters, digits, `_` or `-`. Nothing that could name a path. */
+export const CHANNEL_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** An event name: 1 to 64 letters, digits, `_`, `.`, `:` or `-`. */
+export const EVENT_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+/** Thrown when a string is not a valid channel id; the message says what a valid one looks like. */
+export class InvalidChannelIdError extends Error {
+  override readonly name = "InvalidChannelIdError";
+  constructor(readonly channelId: unknown) {
+    super(
+      `invalid channel id ${describe(channelId)}: use 1 to 64 characters from A-Z, a-z, 0-9, "_" and "-" ` +
+        `(the id open_reader returned, or one you choose)`,
+    );
+  }
+}
+
+/** Thrown when a string is not a valid event name. */
+export class InvalidEventError extends Error {
+  override readonly name = "InvalidEventError";
+  constructor(readonly event: unknown) {
+    super(`invalid event name ${describe(event)}: use 1 to 64 characters from A-Z, a-z, 0-9, "_", ".", ":" and "-"`);
+  }
+}
+
+/** True when `value` is a string that matches {@link CHANNEL_ID_PATTERN}. */
+export function isChannelId(value: unknown): value is string {
+  return typeof value === "string" && CHANNEL_ID_PATTERN.test(value);
+}
+
+/**
+ * Returns `value` when it is a valid channel id.
+ * @throws InvalidChannelIdError otherwise.
+ */
+export function assertChannelId(value: unknown): string {
+  if (!isChannelId(value)) throw new InvalidChannelIdError(value);
+  return value;
+}
+
+/**
+ * Returns `value` when it is a valid event name.
+ * @throws InvalidEventError otherwise.
+ */
+export function assertEvent(value: unknown): string {
+  if (typeof value !== "string" || !EVENT_PATTERN.test(value)) throw new InvalidEventError(value);
+  return value;
+}
+
+/**
+ * Mints a channel id nobody can guess: `ch-<base36 milliseconds>-<80 random bits as hex>`.
+ * The time prefix makes ids sort by creation; the random part is what makes them secret.
+ */
+export function mintChannelId(): string {
+  return `ch-${Date.now().toString(36)}-${randomBytes(10).toString("hex")}`;
+}
+
+/** A short, printable rendering of a rejected value for error messages. */
+function describe(value: unknown): string {
+  if (typeof value !== "string") return `of type ${value === null ? "null" : typeof value}`;
+  const shown = JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+  return `${shown} (${value.length} characters)`;
+}

@@ -1,0 +1,67 @@
+/**
+ * The limits of a channel, with their defaults. Every limit can be changed per store
+ * (`new FileStore({ limits })`) or, for a whole process, through the environment
+ * variable named next to it (see {@link limitsFromEnv}).
+ */
+
+/** All limits a store enforces. Sizes are bytes of UTF-8 JSON; times are milliseconds. */
+export interface Limits {
+  /** Largest JSON encoding of one message's `data`. Default 64 KiB. */
+  maxMessageBytes: number;
+  /** Most messages one queue holds. Default 1,000. */
+  maxQueueMessages: number;
+  /** Largest total JSON size of one queue's messages. Default 8 MiB. */
+  maxQueueBytes: number;
+  /** Largest total size one poll returns; the rest stays pending. Default 1 MiB. */
+  maxBatchBytes: number;
+  /** A channel untouched this long is removed. Default 7 days. */
+  channelTtlMs: number;
+  /** A lock not refreshed this long belongs to a dead process and is broken. Default 5 s (proper-lockfile's floor is 2 s). */
+  lockStaleMs: number;
+  /** Longest `wait_ms` of `poll_agent_messages`. Default 300 s. */
+  maxAgentWaitMs: number;
+  /** Longest `wait_ms` of `poll_ui_messages`. Default 30 s. */
+  maxUiWaitMs: number;
+}
+
+/** The defaults of DESIGN §3. */
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+  maxMessageBytes: 64 * 1024,
+  maxQueueMessages: 1000,
+  maxQueueBytes: 8 * 1024 * 1024,
+  maxBatchBytes: 1024 * 1024,
+  channelTtlMs: 7 * 24 * 60 * 60 * 1000,
+  lockStaleMs: 5000,
+  maxAgentWaitMs: 300_000,
+  maxUiWaitMs: 30_000,
+});
+
+/** The environment variable that overrides each limit. */
+export const LIMIT_ENV_VARS: Readonly<Record<keyof Limits, string>> = Object.freeze({
+  maxMessageBytes: "BACKCHANNEL_MAX_MESSAGE_BYTES",
+  maxQueueMessages: "BACKCHANNEL_MAX_QUEUE_MESSAGES",
+  maxQueueBytes: "BACKCHANNEL_MAX_QUEUE_BYTES",
+  maxBatchBytes: "BACKCHANNEL_MAX_BATCH_BYTES",
+  channelTtlMs: "BACKCHANNEL_CHANNEL_TTL_MS",
+  lockStaleMs: "BACKCHANNEL_LOCK_STALE_MS",
+  maxAgentWaitMs: "BACKCHANNEL_MAX_AGENT_WAIT_MS",
+  maxUiWaitMs: "BACKCHANNEL_MAX_UI_WAIT_MS",
+});
+
+/**
+ * The limits set in `env`, each a positive integer.
+ * @throws Error naming the variable when one is set to anything else.
+ */
+export function limitsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Limits> {
+  const limits: Partial<Limits> = {};
+  for (const [key, name] of Object.entries(LIMIT_ENV_VARS) as [keyof Limits, string][]) {
+    const raw = env[name];
+    if (raw === undefined || raw === "") continue;
+    const value = Number(raw);
+    if (!Number.isSafeInteger(value) || value <= 0) {
+      throw new Error(`${name}=${JSON.stringify(raw)} is not a positive whole number; unset it or fix it`);
+    }
+    limits[key] = value;
+  }
+  return limits;
+}

@@ -1,0 +1,64 @@
+/**
+ * Errors the store throws. Each message says what was wrong and what to do, because it
+ * reaches the model or the app as the text of a tool error.
+ */
+import type { QueueName } from "../core/paths.js";
+
+/** Names the queue in words a caller understands. */
+export function describeQueue(channelId: string, queue: QueueName): string {
+  return queue === "ui" ? `the app's queue of channel ${channelId}` : `the agent's queue of channel ${channelId}`;
+}
+
+/** One message's `data` is larger than `maxMessageBytes`. */
+export class MessageTooLargeError extends Error {
+  override readonly name = "MessageTooLargeError";
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(
+      `message too large: its data is ${bytes} bytes of JSON, the limit is ${limit}; ` +
+        `send less (split it, or send a summary) and try again`,
+    );
+  }
+}
+
+/** A queue is at one of its limits; nothing was added and nothing queued was dropped. */
+export class QueueFullError extends Error {
+  override readonly name = "QueueFullError";
+  constructor(
+    readonly channelId: string,
+    readonly queue: QueueName,
+    readonly limit: "messages" | "bytes",
+    readonly max: number,
+  ) {
+    const reader = queue === "ui" ? "the app" : "the agent";
+    const what = limit === "messages" ? `${max} messages` : `${max} bytes`;
+    super(
+      `${describeQueue(channelId, queue)} is full (${what}): ${reader} is not reading it. ` +
+        `Nothing was added and nothing queued was lost; wait until ${reader} polls, then send again.`,
+    );
+  }
+}
+
+/** The lock of a queue stayed busy longer than the store waits for it. */
+export class LockTimeoutError extends Error {
+  override readonly name = "LockTimeoutError";
+  constructor(
+    readonly path: string,
+    readonly waitedMs: number,
+  ) {
+    super(`${path} stayed locked by another process for ${waitedMs} ms; try again in a moment`);
+  }
+}
+
+/** A path the store needs is taken by something it must not touch (a file where a channel folder belongs, …). */
+export class ForeignFileError extends Error {
+  override readonly name = "ForeignFileError";
+  constructor(
+    readonly path: string,
+    reason: string,
+  ) {
+    super(`${path} ${reason}; move it away or remove it, then try again`);
+  }
+}

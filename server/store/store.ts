@@ -1,0 +1,67 @@
+/**
+ * The store interface the tools are written against (DESIGN §4). The file store is the
+ * embedded default; a networked store can implement the same interface without any
+ * change to the tools.
+ */
+import type { QueueName } from "../core/paths.js";
+import type { JsonValue, QueueMessage } from "./queue-file.js";
+
+/** What an append returns: the message's `seq` and how many messages now wait in the queue. */
+export interface AppendResult {
+  seq: number;
+  pending: number;
+}
+
+/** Options of {@link ChannelStore.poll}. */
+export interface PollOptions {
+  /**
+   * The cursor: the highest seq the caller has received. Messages with `seq <= after`
+   * are deleted, those with `seq > after` are returned and kept until a later poll
+   * passes a cursor past them (at-least-once). Without it, the poll reads and clears
+   * (at-most-once).
+   */
+  after?: number;
+  /** When nothing is pending, wait up to this long for a message to land. Default 0. */
+  waitMs?: number;
+  /** Ends a wait early (the poll then returns what it has, possibly nothing). */
+  signal?: AbortSignal;
+}
+
+/** What a poll returns. */
+export interface PollResult {
+  /** The messages, in seq order. */
+  messages: QueueMessage[];
+  /** The cursor to pass as `after` next time: the last seq returned, else the one given. */
+  cursor: number;
+  /** Messages still waiting after this poll (more than one poll returns at once). */
+  pending: number;
+}
+
+/** A channel and when it was last written. */
+export interface ChannelInfo {
+  id: string;
+  lastActivity: Date;
+}
+
+/**
+ * A store of channels, each with a `ui` queue (agent → app) and an `agent` queue (app → agent).
+ * Every method validates the channel id first and throws `InvalidChannelIdError` for a bad one.
+ */
+export interface ChannelStore {
+  /**
+   * Appends a message to a queue.
+   * @throws InvalidEventError, MessageTooLargeError, QueueFullError, LockTimeoutError, I/O errors.
+   */
+  append(channelId: string, queue: QueueName, event: string, data?: JsonValue): Promise<AppendResult>;
+  /**
+   * Reads a queue with a cursor or read-and-clear, optionally waiting for a message.
+   * @throws LockTimeoutError, I/O errors.
+   */
+  poll(channelId: string, queue: QueueName, options?: PollOptions): Promise<PollResult>;
+  /** The messages waiting in a queue, changing nothing. */
+  peek(channelId: string, queue: QueueName): Promise<QueueMessage[]>;
+  /** Every channel in the store. */
+  listChannels(): Promise<ChannelInfo[]>;
+  /** Removes a channel and everything in it; does nothing when it does not exist. */
+  remove(channelId: string): Promise<void>;
+}

@@ -1,0 +1,54 @@
+/**
+ * The two shapes every tool answers with: a result (`structuredContent` plus a short
+ * text for hosts that show only text) or an error (`isError: true` with a message that
+ * says what was wrong and what to do; never a stack trace).
+ */
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { InvalidChannelIdError, InvalidEventError } from "../core/ids.js";
+import { CorruptQueueFileError } from "../store/queue-file.js";
+import { ForeignFileError, LockTimeoutError, MessageTooLargeError, QueueFullError } from "../store/errors.js";
+
+/** A successful tool result. `text` is what hosts that ignore `structuredContent` show. */
+export function toolResult<T extends Record<string, unknown>>(structured: T, text: string): CallToolResult & { structuredContent: T } {
+  return { content: [{ type: "text", text }], structuredContent: structured };
+}
+
+/** Errors whose message is written for the caller and can be shown as is. */
+const CALLER_ERRORS = [
+  InvalidChannelIdError,
+  InvalidEventError,
+  MessageTooLargeError,
+  QueueFullError,
+  LockTimeoutError,
+  ForeignFileError,
+  CorruptQueueFileError,
+  RangeError,
+];
+
+/**
+ * An error result for `error`. Errors of the store and of the id rules keep their
+ * message; file-system errors name the failing operation and path; anything else is
+ * reported as an internal error (the stack goes to stderr, never to the caller).
+ */
+export function toolError(error: unknown, log: (message: string) => void = defaultLog): CallToolResult {
+  return { content: [{ type: "text", text: describeError(error, log) }], isError: true };
+}
+
+function describeError(error: unknown, log: (message: string) => void): string {
+  if (CALLER_ERRORS.some((type) => error instanceof type)) return (error as Error).message;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code === "string") {
+    const failure = error as NodeJS.ErrnoException;
+    const hint =
+      code === "ENOSPC" ? "the disk is full; free some space" :
+      code === "EROFS" || code === "EACCES" || code === "EPERM" ? "the data directory is not writable; check its permissions or set BACKCHANNEL_HOME" :
+      "check the data directory, then try again";
+    return `could not ${failure.syscall ?? "access"} ${failure.path ?? "the data directory"} (${code}): ${hint}`;
+  }
+  log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  return `internal error in backchannel: ${error instanceof Error ? error.message : String(error)}; try again, and report it if it persists`;
+}
+
+function defaultLog(message: string): void {
+  process.stderr.write(`backchannel: ${message}\n`);
+}

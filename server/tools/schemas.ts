@@ -1,0 +1,65 @@
+/**
+ * The zod schemas of the channel tools' inputs and outputs (DESIGN §5). The rules
+ * themselves (id and event patterns, limits) come from the core, so the schemas and
+ * the store can never disagree.
+ */
+import { z } from "zod";
+import { CHANNEL_ID_PATTERN, EVENT_PATTERN } from "../core/ids.js";
+
+/** A channel id, as the tools accept it. */
+export const channelIdSchema = z
+  .string()
+  .regex(CHANNEL_ID_PATTERN, "a channel id is 1 to 64 characters from A-Z, a-z, 0-9, _ and - (use the id open_reader returned)")
+  .describe("The channel id.");
+
+/** An event name, as the tools accept it. */
+export const eventSchema = z
+  .string()
+  .regex(EVENT_PATTERN, "an event name is 1 to 64 characters from A-Z, a-z, 0-9, _ . : and -")
+  .describe("The event name, e.g. answer.");
+
+/** A cursor: the `cursor` of the previous poll. Bounded so that `next_seq` stays a safe integer. */
+export const cursorSchema = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 50)
+  .describe("The cursor of your previous poll: acknowledges messages up to it. Omit to read and clear.");
+
+/** How long a poll may wait for a message, up to `maxMs`. */
+export function waitSchema(maxMs: number) {
+  return z.number().int().min(0).max(maxMs).describe(`Wait up to this many ms for a message (max ${maxMs}).`);
+}
+
+/** The input of `notify_ui` and `notify_agent`. */
+export const notifyInput = z.object({
+  channel_id: channelIdSchema,
+  event: eventSchema,
+  data: z.json().optional().describe("Any JSON value; {} when omitted."),
+});
+
+/** The output of `notify_ui` and `notify_agent`. */
+export const notifyOutput = z.object({
+  seq: z.number().int().describe("The message's seq in its queue."),
+  pending: z.number().int().describe("Messages now waiting to be read."),
+});
+
+/** The input of `poll_agent_messages` and `poll_ui_messages`. */
+export function pollInput(maxWaitMs: number) {
+  return z.object({ channel_id: channelIdSchema, after: cursorSchema.optional(), wait_ms: waitSchema(maxWaitMs).optional() });
+}
+
+/** One message, as polls return it. */
+export const messageSchema = z.object({
+  seq: z.number().int(),
+  event: z.string(),
+  data: z.json(),
+  ts: z.string(),
+});
+
+/** The output of both polls. */
+export const pollOutput = z.object({
+  messages: z.array(messageSchema),
+  cursor: z.number().int().describe("Pass as `after` next time."),
+  pending: z.number().int().describe("Messages still waiting after this poll."),
+});

@@ -1,0 +1,97 @@
+/**
+ * Shared test fixtures: throwaway data directories, real server processes behind the
+ * SDK's own `Client`, and the real `backchannel` command as a child process.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+
+/** The built CLI entry, `dist/server/cli.js`. */
+export const CLI = fileURLToPath(new URL("../server/cli.js", import.meta.url));
+
+/** A fresh data directory under the system temp folder, and a function that removes it. */
+export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), "backchannel-test-"));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** An SDK client connected to a new `backchannel serve` process on `dataDir`. */
+export async function connectServer(dataDir: string, env: Record<string, string> = {}): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "serve"],
+    env: { ...(process.env as Record<string, string>), BACKCHANNEL_HOME: dataDir, ...env },
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "backchannel-test", version: "0.0.0" });
+  await client.connect(transport);
+  return client;
+}
+
+/** A running `backchannel watch` child with its output collected. */
+export interface WatcherProcess {
+  child: ChildProcess;
+  /** Resolves with the exit code when the process ends. */
+  exited: Promise<number | null>;
+  /** Everything printed on stdout so far. */
+  stdout(): string;
+  /** Everything printed on stderr so far. */
+  stderr(): string;
+  /** Resolves when stdout holds at least `count` lines. */
+  lines(count: number): Promise<string[]>;
+  /** Resolves when the watcher says on stderr that it is waiting. */
+  ready(): Promise<void>;
+}
+
+/** Spawns `backchannel watch ...args` on `dataDir`. */
+export function spawnWatcher(dataDir: string, args: string[]): WatcherProcess {
+  const child = spawn(process.execPath, [CLI, "watch", ...args], {
+    env: { ...process.env, BACKCHANNEL_HOME: dataDir },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  const waiters: (() => void)[] = [];
+  child.stdout!.on("data", (chunk: Buffer) => {
+    out += chunk.toString();
+    waiters.splice(0).forEach((wake) => wake());
+  });
+  child.stderr!.on("data", (chunk: Buffer) => {
+    err += chunk.toString();
+    waiters.splice(0).forEach((wake) => wake());
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => {
+    waiters.splice(0).forEach((wake) => wake());
+    resolve(code);
+  }));
+  const split = () => out.split("\n").filter((line) => line.length > 0);
+  return {
+    child,
+    exited,
+    stdout: () => out,
+    stderr: () => err,
+    async lines(count) {
+      while (split().length < count) {
+        if (child.exitCode !== null) throw new Error(`watcher exited (${child.exitCode}) with ${split().length} lines: ${out}${err}`);
+        await new Promise<void>((resolve) => waiters.push(resolve));
+      }
+      return split();
+    },
+    async ready() {
+      while (!err.includes("waiting for messages")) {
+        if (child.exitCode !== null) throw new Error(`watcher exited (${child.exitCode}) before it was ready: ${out}${err}`);
+        await new Promise<void>((resolve) => waiters.push(resolve));
+      }
+    },
+  };
+}
+
+/** The `structuredContent` of a tool result. @throws when the result is an error. */
+export function structured<T>(result: { structuredContent?: unknown; isError?: boolean; content?: unknown }): T {
+  if (result.isError) throw new Error(`tool error: ${JSON.stringify(result.content)}`);
+  return result.structuredContent as T;
+}

@@ -1,0 +1,155 @@
+/**
+ * The watcher (DESIGN §7): `backchannel watch <channel_id>` waits for the agent queue of
+ * a channel to hold a message. It reads the channel's files directly and only peeks:
+ * it never locks, drains or writes, so it cannot disturb the server, and it never loads
+ * the MCP SDK, so it starts fast.
+ *
+ * - exit mode: exits 0 and prints one summary line as soon as a message waits;
+ * - follow mode (`--follow`): prints one line per newly arrived message, never the
+ *   same seq twice, and coalesces a burst into one line (Claude Code's Monitor turns
+ *   each line into a notification and stops monitors that flood);
+ * - both exit 2 when the timeout passes, 1 on a bad channel id or an unreadable data
+ *   directory.
+ */
+import { lstat, readdir } from "node:fs/promises";
+import { isChannelId } from "../server/core/ids.js";
+import { channelDir, channelsDir, queueFileName, queueFile } from "../server/core/paths.js";
+import { subscribeToFile, type FileSubscription } from "../server/store/change-watch.js";
+import { CorruptQueueFileError, readQueueFile, type QueueMessage } from "../server/store/queue-file.js";
+
+/** Exit codes of the watcher. */
+export const WATCH_EXIT = { message: 0, error: 1, timeout: 2 } as const;
+
+/** Options of {@link watchChannel}. */
+export interface WatchOptions {
+  /** The channel to watch; checked before any path is built. */
+  channelId: string;
+  /** The data directory (the server's). */
+  dataDir: string;
+  /** Give up after this long. Default 1,800,000 (30 minutes). */
+  timeoutMs?: number;
+  /** Print a line per message and keep going, instead of exiting at the first. Default false. */
+  follow?: boolean;
+  /** Re-read this often when no file-system event came. Default 1,000 ms. */
+  fallbackMs?: number;
+  /** Where lines for the agent go. Default: stdout. */
+  out?: (line: string) => void;
+  /** Where errors and notes go. Default: stderr. */
+  err?: (line: string) => void;
+}
+
+/** In follow mode, more new messages than this at once are told in one line. */
+const BURST_LINES = 5;
+/** Previews of message data are cut to this many characters (Monitor cuts lines at 500). */
+const PREVIEW_CHARS = 160;
+
+/**
+ * Watches the agent queue of a channel.
+ * @returns the exit code: 0 when a message waits (exit mode), 2 on timeout, 1 on error.
+ *   Never throws.
+ */
+export async function watchChannel(options: WatchOptions): Promise<number> {
+  const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const err = options.err ?? ((line: string) => process.stderr.write(`backchannel watch: ${line}\n`));
+  const { channelId, dataDir, follow = false, timeoutMs = 1_800_000, fallbackMs = 1000 } = options;
+  if (!isChannelId(channelId)) {
+    err(`invalid channel id ${JSON.stringify(channelId)}: use the channel_id that open_reader returned (1-64 of A-Z a-z 0-9 _ -)`);
+    return WATCH_EXIT.error;
+  }
+  try {
+    await readdir(dataDir);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    err(
+      code === "ENOENT"
+        ? `no data directory at ${dataDir}: no backchannel server has used it yet. Is BACKCHANNEL_HOME the same as the server's?`
+        : `cannot read the data directory ${dataDir} (${code ?? (error as Error).message})`,
+    );
+    return WATCH_EXIT.error;
+  }
+
+  const path = queueFile(dataDir, channelId, "agent");
+  const deadline = Date.now() + timeoutMs;
+  let lastSeq = 0;
+  let subscription: FileSubscription | undefined;
+  let watchingChannel = false;
+  let warnedCorrupt = false;
+  let announced = false;
+  try {
+    for (;;) {
+      // Subscribe before reading, so that a message landing in between still wakes us.
+      // Until the channel folder exists, watch for its creation instead.
+      const channelExists = await isDirectory(channelDir(dataDir, channelId));
+      if (!subscription || watchingChannel !== channelExists) {
+        subscription?.close();
+        subscription = channelExists
+          ? subscribeToFile(channelDir(dataDir, channelId), queueFileName("agent"))
+          : subscribeToFile(channelsDir(dataDir), channelId);
+        watchingChannel = channelExists;
+      }
+
+      let messages: QueueMessage[] = [];
+      try {
+        messages = (await readQueueFile(path))?.messages ?? [];
+      } catch (error) {
+        if (!(error instanceof CorruptQueueFileError)) throw error;
+        if (!warnedCorrupt) err(`${error.message}; the server will move it aside at its next write`);
+        warnedCorrupt = true;
+      }
+
+      const fresh = messages.filter((message) => message.seq > lastSeq);
+      if (fresh.length > 0) {
+        if (!follow) {
+          out(summaryLine(channelId, fresh));
+          return WATCH_EXIT.message;
+        }
+        for (const line of followLines(channelId, fresh)) out(line);
+        lastSeq = fresh.at(-1)!.seq;
+      }
+
+      if (!announced) {
+        // On stderr, so that the agent's stdout stays one line per event.
+        err(`waiting for messages on ${channelId} (timeout ${timeoutMs / 1000} s)`);
+        announced = true;
+      }
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) {
+        out(`No message on ${channelId} after ${timeoutMs / 1000} s. Re-arm: npx backchannel watch ${channelId}${follow ? " --follow" : ""}`);
+        return WATCH_EXIT.timeout;
+      }
+      await subscription.next(Math.min(remaining, fallbackMs));
+    }
+  } catch (error) {
+    err(`cannot read ${path}: ${(error as Error).message}`);
+    return WATCH_EXIT.error;
+  } finally {
+    subscription?.close();
+  }
+}
+
+/** Exit mode's one line: how many messages of which events wait, and what to do. */
+export function summaryLine(channelId: string, messages: QueueMessage[]): string {
+  const counts = new Map<string, number>();
+  for (const message of messages) counts.set(message.event, (counts.get(message.event) ?? 0) + 1);
+  const events = [...counts].map(([event, count]) => (count > 1 ? `${event} x${count}` : event)).join(", ");
+  const noun = messages.length === 1 ? "message" : "messages";
+  return `${messages.length} ${noun} waiting on ${channelId} (${events}). Read with poll_agent_messages {"channel_id":"${channelId}"}, then re-arm the watcher.`;
+}
+
+/** Follow mode's lines: one per message, or one summary for a burst. */
+export function followLines(channelId: string, messages: QueueMessage[]): string[] {
+  if (messages.length > BURST_LINES) return [summaryLine(channelId, messages)];
+  return messages.map((message) => `${channelId} #${message.seq} ${message.event}: ${preview(message.data)}`);
+}
+
+/** A one-line preview of message data: its question or text when it has one, else its JSON. */
+function preview(data: unknown): string {
+  const record = typeof data === "object" && data !== null ? (data as Record<string, unknown>) : {};
+  const chosen = [record.question, record.text].find((value) => typeof value === "string") ?? JSON.stringify(data);
+  const flat = String(chosen).replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
+  return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS)}…` : flat;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return (await lstat(path).catch(() => undefined))?.isDirectory() ?? false;
+}
