@@ -13,6 +13,9 @@ export const CHANNEL_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /** An event name: 1 to 64 letters, digits, `_`, `.`, `:` or `-`. */
 export const EVENT_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 
+/** The name of a per-channel state document: lower-case letters, digits and `-`, starting with a letter. */
+export const STATE_NAME_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
+
 /** Thrown when a string is not a valid channel id; the message says what a valid one looks like. */
 export class InvalidChannelIdError extends Error {
   override readonly name = "InvalidChannelIdError";

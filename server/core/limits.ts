@@ -14,6 +14,8 @@ export interface Limits {
   maxQueueBytes: number;
   /** Largest total size one poll returns; the rest stays pending. Default 1 MiB. */
   maxBatchBytes: number;
+  /** Largest JSON encoding of one per-channel state document (the reader's document, its threads). Default 4 MiB. */
+  maxStateBytes: number;
   /** A channel untouched this long is removed. Default 7 days. */
   channelTtlMs: number;
   /** A lock not refreshed this long belongs to a dead process and is broken. Default 5 s (proper-lockfile's floor is 2 s). */
@@ -30,6 +32,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxQueueMessages: 1000,
   maxQueueBytes: 8 * 1024 * 1024,
   maxBatchBytes: 1024 * 1024,
+  maxStateBytes: 4 * 1024 * 1024,
   channelTtlMs: 7 * 24 * 60 * 60 * 1000,
   lockStaleMs: 5000,
   maxAgentWaitMs: 300_000,
@@ -42,6 +45,7 @@ export const LIMIT_ENV_VARS: Readonly<Record<keyof Limits, string>> = Object.fre
   maxQueueMessages: "BACKCHANNEL_MAX_QUEUE_MESSAGES",
   maxQueueBytes: "BACKCHANNEL_MAX_QUEUE_BYTES",
   maxBatchBytes: "BACKCHANNEL_MAX_BATCH_BYTES",
+  maxStateBytes: "BACKCHANNEL_MAX_STATE_BYTES",
   channelTtlMs: "BACKCHANNEL_CHANNEL_TTL_MS",
   lockStaleMs: "BACKCHANNEL_LOCK_STALE_MS",
   maxAgentWaitMs: "BACKCHANNEL_MAX_AGENT_WAIT_MS",

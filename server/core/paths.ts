@@ -3,14 +3,14 @@
  *
  *     <data dir>/channels/<channel id>/ui.json      agent → app queue
  *     <data dir>/channels/<channel id>/agent.json   app → agent queue
- *     <data dir>/channels/<channel id>/…            per-channel state of apps (the reader's document, …)
+ *     <data dir>/channels/<channel id>/state.<name>.json   per-channel state of apps (the reader's document, …)
  *
  * Every path under `channels/` is built here, and only from a checked channel id, so
  * no caller can name a file outside its channel folder.
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { assertChannelId } from "./ids.js";
+import { assertChannelId, STATE_NAME_PATTERN } from "./ids.js";
 
 /** The two queues of a channel, named by who reads them: `ui` is read by the app, `agent` by the agent. */
 export const QUEUE_NAMES = ["ui", "agent"] as const;
@@ -59,4 +59,13 @@ export function queueFileName(queue: QueueName): string {
  */
 export function queueFile(dataDir: string, channelId: string, queue: QueueName): string {
   return join(channelDir(dataDir, channelId), queueFileName(queue));
+}
+
+/**
+ * The file of a per-channel state document, `state.<name>.json`.
+ * @throws InvalidChannelIdError when `channelId` is not valid; Error when `name` does not match STATE_NAME_PATTERN.
+ */
+export function stateFile(dataDir: string, channelId: string, name: string): string {
+  if (!STATE_NAME_PATTERN.test(name)) throw new Error(`invalid state name ${JSON.stringify(name)}: use ${STATE_NAME_PATTERN}`);
+  return join(channelDir(dataDir, channelId), `state.${name}.json`);
 }

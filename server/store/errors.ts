@@ -62,3 +62,15 @@ export class ForeignFileError extends Error {
     super(`${path} ${reason}; move it away or remove it, then try again`);
   }
 }
+
+/** A state document is larger than `maxStateBytes`; the stored one is unchanged. */
+export class StateTooLargeError extends Error {
+  override readonly name = "StateTooLargeError";
+  constructor(
+    readonly stateName: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(`${stateName} would be ${bytes} bytes of JSON, the limit is ${limit}; make it smaller`);
+  }
+}

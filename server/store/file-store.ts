@@ -18,10 +18,10 @@ import { lstat, mkdir, readdir, rename, rm, utimes } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { assertChannelId, assertEvent, isChannelId } from "../core/ids.js";
 import { DEFAULT_LIMITS, type Limits } from "../core/limits.js";
-import { channelDir, channelsDir, queueFile, resolveDataDir, type QueueName } from "../core/paths.js";
+import { channelDir, channelsDir, queueFile, resolveDataDir, stateFile, type QueueName } from "../core/paths.js";
 import { TEMP_SUFFIX, writeFileAtomic } from "./atomic-write.js";
 import { subscribeToFile } from "./change-watch.js";
-import { ForeignFileError, MessageTooLargeError, QueueFullError } from "./errors.js";
+import { ForeignFileError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "./errors.js";
 import { withLock } from "./lock.js";
 import {
   CorruptQueueFileError,
@@ -117,6 +117,24 @@ export class FileStore implements ChannelStore {
     } finally {
       subscription.close();
     }
+  }
+
+  async readState(channelId: string, name: string): Promise<JsonValue | null> {
+    return readStateFile(stateFile(this.dataDir, channelId, name));
+  }
+
+  async updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue> {
+    const path = stateFile(this.dataDir, channelId, name);
+    await this.ensureChannelDir(channelId);
+    return withLock(path, this.limits.lockStaleMs, async (lock) => {
+      const next = update(await readStateFile(path));
+      const text = JSON.stringify(next);
+      const bytes = Buffer.byteLength(text);
+      if (bytes > this.limits.maxStateBytes) throw new StateTooLargeError(name, bytes, this.limits.maxStateBytes);
+      lock.assertHeld();
+      await writeFileAtomic(path, text);
+      return next;
+    });
   }
 
   async peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
@@ -292,5 +310,22 @@ export class FileStore implements ChannelStore {
     if (now - (this.touched.get(dir) ?? 0) < TOUCH_INTERVAL_MS) return;
     this.touched.set(dir, now);
     utimes(dir, new Date(now), new Date(now)).catch(() => undefined);
+  }
+}
+
+/**
+ * The value of a state file, or `null` when there is none. A state file that does not
+ * parse is reported as missing: state documents are rebuilt by the app that owns them.
+ */
+async function readStateFile(path: string): Promise<JsonValue | null> {
+  const text = await readTextNoFollow(path).catch((error: unknown) => {
+    if (error instanceof CorruptQueueFileError) return null;
+    throw error;
+  });
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return null;
   }
 }

@@ -58,6 +58,18 @@ export interface ChannelStore {
    * @throws LockTimeoutError, I/O errors.
    */
   poll(channelId: string, queue: QueueName, options?: PollOptions): Promise<PollResult>;
+  /**
+   * Reads a per-channel state document (an app's own data, e.g. the reader's document).
+   * @returns `null` when it was never written.
+   */
+  readState(channelId: string, name: string): Promise<JsonValue | null>;
+  /**
+   * Changes a state document atomically: `update` gets the current value (or `null`)
+   * under the document's lock and returns the new one, which replaces it.
+   * @returns the new value.
+   * @throws StateTooLargeError (nothing changed), LockTimeoutError, whatever `update` throws.
+   */
+  updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue>;
   /** The messages waiting in a queue, changing nothing. */
   peek(channelId: string, queue: QueueName): Promise<QueueMessage[]>;
   /** Every channel in the store. */
