@@ -1,0 +1,123 @@
+/**
+ * The MCP server over stdio, driven by the SDK's own Client spawning the built server:
+ * the tool list, state shared across separate server processes, errors, long-poll.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { readdir } from "node:fs/promises";
+import type { Client } from "@modelcontextprotocol/client";
+import { connectServer, structured, tempDataDir } from "./helpers.js";
+
+interface PollResult {
+  messages: { seq: number; event: string; data: unknown; ts: string }[];
+  cursor: number;
+  pending: number;
+}
+
+let dataDir: string;
+let cleanup: () => Promise<void>;
+let agent: Client;
+let app: Client;
+before(async () => {
+  ({ dir: dataDir, cleanup } = await tempDataDir());
+  // Two separate server processes, as hosts run them (the model and the app get separate sessions).
+  [agent, app] = await Promise.all([connectServer(dataDir), connectServer(dataDir)]);
+});
+after(async () => {
+  await Promise.all([agent.close(), app.close()]);
+  await cleanup();
+});
+
+describe("tools/list", () => {
+  test("shows the four channel tools, the app's two marked app-only", async () => {
+    const { tools } = await agent.listTools();
+    const visibility = Object.fromEntries(
+      tools.map((tool) => [tool.name, (tool._meta as { ui?: { visibility?: string[] } } | undefined)?.ui?.visibility ?? ["model", "app"]]),
+    );
+    assert.deepEqual(visibility.notify_ui, ["model", "app"]);
+    assert.deepEqual(visibility.poll_agent_messages, ["model", "app"]);
+    assert.deepEqual(visibility.poll_ui_messages, ["app"]);
+    assert.deepEqual(visibility.notify_agent, ["app"]);
+    for (const tool of tools) {
+      assert.ok(tool.outputSchema, `${tool.name} has an output schema`);
+      assert.ok((tool.description ?? "").length < 300, `${tool.name}'s description is short`);
+    }
+  });
+
+  test("the server sends instructions that name the loop", () => {
+    const instructions = agent.getInstructions() ?? "";
+    assert.match(instructions, /backchannel watch/);
+    assert.match(instructions, /poll_agent_messages/);
+    assert.ok(instructions.length < 2048, `instructions are ${instructions.length} characters`);
+  });
+});
+
+describe("across server processes", () => {
+  test("notify_ui in one process is received by poll_ui_messages in another", async () => {
+    const sent = structured<{ seq: number; pending: number }>(
+      await agent.callTool({ name: "notify_ui", arguments: { channel_id: "cross", event: "answer", data: { thread_id: "t1", text: "hi" } } }),
+    );
+    assert.deepEqual(sent, { seq: 1, pending: 1 });
+    const received = structured<PollResult>(await app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "cross", after: 0 } }));
+    assert.deepEqual(received.messages.map((m) => [m.seq, m.event, m.data]), [[1, "answer", { thread_id: "t1", text: "hi" }]]);
+    assert.equal(received.cursor, 1);
+  });
+
+  test("notify_agent in one process is read and cleared by poll_agent_messages in another, with the data in the text", async () => {
+    await app.callTool({ name: "notify_agent", arguments: { channel_id: "cross", event: "ask", data: { question: "why?" } } });
+    const result = await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: "cross" } });
+    const polled = structured<PollResult>(result);
+    assert.deepEqual(polled.messages.map((m) => m.data), [{ question: "why?" }]);
+    const text = (result.content as { type: string; text: string }[])[0]!.text;
+    assert.match(text, /1 message/);
+    assert.match(text, /why\?/, "hosts that show only text still get the message");
+    assert.deepEqual(structured<PollResult>(await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: "cross" } })).messages, []);
+  });
+});
+
+describe("bad arguments give isError results, never a crash", () => {
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ["notify_ui", { channel_id: "../x", event: "answer" }, /channel id/],
+    ["notify_ui", { channel_id: "a/b", event: "answer" }, /channel id/],
+    ["notify_ui", { channel_id: "", event: "answer" }, /channel id/],
+    ["notify_ui", { channel_id: "x".repeat(65), event: "answer" }, /channel id/],
+    ["notify_ui", { channel_id: "a\u0000b", event: "answer" }, /channel id/],
+    ["notify_ui", { channel_id: "ok", event: "not an event!" }, /event name/],
+    ["notify_ui", { channel_id: "ok" }, /event/],
+    ["notify_agent", { channel_id: 5, event: "ask" }, /channel_id/],
+    ["poll_agent_messages", { channel_id: "ok", wait_ms: "soon" }, /wait_ms/],
+    ["poll_agent_messages", { channel_id: "ok", wait_ms: 300_001 }, /wait_ms/],
+    ["poll_ui_messages", { channel_id: "ok", wait_ms: 30_001 }, /wait_ms/],
+    ["poll_ui_messages", { channel_id: "ok", after: -1 }, /after/],
+    ["notify_ui", { channel_id: "ok", event: "e", data: { text: "x".repeat(70_000) } }, /message too large.*send less/],
+  ];
+  for (const [name, args, message] of cases) {
+    test(`${name} ${JSON.stringify(args).slice(0, 60)}`, async () => {
+      const result = await agent.callTool({ name, arguments: args });
+      assert.equal(result.isError, true);
+      const text = (result.content as { text: string }[])[0]!.text;
+      assert.match(text, message);
+      assert.doesNotMatch(text, /\n\s+at /, "no stack trace");
+    });
+  }
+
+  test("the server still answers after all of them, and created nothing outside its channels", async () => {
+    const sent = structured<{ seq: number }>(await agent.callTool({ name: "notify_ui", arguments: { channel_id: "after-errors", event: "e" } }));
+    assert.equal(sent.seq, 1);
+    assert.deepEqual(await readdir(dataDir), ["channels"]);
+  });
+});
+
+test("long-poll: poll_ui_messages waiting 10 s returns within 200 ms of notify_ui in another process", async () => {
+  const waiting = app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "longpoll", after: 0, wait_ms: 10_000 } });
+  // Let the wait begin: a poll of the empty queue through the same server proves the
+  // waiting call was read before ours (stdio requests are handled in order).
+  await app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "longpoll-other", after: 0 } });
+  const sentAt = performance.now();
+  await agent.callTool({ name: "notify_ui", arguments: { channel_id: "longpoll", event: "answer", data: { text: "now" } } });
+  const sentReturned = performance.now();
+  const result = structured<PollResult>(await waiting);
+  const latency = performance.now() - sentReturned;
+  assert.deepEqual(result.messages.map((m) => m.data), [{ text: "now" }]);
+  assert.ok(latency < 200, `returned ${latency.toFixed(1)} ms after notify_ui returned (send took ${(sentReturned - sentAt).toFixed(1)} ms)`);
+});
