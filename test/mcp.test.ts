@@ -46,7 +46,7 @@ describe("tools/list", () => {
 
   test("the server sends instructions that name the loop", () => {
     const instructions = agent.getInstructions() ?? "";
-    assert.match(instructions, /backchannel watch/);
+    assert.match(instructions, /`node \S+cli\.js watch <channel_id>`/, "the exact watcher command of this installation");
     assert.match(instructions, /poll_agent_messages/);
     assert.ok(instructions.length < 2048, `instructions are ${instructions.length} characters`);
   });

@@ -12,6 +12,7 @@
  *   directory.
  */
 import { lstat, readdir } from "node:fs/promises";
+import { watchCommand } from "../server/core/commands.js";
 import { isChannelId } from "../server/core/ids.js";
 import { channelDir, channelsDir, queueFileName, queueFile } from "../server/core/paths.js";
 import { subscribeToFile, type FileSubscription } from "../server/store/change-watch.js";
@@ -114,7 +115,7 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
       }
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
-        out(`No message on ${channelId} after ${timeoutMs / 1000} s. Re-arm: npx backchannel watch ${channelId}${follow ? " --follow" : ""}`);
+        out(`No message on ${channelId} after ${timeoutMs / 1000} s. Re-arm: ${watchCommand(channelId, follow)}`);
         return WATCH_EXIT.timeout;
       }
       await subscription.next(Math.min(remaining, fallbackMs));
