@@ -279,3 +279,31 @@ describe("state documents and channels", () => {
     }
   });
 });
+
+describe("stale locks", () => {
+  test("a lock left by a killed process is broken after the stale time, not before", async () => {
+    const { store } = quietStore({ limits: { lockStaleMs: 2000 } });
+    await store.append("stale", "ui", "e");
+    // A killed holder leaves its lock folder behind and stops refreshing it.
+    const lock = `${queueFile(dataDir, "stale", "ui")}.lock`;
+    await mkdir(lock);
+    const started = Date.now();
+    const { seq } = await store.append("stale", "ui", "e");
+    const waited = Date.now() - started;
+    assert.equal(seq, 2);
+    assert.ok(waited >= 1500, `waited ${waited} ms: a fresh lock is respected`);
+    assert.ok(waited < 4000, `waited ${waited} ms: the stale lock was broken`);
+  });
+
+  test("an old lock is broken at once", async () => {
+    const { store } = quietStore({ limits: { lockStaleMs: 2000 } });
+    await store.append("old-lock", "ui", "e");
+    const lock = `${queueFile(dataDir, "old-lock", "ui")}.lock`;
+    await mkdir(lock);
+    const longAgo = new Date(Date.now() - 60_000);
+    await utimes(lock, longAgo, longAgo);
+    const started = Date.now();
+    await store.append("old-lock", "ui", "e");
+    assert.ok(Date.now() - started < 1000);
+  });
+});
