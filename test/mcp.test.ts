@@ -121,3 +121,41 @@ test("long-poll: poll_ui_messages waiting 10 s returns within 200 ms of notify_u
   assert.deepEqual(result.messages.map((m) => m.data), [{ text: "now" }]);
   assert.ok(latency < 200, `returned ${latency.toFixed(1)} ms after notify_ui returned (send took ${(sentReturned - sentAt).toFixed(1)} ms)`);
 });
+
+describe("progress while a poll waits", () => {
+  test("a call with a progress token gets notifications/progress while it waits", async () => {
+    const progress: { progress: number; total?: number; message?: string }[] = [];
+    let waitBegan!: () => void;
+    const began = new Promise<void>((resolve) => (waitBegan = resolve));
+    const waiting = agent.callTool(
+      { name: "poll_agent_messages", arguments: { channel_id: "progress", wait_ms: 10_000 } },
+      {
+        onprogress: (update) => {
+          progress.push(update);
+          waitBegan();
+        },
+      },
+    );
+    // The first notification is sent when the wait begins: answer once it has arrived.
+    await began;
+    await app.callTool({ name: "notify_agent", arguments: { channel_id: "progress", event: "ask", data: { question: "q" } } });
+    assert.equal(structured<PollResult>(await waiting).messages.length, 1);
+    assert.equal(progress[0]!.total, 10_000);
+    assert.match(progress[0]!.message ?? "", /waiting for the app on progress/);
+  });
+
+  test("a call without a progress token gets none", async () => {
+    const client = await connectServer(dataDir);
+    try {
+      let notifications = 0;
+      client.setNotificationHandler("notifications/progress", () => {
+        notifications += 1;
+      });
+      const result = await client.callTool({ name: "poll_agent_messages", arguments: { channel_id: "no-progress", wait_ms: 300 } });
+      assert.deepEqual(structured<PollResult>(result).messages, []);
+      assert.equal(notifications, 0);
+    } finally {
+      await client.close();
+    }
+  });
+});

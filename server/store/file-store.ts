@@ -95,7 +95,7 @@ export class FileStore implements ChannelStore {
 
   async poll(channelId: string, queue: QueueName, options: PollOptions = {}): Promise<PollResult> {
     const path = queueFile(this.dataDir, channelId, queue);
-    const { after, waitMs = 0, signal } = options;
+    const { after, waitMs = 0, signal, onWaiting } = options;
     if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0)) {
       throw new RangeError(`after must be a whole number >= 0 (the cursor of your last poll), not ${after}`);
     }
@@ -107,10 +107,11 @@ export class FileStore implements ChannelStore {
     const subscription = subscribeToFile(dir, basename(path));
     try {
       const deadline = Date.now() + waitMs;
-      for (;;) {
+      for (let round = 0; ; round++) {
         const result = await this.pollOnce(path, after);
         const remaining = deadline - Date.now();
         if (result.messages.length > 0 || remaining <= 0 || signal?.aborted) return result;
+        if (round === 0) onWaiting?.();
         const woke = await subscription.next(Math.min(remaining, this.fallbackWakeMs), signal);
         if (woke === "aborted") return result;
       }

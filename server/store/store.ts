@@ -25,6 +25,8 @@ export interface PollOptions {
   waitMs?: number;
   /** Ends a wait early (the poll then returns what it has, possibly nothing). */
   signal?: AbortSignal;
+  /** Called once when the poll found nothing and starts to wait (only with `waitMs > 0`). */
+  onWaiting?: () => void;
 }
 
 /** What a poll returns. */

@@ -9,6 +9,7 @@ import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
 import type { QueueName } from "../core/paths.js";
 import type { JsonValue, QueueMessage } from "../store/queue-file.js";
 import type { ChannelStore } from "../store/store.js";
+import { progressTicker } from "./progress.js";
 import { toolError, toolResult } from "./results.js";
 import { notifyInput, notifyOutput, pollInput, pollOutput } from "./schemas.js";
 import { DEFAULT_LIMITS } from "../core/limits.js";
@@ -19,6 +20,8 @@ export interface ChannelToolOptions {
   maxAgentWaitMs?: number;
   /** Longest `wait_ms` of `poll_ui_messages`. Default 30,000. */
   maxUiWaitMs?: number;
+  /** How often a waiting poll sends `notifications/progress` (when the call has a progress token). Default 5,000. */
+  progressIntervalMs?: number;
 }
 
 /** `_meta` of a tool that only the app may call. Only hosts enforce it: such tools must be harmless for the model too. */
@@ -52,7 +55,7 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       inputSchema: pollInput(maxAgentWaitMs),
       outputSchema: pollOutput,
     },
-    ({ channel_id, after, wait_ms }, ctx) => poll(store, channel_id, "agent", after, wait_ms, ctx),
+    ({ channel_id, after, wait_ms }, ctx) => poll(store, channel_id, "agent", after, wait_ms, ctx, options.progressIntervalMs),
   );
 
   registerAppTool(
@@ -65,7 +68,7 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       outputSchema: pollOutput,
       _meta: APP_ONLY,
     },
-    ({ channel_id, after, wait_ms }, ctx) => poll(store, channel_id, "ui", after, wait_ms, ctx),
+    ({ channel_id, after, wait_ms }, ctx) => poll(store, channel_id, "ui", after, wait_ms, ctx, options.progressIntervalMs),
   );
 
   registerAppTool(
@@ -98,12 +101,17 @@ async function poll(
   after: number | undefined,
   waitMs: number | undefined,
   ctx: ServerContext,
+  progressIntervalMs: number | undefined,
 ) {
+  const reader = queue === "agent" ? "the app" : "the agent";
+  const progress = progressTicker(ctx, waitMs ?? 0, (seconds) => `waiting for ${reader} on ${channelId} (${seconds} s)`, progressIntervalMs);
   try {
-    const result = await store.poll(channelId, queue, { after, waitMs, signal: ctx.mcpReq.signal });
+    const result = await store.poll(channelId, queue, { after, waitMs, signal: ctx.mcpReq.signal, onWaiting: progress.start });
     return toolResult({ ...result }, describePoll(result.messages, result.cursor, result.pending));
   } catch (error) {
     return toolError(error);
+  } finally {
+    progress.stop();
   }
 }
 
