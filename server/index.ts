@@ -16,3 +16,7 @@ export { ForeignFileError, LockTimeoutError, MessageTooLargeError, QueueFullErro
 export { CHANNEL_ID_PATTERN, EVENT_PATTERN, InvalidChannelIdError, InvalidEventError, mintChannelId } from "./core/ids.js";
 export { DEFAULT_LIMITS, type Limits } from "./core/limits.js";
 export { resolveDataDir, type QueueName } from "./core/paths.js";
+export { registerReaderTools, type ReaderToolOptions } from "./tools/reader-tools.js";
+export { READER_RESOURCE_URI } from "./reader/resource.js";
+export type { AnswerData, AskData, HistoryEntry, ReaderDocument, ReaderState, ReaderThread, StatusData } from "./reader/protocol.js";
+export { createMcpRequestListener, listen, MCP_PATH, type ListenOptions, type RequestListener } from "./transports/http.js";

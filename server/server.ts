@@ -5,11 +5,12 @@
 import { McpServer } from "@modelcontextprotocol/server";
 import type { ChannelStore } from "./store/store.js";
 import { registerChannelTools, type ChannelToolOptions } from "./tools/channel-tools.js";
+import { registerReaderTools, type ReaderToolOptions } from "./tools/reader-tools.js";
 import { INSTRUCTIONS } from "./instructions.js";
 import { NAME, VERSION } from "./version.js";
 
 /** Options of {@link createServer}. */
-export interface ServerOptions extends ChannelToolOptions {
+export interface ServerOptions extends ChannelToolOptions, ReaderToolOptions {
   /** The store every tool reads and writes. */
   store: ChannelStore;
 }
@@ -21,5 +22,6 @@ export function createServer(options: ServerOptions): McpServer {
     { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS },
   );
   registerChannelTools(server, options.store, options);
+  registerReaderTools(server, options.store, options);
   return server;
 }

@@ -1,0 +1,230 @@
+/**
+ * The app side of a backchannel channel, over ext-apps' `App` (DESIGN §1, §3): it
+ * receives the agent's events through the app-only `poll_ui_messages` and sends its
+ * own through `notify_agent`.
+ *
+ * - Receiving is at-least-once: every poll passes the highest seq handled as `after`,
+ *   which acknowledges (deletes) what came before; a response lost on the way is
+ *   returned again by the next poll, and a seq is never handled twice.
+ * - Polls wait on the server (`wait_ms`), so news arrives as soon as it is written.
+ * - A send never waits behind a poll: the pending poll is cancelled first, and no new
+ *   poll starts until the send is done. When a send still took long while a poll had
+ *   been pending, the host evidently runs the app's calls one at a time and ignores the
+ *   cancel; the channel then falls back to short polls (`wait_ms: 0` every few seconds).
+ * - Errors back off exponentially with jitter and recover by themselves when the host
+ *   or the server comes back.
+ */
+import type { App } from "@modelcontextprotocol/ext-apps";
+
+/** A message of a channel queue, as polls return it. */
+export interface ChannelMessage {
+  seq: number;
+  event: string;
+  data: unknown;
+  ts: string;
+}
+
+/** `connecting` until the first poll answers, `live` while polls succeed, `retrying` after a failure, `stopped` after {@link AppChannel.stop}. */
+export type ChannelState = "connecting" | "live" | "retrying" | "stopped";
+
+/** Options of {@link AppChannel}. */
+export interface AppChannelOptions {
+  /** The channel to use. */
+  channelId: string;
+  /** How long one poll waits on the server for news. Default 25,000 ms (the server allows up to 30,000). */
+  waitMs?: number;
+  /** Pause between polls once calls are found to be serialised. Default 2,000 ms. */
+  shortPollMs?: number;
+  /** A send that takes longer than this while a poll was pending marks the host's calls as serialised. Default 2,000 ms. */
+  serialisedAfterMs?: number;
+  /** First pause after a failed poll; it doubles up to `maxBackoffMs`. Default 500 ms. */
+  minBackoffMs?: number;
+  /** Longest pause after failed polls. Default 15,000 ms. */
+  maxBackoffMs?: number;
+}
+
+/** A tool call of the channel failed; `message` is the server's or host's explanation. */
+export class ChannelError extends Error {
+  override readonly name = "ChannelError";
+}
+
+type Handler = (data: unknown, message: ChannelMessage) => void;
+
+/** One channel, seen from the app. Create it after `app.connect()`, register handlers with {@link on}, then {@link start}. */
+export class AppChannel {
+  /** Called whenever {@link state} changes, with the error that caused a `retrying`. */
+  onstatechange?: (state: ChannelState, error?: Error) => void;
+
+  private readonly channelId: string;
+  private readonly waitMs: number;
+  private readonly shortPollMs: number;
+  private readonly serialisedAfterMs: number;
+  private readonly minBackoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly handlers = new Map<string, Set<Handler>>();
+  private readonly sends = new Set<Promise<unknown>>();
+  private currentState: ChannelState = "connecting";
+  private running = false;
+  private lastSeq = 0;
+  private serialised = false;
+  private poll?: AbortController;
+  private wake?: () => void;
+
+  constructor(
+    private readonly app: App,
+    options: AppChannelOptions,
+  ) {
+    this.channelId = options.channelId;
+    this.waitMs = options.waitMs ?? 25_000;
+    this.shortPollMs = options.shortPollMs ?? 2_000;
+    this.serialisedAfterMs = options.serialisedAfterMs ?? 2_000;
+    this.minBackoffMs = options.minBackoffMs ?? 500;
+    this.maxBackoffMs = options.maxBackoffMs ?? 15_000;
+  }
+
+  /** The state of the receiving loop. */
+  get state(): ChannelState {
+    return this.currentState;
+  }
+
+  /** True once the channel has fallen back to short polls. */
+  get shortPolling(): boolean {
+    return this.serialised;
+  }
+
+  /** Calls `handler` for every message with this `event` (`"*"`: every message). Returns a function that removes it. */
+  on(event: string, handler: Handler): () => void {
+    const set = this.handlers.get(event) ?? new Set<Handler>();
+    set.add(handler);
+    this.handlers.set(event, set);
+    return () => set.delete(handler);
+  }
+
+  /** Starts receiving. Does nothing when already started. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    void this.run();
+  }
+
+  /** Stops receiving and cancels the pending poll. Sends still work. */
+  stop(): void {
+    this.running = false;
+    this.poll?.abort();
+    this.wake?.();
+    this.setState("stopped");
+  }
+
+  /**
+   * Sends `event` with `data` (default `{}`) to the agent, after cancelling the pending poll.
+   * @returns the message's seq in the agent's queue.
+   * @throws ChannelError with the server's message when the call fails or is refused.
+   */
+  async send(event: string, data: unknown = {}): Promise<number> {
+    const pollWasPending = this.poll !== undefined && !this.serialised;
+    // Cancel first: on a host that runs the app's calls one at a time, a send queued
+    // behind a 25 s poll would wait 25 s.
+    this.poll?.abort();
+    const started = performance.now();
+    const call = this.app.callServerTool({ name: "notify_agent", arguments: { channel_id: this.channelId, event, data } });
+    this.sends.add(call);
+    let result: Awaited<typeof call>;
+    try {
+      result = await call;
+    } catch (error) {
+      throw new ChannelError(`could not send ${event}: ${(error as Error).message}`);
+    } finally {
+      this.sends.delete(call);
+      this.wake?.();
+    }
+    if (pollWasPending && performance.now() - started > this.serialisedAfterMs) this.serialised = true;
+    if (result.isError) throw new ChannelError(textOf(result.content) || `the server refused ${event}`);
+    const seq = (result.structuredContent as { seq?: unknown } | undefined)?.seq;
+    return typeof seq === "number" ? seq : 0;
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (this.running) {
+      // A send in flight goes first; polling again now would queue behind it on a serialising host.
+      while (this.sends.size > 0) await Promise.allSettled([...this.sends]);
+      if (!this.running) break;
+      const controller = new AbortController();
+      this.poll = controller;
+      const waitMs = this.serialised ? 0 : this.waitMs;
+      try {
+        const result = await this.app.callServerTool(
+          { name: "poll_ui_messages", arguments: { channel_id: this.channelId, after: this.lastSeq, wait_ms: waitMs } },
+          { signal: controller.signal, timeout: waitMs + 15_000 },
+        );
+        if (result.isError) throw new ChannelError(textOf(result.content) || "poll_ui_messages failed");
+        const messages = parseMessages(result.structuredContent);
+        failures = 0;
+        this.setState("live");
+        for (const message of messages) this.deliver(message);
+        if (this.serialised && messages.length === 0) await this.pause(this.shortPollMs);
+      } catch (error) {
+        if (controller.signal.aborted) continue;
+        failures += 1;
+        this.setState("retrying", error as Error);
+        const backoff = Math.min(this.maxBackoffMs, this.minBackoffMs * 2 ** (failures - 1));
+        await this.pause(backoff / 2 + Math.random() * (backoff / 2));
+      } finally {
+        if (this.poll === controller) this.poll = undefined;
+      }
+    }
+  }
+
+  /** Hands `message` to its handlers unless its seq was handled already. */
+  private deliver(message: ChannelMessage): void {
+    if (message.seq <= this.lastSeq) return;
+    this.lastSeq = message.seq;
+    for (const handler of [...(this.handlers.get(message.event) ?? []), ...(this.handlers.get("*") ?? [])]) {
+      try {
+        handler(message.data, message);
+      } catch (error) {
+        console.error(`backchannel: a handler of ${message.event} failed`, error);
+      }
+    }
+  }
+
+  /** Waits `ms`, or less when a send ends or the channel stops. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  }
+
+  private setState(state: ChannelState, error?: Error): void {
+    if (state === this.currentState && state !== "retrying") return;
+    this.currentState = state;
+    this.onstatechange?.(state, error);
+  }
+}
+
+/** The messages of a poll result; anything malformed is dropped rather than trusted. */
+function parseMessages(structured: unknown): ChannelMessage[] {
+  const messages = (structured as { messages?: unknown } | undefined)?.messages;
+  if (!Array.isArray(messages)) throw new ChannelError("poll_ui_messages returned no messages array");
+  return messages.filter(
+    (message): message is ChannelMessage =>
+      typeof message === "object" &&
+      message !== null &&
+      Number.isSafeInteger((message as ChannelMessage).seq) &&
+      typeof (message as ChannelMessage).event === "string",
+  );
+}
+
+/** The text blocks of a tool result, joined. */
+export function textOf(content: unknown): string {
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((block) => (block && typeof block === "object" && (block as { type?: unknown }).type === "text" ? String((block as { text: unknown }).text) : ""))
+    .join("\n")
+    .trim();
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+/**
+ * The playground: a local web page that is a real MCP Apps host for the reader.
+ * This process serves the page and the real backchannel server over Streamable HTTP
+ * at /mcp, both on 127.0.0.1; the page connects to /mcp with the SDK's `Client` and
+ * renders the reader through ext-apps' `AppBridge`. It uses backchannel as a library,
+ * through its package exports, as any other server would.
+ *
+ *     node dist/playground/server.js [--port N] [--host H]
+ *
+ * Prints `backchannel playground: <url>` on stdout once it listens.
+ */
+import { readFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import { parseArgs } from "node:util";
+import { createMcpRequestListener, FileStore, listen, MCP_PATH } from "backchannel/server";
+
+/** The page Vite built from playground/web/, everything inlined. */
+const PAGE = new URL("./web/index.html", import.meta.url);
+
+const { values } = parseArgs({
+  options: { port: { type: "string", default: process.env.PORT ?? "5180" }, host: { type: "string", default: "127.0.0.1" } },
+  strict: true,
+});
+const port = Number(values.port);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  process.stderr.write(`playground: --port takes a port number (0 picks a free one), not ${JSON.stringify(values.port)}\n`);
+  process.exit(1);
+}
+
+const store = new FileStore();
+const mcp = createMcpRequestListener({ store });
+const server = createServer((req, res) => {
+  const path = new URL(req.url ?? "/", "http://localhost").pathname;
+  if (path === MCP_PATH) {
+    mcp(req, res).catch((error: Error) => process.stderr.write(`playground: ${error.message}\n`));
+  } else if ((path === "/" || path === "/index.html") && req.method === "GET") {
+    readFile(PAGE).then(
+      (page) => res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(page),
+      () => res.writeHead(500, { "content-type": "text/plain" }).end("the playground page is not built: run `npm run build`\n"),
+    );
+  } else {
+    res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+  }
+});
+
+try {
+  const url = await listen(server, { port, host: values.host });
+  process.stdout.write(`backchannel playground: ${url}\n`);
+  process.stderr.write(`data in ${store.dataDir}; stop with Ctrl+C\n`);
+} catch (error) {
+  const taken = (error as NodeJS.ErrnoException).code === "EADDRINUSE";
+  process.stderr.write(`playground: ${taken ? `port ${port} is taken; pass --port 0 for a free one` : (error as Error).message}\n`);
+  process.exit(1);
+}

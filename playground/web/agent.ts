@@ -1,0 +1,93 @@
+/**
+ * The playground's agent panel: a person plays the agent. It reads the channel's agent
+ * queue with `poll_agent_messages` (long-poll, with a cursor), greets a reader that
+ * says `ready` with `hello`, lists every `ask`, and sends what the person types as
+ * `answer` through `notify_ui` — exactly the calls a model makes.
+ */
+import type { Client, CallToolResult } from "@modelcontextprotocol/client";
+import type { AskData } from "../../server/reader/protocol.js";
+
+interface AgentMessage {
+  seq: number;
+  event: string;
+  data: unknown;
+}
+
+/** Starts the panel's receive loop on `channelId`; errors go to `onerror`, and the loop retries. */
+export function startAgentPanel(client: Client, channelId: string, onerror: (error: Error) => void): void {
+  const inbox = document.getElementById("inbox")!;
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const result = (await client.callTool({ name, arguments: { channel_id: channelId, ...args } })) as CallToolResult;
+    if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
+    return result.structuredContent as Record<string, unknown>;
+  };
+
+  document.getElementById("status-form")!.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = document.getElementById("status") as HTMLInputElement;
+    void call("notify_ui", { event: "status", data: { text: input.value } }).catch(onerror);
+  });
+
+  const showAsk = (ask: AskData) => {
+    const item = document.createElement("li");
+    const quote = document.createElement("blockquote");
+    quote.textContent = ask.quote;
+    const history = document.createElement("div");
+    history.className = "history";
+    history.textContent = ask.history.map((turn) => `${turn.role}: ${turn.text}`).join("\n");
+    const question = document.createElement("div");
+    question.className = "question";
+    question.textContent = ask.question;
+    const form = document.createElement("form");
+    const answer = document.createElement("textarea");
+    answer.rows = 3;
+    answer.placeholder = "Your answer (markdown)";
+    answer.setAttribute("aria-label", `Answer to: ${ask.question}`);
+    const send = document.createElement("button");
+    send.type = "submit";
+    send.textContent = "Send answer";
+    form.append(answer, send);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (answer.value.trim() === "") return;
+      send.disabled = true;
+      call("notify_ui", { event: "answer", data: { thread_id: ask.thread_id, text: answer.value } }).then(
+        () => {
+          form.replaceWith(Object.assign(document.createElement("div"), { className: "event", textContent: `answered: ${answer.value}` }));
+        },
+        (error: Error) => {
+          send.disabled = false;
+          onerror(error);
+        },
+      );
+    });
+    item.append(quote, history, question, form);
+    inbox.prepend(item);
+    answer.focus();
+  };
+
+  const showEvent = (text: string) => inbox.prepend(Object.assign(document.createElement("li"), { className: "event", textContent: text }));
+
+  void (async () => {
+    let cursor = 0;
+    for (let failures = 0; ; ) {
+      try {
+        const result = await call("poll_agent_messages", { after: cursor, wait_ms: 25_000 });
+        failures = 0;
+        for (const message of result.messages as AgentMessage[]) {
+          if (message.seq <= cursor) continue;
+          cursor = message.seq;
+          if (message.event === "ask") showAsk(message.data as AskData);
+          else if (message.event === "ready") {
+            showEvent("The reader is ready; said hello.");
+            await call("notify_ui", { event: "hello", data: {} });
+          } else showEvent(`${message.event}: ${JSON.stringify(message.data)}`);
+        }
+      } catch (error) {
+        onerror(error as Error);
+        failures += 1;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(15_000, 500 * 2 ** failures)));
+      }
+    }
+  })();
+}

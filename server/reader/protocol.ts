@@ -1,0 +1,88 @@
+/**
+ * The reader's wire shapes (DESIGN §6) and its stored state. Types only: the app
+ * imports them with `import type`, so no server code ever reaches the browser bundle.
+ * Stored shapes are type aliases, not interfaces, so that they are plain JSON values to the store.
+ */
+
+/** Who wrote a message of a thread. */
+export type ThreadRole = "user" | "agent";
+
+/** One turn of a thread, as `ask.history` carries it. */
+export interface HistoryEntry {
+  role: ThreadRole;
+  text: string;
+}
+
+/** Where a thread's passage sits: character offsets into the text of one block of the rendered document. */
+export type PassageAnchor = {
+  /** Index of the block (paragraph, list item, heading, …) in document order, from 0. */
+  block: number;
+  /** Offset of the passage's first character in the block's text. */
+  start: number;
+  /** Offset just past the passage's last character. */
+  end: number;
+};
+
+/** `ready` (app → agent): the reader has loaded and restored itself. */
+export type ReadyData = Record<string, never>;
+
+/** `hello` (agent → app): the agent is listening. */
+export type HelloData = Record<string, never>;
+
+/** `ask` (app → agent): everything the agent needs to answer, so it keeps no state between turns. */
+export interface AskData {
+  thread_id: string;
+  /** The highlighted passage. */
+  quote: string;
+  /** The whole paragraph around it. */
+  paragraph: string;
+  question: string;
+  /** The thread's earlier turns, oldest first (empty for a first question). */
+  history: HistoryEntry[];
+}
+
+/** `answer` (agent → app): markdown, rendered with raw HTML off. */
+export interface AnswerData {
+  thread_id: string;
+  text: string;
+}
+
+/** `status` (agent → app): an ambient line that replaces the previous one, shown until `until` (ISO-8601) when given. */
+export interface StatusData {
+  text: string;
+  until?: string;
+}
+
+/** The document open in a channel's reader (state document `reader-document`). */
+export type ReaderDocument = {
+  title: string;
+  format: "markdown" | "text";
+  text: string;
+  words: number;
+  /** ISO-8601 time it was opened. */
+  opened_at: string;
+};
+
+/** A stored message of a thread. `id` makes recording idempotent: an agent answer's id is `ui:<seq>`. */
+export type ThreadMessage = {
+  id: string;
+  role: ThreadRole;
+  text: string;
+  ts: string;
+};
+
+/** One thread: a passage and the conversation about it. */
+export type ReaderThread = {
+  thread_id: string;
+  quote: string;
+  paragraph: string;
+  anchor: PassageAnchor;
+  messages: ThreadMessage[];
+};
+
+/** What `reader_state` returns: all a re-rendered reader needs to restore itself. */
+export interface ReaderState {
+  channel_id: string;
+  document: ReaderDocument | null;
+  threads: ReaderThread[];
+}

@@ -1,0 +1,98 @@
+/**
+ * The reader's state in its channel folder, through the store's state documents:
+ * `reader-document` (the document, written once per `open_reader`) and
+ * `reader-threads` (every thread and its messages, appended to by the app).
+ *
+ * Invariants: a message id appears at most once in a thread, so the app may record
+ * the same message twice (a retried call, an answer polled again after a reload)
+ * without duplicating it; a thread's passage is fixed by its first record.
+ */
+import type { JsonValue } from "../store/queue-file.js";
+import type { ChannelStore } from "../store/store.js";
+import type { PassageAnchor, ReaderDocument, ReaderThread, ThreadMessage } from "./protocol.js";
+import { documentSchema, threadLogSchema } from "./schemas.js";
+
+/** State document that holds the document. */
+export const DOCUMENT_STATE = "reader-document";
+/** State document that holds the threads. */
+export const THREADS_STATE = "reader-threads";
+
+/** Thrown when a state document exists but does not have the expected shape. */
+export class CorruptReaderStateError extends Error {
+  override readonly name = "CorruptReaderStateError";
+  constructor(channelId: string, stateName: string, detail: string) {
+    super(`the reader's ${stateName} of channel ${channelId} is damaged (${detail}); open the document again with open_reader`);
+  }
+}
+
+/** The document open in `channelId`, or `null` when none was opened. @throws CorruptReaderStateError */
+export async function readDocument(store: ChannelStore, channelId: string): Promise<ReaderDocument | null> {
+  const raw = await store.readState(channelId, DOCUMENT_STATE);
+  if (raw === null) return null;
+  const parsed = documentSchema.safeParse(raw);
+  if (!parsed.success) throw new CorruptReaderStateError(channelId, DOCUMENT_STATE, parsed.error.issues[0]?.message ?? "bad shape");
+  return parsed.data;
+}
+
+/**
+ * Stores `document` as the channel's document. When its text differs from the one
+ * stored before, the threads are dropped too: their anchors point into the old text.
+ * @throws StateTooLargeError when the document is over `maxStateBytes`.
+ */
+export async function writeDocument(store: ChannelStore, channelId: string, document: ReaderDocument): Promise<void> {
+  const previous = await store.readState(channelId, DOCUMENT_STATE);
+  await store.updateState(channelId, DOCUMENT_STATE, () => document);
+  const sameText = documentSchema.safeParse(previous).data?.text === document.text;
+  if (!sameText) await store.updateState(channelId, THREADS_STATE, () => ({ threads: [] }));
+}
+
+/** The channel's threads, oldest first. @throws CorruptReaderStateError */
+export async function readThreads(store: ChannelStore, channelId: string): Promise<ReaderThread[]> {
+  return parseThreads(channelId, await store.readState(channelId, THREADS_STATE));
+}
+
+/** What {@link recordMessage} did. */
+export interface RecordOutcome {
+  /** False when the thread already held a message with this id. */
+  recorded: boolean;
+  /** Messages in the thread afterwards. */
+  messages: number;
+}
+
+/** A thread message to record, and the passage that starts the thread when it is new. */
+export interface RecordRequest {
+  threadId: string;
+  quote: string;
+  paragraph: string;
+  anchor: PassageAnchor;
+  message: Omit<ThreadMessage, "ts">;
+}
+
+/**
+ * Appends a message to a thread under the state's lock, creating the thread when it
+ * is new. Idempotent by message id.
+ * @throws StateTooLargeError (nothing changed), CorruptReaderStateError.
+ */
+export async function recordMessage(store: ChannelStore, channelId: string, request: RecordRequest): Promise<RecordOutcome> {
+  let outcome: RecordOutcome = { recorded: false, messages: 0 };
+  await store.updateState(channelId, THREADS_STATE, (current) => {
+    const threads = parseThreads(channelId, current);
+    let thread = threads.find((candidate) => candidate.thread_id === request.threadId);
+    if (!thread) {
+      thread = { thread_id: request.threadId, quote: request.quote, paragraph: request.paragraph, anchor: request.anchor, messages: [] };
+      threads.push(thread);
+    }
+    const known = thread.messages.some((message) => message.id === request.message.id);
+    if (!known) thread.messages.push({ ...request.message, ts: new Date().toISOString() });
+    outcome = { recorded: !known, messages: thread.messages.length };
+    return { threads };
+  });
+  return outcome;
+}
+
+function parseThreads(channelId: string, raw: JsonValue | null): ReaderThread[] {
+  if (raw === null) return [];
+  const parsed = threadLogSchema.safeParse(raw);
+  if (!parsed.success) throw new CorruptReaderStateError(channelId, THREADS_STATE, parsed.error.issues[0]?.message ?? "bad shape");
+  return parsed.data.threads;
+}

@@ -1,0 +1,34 @@
+/**
+ * The reader's `ui://` resource: the single HTML file Vite builds from `app/`
+ * (`dist/app/reader.html`, everything inlined, because hosts' CSP forbids fetching
+ * anything else).
+ */
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+
+/** The URI hosts render for `open_reader`. */
+export const READER_RESOURCE_URI = "ui://backchannel/reader.html";
+
+/** Where the build puts the reader, relative to this module in `dist/server/reader/`. */
+export const READER_HTML_PATH = fileURLToPath(new URL("../../app/reader.html", import.meta.url));
+
+/** Thrown when the reader was not built. */
+export class ReaderNotBuiltError extends Error {
+  override readonly name = "ReaderNotBuiltError";
+  constructor(path: string) {
+    super(`the reader app is missing at ${path}: build it with \`npm run build\` in the backchannel folder`);
+  }
+}
+
+/**
+ * The reader's HTML, read from disk on each call so a rebuilt app is served without a restart.
+ * @throws ReaderNotBuiltError when the file does not exist.
+ */
+export async function readReaderHtml(path: string = READER_HTML_PATH): Promise<string> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new ReaderNotBuiltError(path);
+    throw error;
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * zod schemas of the reader's tools and of its stored state. Stored state is parsed
+ * with them too: a state file is an edge like any other input.
+ */
+import { z } from "zod";
+import { channelIdSchema } from "../tools/schemas.js";
+
+/** Longest title, in characters. */
+export const MAX_TITLE_CHARS = 200;
+
+/** The input of `open_reader`: a title and exactly one of `text`, `markdown`, `path`. */
+export const openReaderInput = z
+  .object({
+    title: z.string().max(MAX_TITLE_CHARS).optional().describe("Shown above the document."),
+    markdown: z.string().optional().describe("The document as markdown."),
+    text: z.string().optional().describe("The document as plain text."),
+    path: z.string().min(1).optional().describe("A local UTF-8 text or markdown file to open instead (stdio only)."),
+    channel_id: channelIdSchema.optional().describe("Reuse this channel; a new one is made when omitted."),
+  })
+  .refine((input) => [input.markdown, input.text, input.path].filter((value) => value !== undefined).length === 1, {
+    message: "give exactly one of markdown, text or path",
+  });
+
+/** The output of `open_reader`. */
+export const openReaderOutput = z.object({
+  channel_id: z.string(),
+  title: z.string(),
+  words: z.number().int(),
+  watch_command: z.string().describe("Run it in the background to be woken when the user asks."),
+});
+
+/** Offsets of a passage in one block of the rendered document. */
+export const anchorSchema = z.object({
+  block: z.number().int().min(0),
+  start: z.number().int().min(0),
+  end: z.number().int().min(0),
+});
+
+/** A stored thread message. */
+export const threadMessageSchema = z.object({
+  id: z.string().min(1).max(100),
+  role: z.enum(["user", "agent"]),
+  text: z.string(),
+  ts: z.string(),
+});
+
+/** A stored thread. */
+export const threadSchema = z.object({
+  thread_id: z.string().min(1).max(100),
+  quote: z.string(),
+  paragraph: z.string(),
+  anchor: anchorSchema,
+  messages: z.array(threadMessageSchema),
+});
+
+/** The stored thread log (state document `reader-threads`). */
+export const threadLogSchema = z.object({ threads: z.array(threadSchema) });
+
+/** The stored document (state document `reader-document`). */
+export const documentSchema = z.object({
+  title: z.string(),
+  format: z.enum(["markdown", "text"]),
+  text: z.string(),
+  words: z.number().int(),
+  opened_at: z.string(),
+});
+
+/** The input of `reader_state`. */
+export const readerStateInput = z.object({ channel_id: channelIdSchema });
+
+/** The output of `reader_state`. */
+export const readerStateOutput = z.object({
+  channel_id: z.string(),
+  document: documentSchema.nullable(),
+  threads: z.array(threadSchema),
+});
+
+/** The input of `reader_record`: one message of a thread, plus the passage when the thread is new. */
+export const readerRecordInput = z.object({
+  channel_id: channelIdSchema,
+  thread_id: z.string().min(1).max(100).describe("The thread the message belongs to."),
+  quote: z.string().max(20_000).describe("The highlighted passage."),
+  paragraph: z.string().max(50_000).describe("The paragraph around it."),
+  anchor: anchorSchema,
+  message: threadMessageSchema.omit({ ts: true }).describe("The message; a second record with the same id changes nothing."),
+});
+
+/** The output of `reader_record`. */
+export const readerRecordOutput = z.object({
+  recorded: z.boolean().describe("False when a message with this id was already stored."),
+  messages: z.number().int().describe("Messages now in the thread."),
+});

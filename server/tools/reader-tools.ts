@@ -1,0 +1,154 @@
+/**
+ * The reader's tools (DESIGN §5–6): `open_reader` for the model, which stores the
+ * document and renders the reader, and two app-only tools through which a reader
+ * (re-)rendered in any process restores itself and records its threads. The
+ * document never travels back to the model.
+ */
+import { registerAppResource, registerAppTool, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
+import type { CallToolResult, McpServer } from "@modelcontextprotocol/server";
+import { mintChannelId } from "../core/ids.js";
+import type { ChannelStore } from "../store/store.js";
+import type { ReaderDocument } from "../reader/protocol.js";
+import { CorruptReaderStateError, readDocument, readThreads, recordMessage, writeDocument } from "../reader/reader-state.js";
+import { READER_RESOURCE_URI, readReaderHtml, ReaderNotBuiltError } from "../reader/resource.js";
+import {
+  openReaderInput,
+  openReaderOutput,
+  readerRecordInput,
+  readerRecordOutput,
+  readerStateInput,
+  readerStateOutput,
+} from "../reader/schemas.js";
+import { chooseTitle, countWords, DEFAULT_MAX_FILE_BYTES, DocumentFileError, readDocumentFile, type DocumentSource } from "../reader/source.js";
+import { toolError, toolResult } from "./results.js";
+
+/** Options of {@link registerReaderTools}. */
+export interface ReaderToolOptions {
+  /**
+   * Whether `open_reader` may read a local file (`path`). Default true, right for stdio,
+   * where the server runs as the user on the user's machine; the HTTP transport turns it off.
+   */
+  readLocalFiles?: boolean;
+  /** Largest local file `open_reader` reads. Default 1 MiB. */
+  maxFileBytes?: number;
+  /** The reader's HTML file. Default: the built `dist/app/reader.html`. */
+  readerHtmlPath?: string;
+}
+
+/** `_meta` of a tool only the app may call. Only hosts enforce it; both tools are harmless for a model. */
+const APP_ONLY = { ui: { visibility: ["app"] } } as const;
+
+/** Errors of the reader whose message is written for the caller. */
+const READER_ERRORS = [DocumentFileError, CorruptReaderStateError, ReaderNotBuiltError];
+
+/**
+ * Registers `open_reader`, the app-only `reader_state` and `reader_record`, and the
+ * `ui://backchannel/reader.html` resource on `server`, backed by `store`.
+ */
+export function registerReaderTools(server: McpServer, store: ChannelStore, options: ReaderToolOptions = {}): void {
+  const readLocalFiles = options.readLocalFiles ?? true;
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+
+  registerAppResource(
+    server,
+    "backchannel reader",
+    READER_RESOURCE_URI,
+    { mimeType: RESOURCE_MIME_TYPE, description: "The in-chat reader: a document with margin threads answered by the agent." },
+    async () => ({ contents: [{ uri: READER_RESOURCE_URI, mimeType: RESOURCE_MIME_TYPE, text: await readReaderHtml(options.readerHtmlPath) }] }),
+  );
+
+  registerAppTool(
+    server,
+    "open_reader",
+    {
+      title: "Open the reader",
+      description:
+        "Show a document (markdown, text or a local file path) in the in-chat reader. The user highlights passages and asks; " +
+        "questions arrive as ask events on the returned channel. Arm the watcher it names, then answer with notify_ui answer {thread_id, text}.",
+      inputSchema: openReaderInput,
+      outputSchema: openReaderOutput,
+      _meta: { ui: { resourceUri: READER_RESOURCE_URI } },
+    },
+    async ({ title, markdown, text, path, channel_id }) => {
+      try {
+        let source: DocumentSource;
+        if (path !== undefined) {
+          if (!readLocalFiles) return errorResult("path works only when backchannel runs on stdio on your machine; pass the file's content as markdown or text instead");
+          source = await readDocumentFile(path, maxFileBytes);
+        } else if (markdown !== undefined) {
+          source = { format: "markdown", text: markdown };
+        } else {
+          source = { format: "text", text: text ?? "" };
+        }
+        if (source.text.trim() === "") return errorResult("the document is empty: pass some markdown or text to read");
+        const channelId = channel_id ?? mintChannelId();
+        const document: ReaderDocument = {
+          title: chooseTitle(source, title),
+          format: source.format,
+          text: source.text,
+          words: countWords(source.text),
+          opened_at: new Date().toISOString(),
+        };
+        await writeDocument(store, channelId, document);
+        const watchCommand = `npx backchannel watch ${channelId}`;
+        return toolResult(
+          { channel_id: channelId, title: document.title, words: document.words, watch_command: watchCommand },
+          `Opened "${document.title}" (${document.words} words) in the reader on channel ${channelId}. ` +
+            `Run \`${watchCommand}\` in the background; when it exits, call poll_agent_messages and answer with notify_ui.`,
+        );
+      } catch (error) {
+        return readerError(error);
+      }
+    },
+  );
+
+  registerAppTool(
+    server,
+    "reader_state",
+    {
+      title: "Reader state (app only)",
+      description: "App only: the document and threads of a reader channel, to restore a re-rendered reader.",
+      inputSchema: readerStateInput,
+      outputSchema: readerStateOutput,
+      _meta: APP_ONLY,
+    },
+    async ({ channel_id }) => {
+      try {
+        const [document, threads] = await Promise.all([readDocument(store, channel_id), readThreads(store, channel_id)]);
+        const summary = document ? `"${document.title}" with ${threads.length} thread${threads.length === 1 ? "" : "s"}` : "no document";
+        return toolResult({ channel_id, document, threads }, `Reader state of channel ${channel_id}: ${summary}.`);
+      } catch (error) {
+        return readerError(error);
+      }
+    },
+  );
+
+  registerAppTool(
+    server,
+    "reader_record",
+    {
+      title: "Record a thread message (app only)",
+      description: "App only: store one message of a reader thread so that it survives a re-render.",
+      inputSchema: readerRecordInput,
+      outputSchema: readerRecordOutput,
+      _meta: APP_ONLY,
+    },
+    async ({ channel_id, thread_id, quote, paragraph, anchor, message }) => {
+      try {
+        const outcome = await recordMessage(store, channel_id, { threadId: thread_id, quote, paragraph, anchor, message });
+        return toolResult({ ...outcome }, outcome.recorded ? `Recorded in thread ${thread_id}.` : `Already recorded in thread ${thread_id}.`);
+      } catch (error) {
+        return readerError(error);
+      }
+    },
+  );
+}
+
+function errorResult(message: string): CallToolResult {
+  return { content: [{ type: "text", text: message }], isError: true };
+}
+
+function readerError(error: unknown): CallToolResult {
+  if (READER_ERRORS.some((type) => error instanceof type)) return errorResult((error as Error).message);
+  return toolError(error);
+}

@@ -1,0 +1,85 @@
+/**
+ * backchannel over Streamable HTTP (DESIGN §8). Every request gets a fresh `McpServer`
+ * from the factory: channel state lives in the store, never in process memory, so no
+ * session has to be kept and any number of processes serve the same channels.
+ *
+ * It binds 127.0.0.1 by default and refuses requests whose Host or Origin is not a
+ * localhost name (DNS-rebinding protection): a web page on another site cannot reach it.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { localhostHostValidation, localhostOriginValidation, toNodeHandler } from "@modelcontextprotocol/node";
+import { createMcpHandler } from "@modelcontextprotocol/server";
+import { limitsFromEnv } from "../core/limits.js";
+import { createServer, type ServerOptions } from "../server.js";
+import { FileStore } from "../store/file-store.js";
+import { VERSION } from "../version.js";
+
+/** The path of the MCP endpoint. */
+export const MCP_PATH = "/mcp";
+
+/** A Node request listener that answers `(req, res)`; resolves when the response is under way. */
+export type RequestListener = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+/**
+ * A request listener that serves MCP for `options` (Streamable HTTP, stateless), after
+ * checking that Host and Origin name localhost. `readLocalFiles` defaults to false here:
+ * over HTTP the caller need not be the user whose files the server can read.
+ */
+export function createMcpRequestListener(options: ServerOptions, onerror: (error: Error) => void = logError): RequestListener {
+  const handler = createMcpHandler(() => createServer({ readLocalFiles: false, ...options }), { onerror });
+  const serve = toNodeHandler(handler, { onerror });
+  const hostIsLocal = localhostHostValidation();
+  const originIsLocal = localhostOriginValidation();
+  return async (req, res) => {
+    if (!hostIsLocal(req, res) || !originIsLocal(req, res)) return;
+    await serve(req, res);
+  };
+}
+
+/** Options of {@link listen}. */
+export interface ListenOptions {
+  /** Address to bind. Default 127.0.0.1. */
+  host?: string;
+  /** Port to bind; 0 picks a free one. Default 0. */
+  port?: number;
+}
+
+/** Starts `server` on `options` and resolves with the URL it serves (e.g. `http://127.0.0.1:5173/`). */
+export function listen(server: Server, options: ListenOptions = {}): Promise<URL> {
+  const host = options.host ?? "127.0.0.1";
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      const address = server.address() as AddressInfo;
+      const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+      resolve(new URL(`http://${shownHost}:${address.port}/`));
+    });
+  });
+}
+
+/**
+ * Runs `backchannel serve --http`: MCP at `/mcp` over the file store in the data
+ * directory, until the process ends. Prints the endpoint's URL on stderr.
+ * @throws Error when the port is taken or a limit variable is malformed.
+ */
+export async function runHttpServer(options: ListenOptions = {}): Promise<void> {
+  const store = new FileStore({ limits: limitsFromEnv() });
+  await store.removeIdleChannels();
+  const mcp = createMcpRequestListener({ store, maxAgentWaitMs: store.limits.maxAgentWaitMs, maxUiWaitMs: store.limits.maxUiWaitMs });
+  const server = createHttpServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    if (path !== MCP_PATH) {
+      res.writeHead(404, { "content-type": "text/plain" }).end(`backchannel serves MCP at ${MCP_PATH} only\n`);
+      return;
+    }
+    mcp(req, res).catch(logError);
+  });
+  const url = await listen(server, options);
+  process.stderr.write(`backchannel ${VERSION}: MCP server at ${new URL(MCP_PATH, url)}, data in ${store.dataDir}\n`);
+}
+
+function logError(error: Error): void {
+  process.stderr.write(`backchannel: ${error.message}\n`);
+}
