@@ -10,16 +10,24 @@ const USAGE = `backchannel: a live channel between an AI agent and an MCP App in
 
 Usage:
   backchannel [serve]                 run the MCP server on stdio (what hosts start)
+  backchannel serve --http [--port N] run it over Streamable HTTP on 127.0.0.1
   backchannel watch <channel_id>      wait for the app's next message, then exit
   backchannel --version               print the version
   backchannel <command> --help        help for one command
 
 Data directory: $BACKCHANNEL_HOME, else ${resolveDataDir()}`;
 
-const SERVE_USAGE = `Usage: backchannel [serve]
+const SERVE_USAGE = `Usage: backchannel [serve] [--http [--port N] [--host H]]
 
 Runs the MCP server on stdin/stdout. stdout carries MCP only; notes go to stderr.
 Add it to a host as the command "npx backchannel" (see the README).
+
+Options:
+  --http        serve Streamable HTTP at http://127.0.0.1:<port>/mcp instead; only
+                localhost Host and Origin headers are accepted, and open_reader's
+                path is off (the caller need not be you)
+  --port N      the HTTP port (default 0: a free one, printed on stderr)
+  --host H      the address to bind (default 127.0.0.1)
 
 Environment:
   BACKCHANNEL_HOME                    the data directory shared by every process
@@ -66,10 +74,28 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function serve(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { help: { type: "boolean", short: "h" } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    options: { help: { type: "boolean", short: "h" }, http: { type: "boolean" }, port: { type: "string" }, host: { type: "string" } },
+  });
   if (values.help) {
     process.stdout.write(`${SERVE_USAGE}\n`);
     return 0;
+  }
+  if (values.http) {
+    const port = Number(values.port ?? 0);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      process.stderr.write(`backchannel serve: --port takes a port number from 0 to 65535, not ${JSON.stringify(values.port)}\n`);
+      return 1;
+    }
+    const { runHttpServer } = await import("./transports/http.js");
+    await runHttpServer({ port, host: values.host });
+    return -1;
+  }
+  if (values.port !== undefined || values.host !== undefined) {
+    process.stderr.write("backchannel serve: --port and --host go with --http\n");
+    return 1;
   }
   const { runStdioServer } = await import("./transports/stdio.js");
   await runStdioServer();

@@ -77,9 +77,9 @@ function describeOpenError(path: string, error: unknown): string {
   return `could not open ${path} (${code ?? (error as Error).message}): check the path`;
 }
 
-/** The number of words in `text` (runs of non-space characters). */
+/** The number of words in `text`: runs of non-space characters that hold a letter or digit (markdown's `#`, `-`, `>` are not words). */
 export function countWords(text: string): number {
-  return text.match(/\S+/g)?.length ?? 0;
+  return text.match(/\S*[\p{L}\p{N}]\S*/gu)?.length ?? 0;
 }
 
 /** A title for a document that was given none: its first markdown heading, its file name, or "Document". */

@@ -6,6 +6,7 @@
  */
 import { registerAppResource, registerAppTool, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
 import type { CallToolResult, McpServer } from "@modelcontextprotocol/server";
+import { watchCommand } from "../core/commands.js";
 import { mintChannelId } from "../core/ids.js";
 import type { ChannelStore } from "../store/store.js";
 import type { ReaderDocument } from "../reader/protocol.js";
@@ -90,11 +91,11 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
           opened_at: new Date().toISOString(),
         };
         await writeDocument(store, channelId, document);
-        const watchCommand = `npx backchannel watch ${channelId}`;
+        const watch = watchCommand(channelId);
         return toolResult(
-          { channel_id: channelId, title: document.title, words: document.words, watch_command: watchCommand },
+          { channel_id: channelId, title: document.title, words: document.words, watch_command: watch },
           `Opened "${document.title}" (${document.words} words) in the reader on channel ${channelId}. ` +
-            `Run \`${watchCommand}\` in the background; when it exits, call poll_agent_messages and answer with notify_ui.`,
+            `Run \`${watch}\` in the background; when it exits, call poll_agent_messages and answer with notify_ui.`,
         );
       } catch (error) {
         return readerError(error);

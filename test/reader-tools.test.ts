@@ -1,0 +1,202 @@
+/**
+ * open_reader and the reader's app-only tools, through real server processes: the
+ * document stays out of the model's answer, `path` fails clearly for missing, binary,
+ * oversized and non-UTF-8 files, the thread log is idempotent, and over HTTP `path` is
+ * off and foreign origins are refused.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { mkdir, writeFile } from "node:fs/promises";
+import { createServer as createHttpServer, request, type Server } from "node:http";
+import { join } from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { createMcpRequestListener, FileStore, listen } from "../server/index.js";
+import { connectServer, structured, tempDataDir } from "./helpers.js";
+
+interface Opened {
+  channel_id: string;
+  title: string;
+  words: number;
+  watch_command: string;
+}
+
+interface ReaderStateResult {
+  channel_id: string;
+  document: { title: string; format: string; text: string; words: number } | null;
+  threads: { thread_id: string; quote: string; messages: { id: string; role: string; text: string }[] }[];
+}
+
+type ToolResult = { isError?: boolean; content?: unknown; structuredContent?: unknown };
+
+/** The text of an error result. @throws when the result is not an error. */
+function errorText(result: ToolResult): string {
+  assert.equal(result.isError, true, `expected an error, got ${JSON.stringify(result.structuredContent)}`);
+  return (result.content as { type: string; text: string }[]).map((block) => block.text).join("\n");
+}
+
+let dataDir: string;
+let cleanup: () => Promise<void>;
+let model: Client;
+let app: Client;
+let files: string;
+
+before(async () => {
+  ({ dir: dataDir, cleanup } = await tempDataDir());
+  files = join(dataDir, "files");
+  await mkdir(files);
+  [model, app] = await Promise.all([connectServer(dataDir), connectServer(dataDir)]);
+});
+after(async () => {
+  await Promise.all([model.close(), app.close()]);
+  await cleanup();
+});
+
+describe("open_reader", () => {
+  test("is visible to the model and names the reader's ui:// resource; the state tools are app-only", async () => {
+    const { tools } = await model.listTools();
+    const meta = (name: string) => tools.find((tool) => tool.name === name)?._meta as { ui?: { resourceUri?: string; visibility?: string[] } } | undefined;
+    assert.equal(meta("open_reader")?.ui?.resourceUri, "ui://backchannel/reader.html");
+    assert.equal(meta("open_reader")?.ui?.visibility, undefined);
+    assert.deepEqual(meta("reader_state")?.ui?.visibility, ["app"]);
+    assert.deepEqual(meta("reader_record")?.ui?.visibility, ["app"]);
+    const { contents } = await model.readResource({ uri: "ui://backchannel/reader.html" });
+    assert.equal(contents[0]?.mimeType, "text/html;profile=mcp-app");
+    const html = contents[0] && "text" in contents[0] ? contents[0].text : "";
+    assert.match(html, /<html/);
+    assert.doesNotMatch(html, /<script[^>]+src=|<link[^>]+href="http/, "the reader loads nothing from elsewhere");
+  });
+
+  test("stores the document but answers the model with one summary, never the document", async () => {
+    const secret = "The marmots convene at dawn to discuss tariffs.";
+    const opened = structured<Opened>(await model.callTool({ name: "open_reader", arguments: { markdown: `# Marmots\n\n${secret}\n` } }));
+    assert.match(opened.channel_id, /^ch-[a-z0-9]+-[0-9a-f]{20}$/);
+    assert.equal(opened.title, "Marmots", "the first heading is the title");
+    assert.equal(opened.words, 9, "the heading's # is not a word");
+    assert.match(opened.watch_command, new RegExp(` watch ${opened.channel_id}$`));
+    const result = await model.callTool({ name: "open_reader", arguments: { markdown: secret, title: "T" } });
+    assert.doesNotMatch(JSON.stringify(result), /marmots convene/i);
+
+    // Another process (the app's session) restores it.
+    const state = structured<ReaderStateResult>(await app.callTool({ name: "reader_state", arguments: { channel_id: opened.channel_id } }));
+    assert.equal(state.document?.text, `# Marmots\n\n${secret}\n`);
+    assert.equal(state.document?.format, "markdown");
+    assert.deepEqual(state.threads, []);
+  });
+
+  test("takes exactly one of markdown, text and path", async () => {
+    assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { title: "nothing" } })), /exactly one of markdown, text or path/);
+    assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { text: "a", markdown: "b" } })), /exactly one of markdown, text or path/);
+    assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { text: "  \n" } })), /the document is empty/);
+  });
+
+  test("reads a local markdown file, titled by its heading", async () => {
+    const path = join(files, "notes.md");
+    await writeFile(path, "\uFEFF# Field notes\n\nSome *words* here.\n");
+    const opened = structured<Opened>(await model.callTool({ name: "open_reader", arguments: { path } }));
+    assert.equal(opened.title, "Field notes");
+    const state = structured<ReaderStateResult>(await app.callTool({ name: "reader_state", arguments: { channel_id: opened.channel_id } }));
+    assert.equal(state.document?.format, "markdown");
+    assert.equal(state.document?.text, "# Field notes\n\nSome *words* here.\n", "the byte-order mark is dropped");
+  });
+
+  test("a plain text file is text, titled by its name", async () => {
+    const path = join(files, "plain.txt");
+    await writeFile(path, "just text\n");
+    const opened = structured<Opened>(await model.callTool({ name: "open_reader", arguments: { path } }));
+    assert.equal(opened.title, "plain.txt");
+  });
+
+  test("a missing file: says so and where relative paths start", async () => {
+    const text = errorText(await model.callTool({ name: "open_reader", arguments: { path: join(files, "nope.md") } }));
+    assert.match(text, /no file at .*nope\.md: check the path/);
+  });
+
+  test("a folder: says to give a file", async () => {
+    assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { path: files } })), /not a regular file|is a folder/);
+  });
+
+  test("a binary file: refused as binary", async () => {
+    const path = join(files, "image.png");
+    await writeFile(path, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d]));
+    assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { path } })), /looks binary.*UTF-8 text or markdown only/);
+  });
+
+  test("a file that is not UTF-8: refused with what to do", async () => {
+    const path = join(files, "latin1.txt");
+    await writeFile(path, Buffer.from("caf\xe9 cr\xe8me", "latin1"));
+    assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { path } })), /not valid UTF-8 text: convert it to UTF-8/);
+  });
+
+  test("a file over the size limit: refused with its size and the limit", async () => {
+    const path = join(files, "big.md");
+    await writeFile(path, "word ".repeat(210_000));
+    assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { path } })), /is 1050000 bytes, more than the 1048576 the reader opens/);
+  });
+});
+
+describe("reader_record", () => {
+  test("appends to a thread, idempotent by message id; a new document clears the threads", async () => {
+    const { channel_id } = structured<Opened>(await model.callTool({ name: "open_reader", arguments: { text: "One two three." } }));
+    const record = (id: string, role: "user" | "agent", text: string) =>
+      app.callTool({
+        name: "reader_record",
+        arguments: { channel_id, thread_id: "t-1", quote: "two", paragraph: "One two three.", anchor: { block: 0, start: 4, end: 7 }, message: { id, role, text } },
+      });
+    assert.deepEqual(structured(await record("q-1", "user", "Why two?")), { recorded: true, messages: 1 });
+    assert.deepEqual(structured(await record("ui:1", "agent", "Because.")), { recorded: true, messages: 2 });
+    assert.deepEqual(structured(await record("ui:1", "agent", "Because.")), { recorded: false, messages: 2 });
+    const state = structured<ReaderStateResult>(await app.callTool({ name: "reader_state", arguments: { channel_id } }));
+    assert.deepEqual(
+      state.threads.map((thread) => [thread.thread_id, thread.quote, thread.messages.map((message) => `${message.role}:${message.text}`)]),
+      [["t-1", "two", ["user:Why two?", "agent:Because."]]],
+    );
+
+    // The same text again keeps the threads; a different one drops them (their anchors point into the old text).
+    await model.callTool({ name: "open_reader", arguments: { text: "One two three.", channel_id } });
+    assert.equal(structured<ReaderStateResult>(await app.callTool({ name: "reader_state", arguments: { channel_id } })).threads.length, 1);
+    await model.callTool({ name: "open_reader", arguments: { text: "Something else.", channel_id } });
+    assert.equal(structured<ReaderStateResult>(await app.callTool({ name: "reader_state", arguments: { channel_id } })).threads.length, 0);
+  });
+
+  test("a channel without a document: reader_state says so, harmlessly", async () => {
+    const state = structured<ReaderStateResult>(await model.callTool({ name: "reader_state", arguments: { channel_id: "never-opened" } }));
+    assert.equal(state.document, null);
+  });
+});
+
+describe("over Streamable HTTP", () => {
+  let server: Server;
+  let url: URL;
+  before(async () => {
+    server = createHttpServer(createMcpRequestListener({ store: new FileStore({ dataDir }) }));
+    url = new URL("/mcp", await listen(server));
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  test("serves the same tools; open_reader's path is off", async () => {
+    const client = new Client({ name: "http-test", version: "0.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(url));
+    try {
+      const path = join(files, "notes.md");
+      assert.match(errorText(await client.callTool({ name: "open_reader", arguments: { path } })), /path works only when backchannel runs on stdio/);
+      const opened = structured<Opened>(await client.callTool({ name: "open_reader", arguments: { text: "hello there" } }));
+      assert.equal(opened.words, 2);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("refuses a request from a foreign origin or for a foreign host name", async () => {
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} });
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const foreignOrigin = await fetch(url, { method: "POST", body, headers: { ...headers, origin: "https://evil.example" } });
+    assert.equal(foreignOrigin.status, 403);
+    // fetch() will not forge Host, so use node:http for the DNS-rebinding case.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(url, { method: "POST", headers: { ...headers, host: "evil.example" } }, (res) => resolve(res.statusCode ?? 0));
+      req.on("error", reject);
+      req.end(body);
+    });
+    assert.equal(status, 403);
+  });
+});
