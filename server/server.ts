@@ -6,6 +6,7 @@ import { McpServer } from "@modelcontextprotocol/server";
 import type { ChannelStore } from "./store/store.js";
 import { registerChannelTools, type ChannelToolOptions } from "./tools/channel-tools.js";
 import { registerReaderTools, type ReaderToolOptions } from "./tools/reader-tools.js";
+import { registerRecipeTools } from "./tools/recipe-tools.js";
 import { INSTRUCTIONS } from "./instructions.js";
 import { NAME, VERSION } from "./version.js";
 
@@ -23,5 +24,6 @@ export function createServer(options: ServerOptions): McpServer {
   );
   registerChannelTools(server, options.store, options);
   registerReaderTools(server, options.store, options);
+  registerRecipeTools(server);
   return server;
 }

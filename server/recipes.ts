@@ -1,0 +1,128 @@
+/**
+ * The recipes: markdown playbooks for the agent in `recipes/<name>.md`, served by
+ * `read_recipe` and as `backchannel://recipes/<name>` resources. A recipe names this
+ * installation's command with placeholders, filled in when it is read, so that every
+ * command an agent copies from a recipe runs as written:
+ *
+ * - `{{backchannel}}`: the command as a shell would run it, e.g. `node /abs/dist/server/cli.js`;
+ * - `{{backchannel.command}}` and `{{backchannel.args}}`: the same as a JSON string and a
+ *   JSON array, for host configuration files (`"command": …, "args": …`).
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { backchannelCommand } from "./core/commands.js";
+
+/** The folder of the recipes: `recipes/` at the package root, found from `dist/server/`. */
+export const RECIPES_DIR = fileURLToPath(new URL("../../recipes/", import.meta.url));
+
+
+/** A recipe name: lower-case words joined by `-`. Nothing that could name a path. */
+export const RECIPE_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+/** What a recipe is, without its text. */
+export interface RecipeSummary {
+  name: string;
+  /** The recipe's `# heading`. */
+  title: string;
+  /** The recipe's first paragraph. */
+  summary: string;
+  /** The recipe as an MCP resource. */
+  uri: string;
+}
+
+/** A recipe with its text, `{{backchannel}}` filled in. */
+export interface Recipe extends RecipeSummary {
+  text: string;
+}
+
+/** Thrown for a name that names no recipe; `names` lists those that exist. */
+export class UnknownRecipeError extends Error {
+  override readonly name = "UnknownRecipeError";
+  constructor(
+    readonly recipe: string,
+    readonly names: string[],
+  ) {
+    super(`no recipe named ${JSON.stringify(recipe)}; the recipes are: ${names.join(", ")}`);
+  }
+}
+
+/** The resource URI of the recipe `name`. */
+export function recipeUri(name: string): string {
+  return `backchannel://recipes/${name}`;
+}
+
+/**
+ * Every recipe in `dir` (default {@link RECIPES_DIR}), sorted by name.
+ * @throws when the folder cannot be read (an installation without `recipes/`).
+ */
+export async function listRecipes(dir = RECIPES_DIR): Promise<RecipeSummary[]> {
+  const recipes = await Promise.all((await recipeNames(dir)).map((name) => readRecipe(name, dir)));
+  return recipes.map(({ text: _text, ...summary }) => summary);
+}
+
+/**
+ * The recipe `name` from `dir` (default {@link RECIPES_DIR}), with `{{backchannel}}`
+ * replaced by this installation's command.
+ * @throws UnknownRecipeError when there is no such recipe.
+ */
+export async function readRecipe(name: string, dir = RECIPES_DIR): Promise<Recipe> {
+  const names = await recipeNames(dir);
+  // The name is checked against the folder's listing, never joined into a path unchecked.
+  if (!RECIPE_NAME_PATTERN.test(name) || !names.includes(name)) throw new UnknownRecipeError(name, names);
+  const text = fillPlaceholders(await readFile(join(dir, `${name}.md`), "utf8"), backchannelCommand());
+  return { name, ...describeRecipe(text), uri: recipeUri(name), text };
+}
+
+/** `text` with the placeholders of `command` (a shell command line) filled in. */
+export function fillPlaceholders(text: string, command: string): string {
+  const [program = "", ...args] = shellWords(command);
+  return text
+    .replaceAll("{{backchannel}}", command)
+    .replaceAll("{{backchannel.command}}", JSON.stringify(program))
+    .replaceAll("{{backchannel.args}}", JSON.stringify(args));
+}
+
+/** Splits a POSIX shell command line into words: blanks separate, quotes group, `\\` escapes. */
+export function shellWords(line: string): string[] {
+  const words: string[] = [];
+  let word: string | undefined;
+  for (let i = 0; i < line.length; i += 1) {
+    const char = line[i]!;
+    if (/\s/.test(char)) {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else if (char === "'") {
+      const end = line.indexOf("'", i + 1);
+      word = (word ?? "") + line.slice(i + 1, end < 0 ? line.length : end);
+      i = end < 0 ? line.length : end;
+    } else if (char === '"') {
+      word ??= "";
+      for (i += 1; i < line.length && line[i] !== '"'; i += 1) {
+        // Inside double quotes a backslash escapes only " \ $ and `.
+        if (line[i] === "\\" && /["\\$`]/.test(line[i + 1] ?? "")) i += 1;
+        word += line[i];
+      }
+    } else {
+      word = (word ?? "") + (char === "\\" ? (line[++i] ?? "") : char);
+    }
+  }
+  if (word !== undefined) words.push(word);
+  return words;
+}
+
+async function recipeNames(dir: string): Promise<string[]> {
+  return (await readdir(dir))
+    .filter((file) => file.endsWith(".md"))
+    .map((file) => file.slice(0, -".md".length))
+    .filter((name) => RECIPE_NAME_PATTERN.test(name))
+    .sort();
+}
+
+/** The title (first `# ` line) and summary (first paragraph after it) of a recipe's markdown. */
+function describeRecipe(text: string): { title: string; summary: string } {
+  const blocks = text.split(/\n\s*\n/).map((block) => block.trim());
+  const heading = blocks.find((block) => block.startsWith("# ")) ?? "";
+  const summary = blocks[blocks.indexOf(heading) + 1] ?? "";
+  return { title: heading.slice(2).trim(), summary: summary.replace(/\s+/g, " ") };
+}

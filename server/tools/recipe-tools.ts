@@ -1,0 +1,89 @@
+/**
+ * The recipes, for the model and for any client (DESIGN §5): the `read_recipe` tool
+ * (the list without a name, the text with one) and the same recipes as resources
+ * `backchannel://recipes/<name>`.
+ */
+import { ResourceNotFoundError, ResourceTemplate, type McpServer } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { listRecipes, readRecipe, RECIPES_DIR, UnknownRecipeError } from "../recipes.js";
+import { toolError, toolResult } from "./results.js";
+
+/** Options of {@link registerRecipeTools}. */
+export interface RecipeToolOptions {
+  /** The folder of the recipes. Default: `recipes/` of this installation. */
+  recipesDir?: string;
+}
+
+const summarySchema = z.object({
+  name: z.string(),
+  title: z.string(),
+  summary: z.string(),
+  uri: z.string(),
+});
+
+/** The input of `read_recipe`. */
+export const readRecipeInput = z.object({
+  name: z.string().optional().describe("The recipe to read, e.g. background-watcher. Omit to list them."),
+});
+
+/** The output of `read_recipe`: the list, or one recipe with its text. */
+export const readRecipeOutput = z.object({
+  recipes: z.array(summarySchema).optional().describe("Every recipe (when no name was given)."),
+  recipe: summarySchema.extend({ text: z.string() }).optional().describe("The recipe asked for."),
+});
+
+/** Registers `read_recipe` and the `backchannel://recipes/{name}` resources on `server`. */
+export function registerRecipeTools(server: McpServer, options: RecipeToolOptions = {}): void {
+  const dir = options.recipesDir ?? RECIPES_DIR;
+
+  server.registerTool(
+    "read_recipe",
+    {
+      title: "Read a recipe",
+      description:
+        "Playbooks for using backchannel: how to be woken when the app writes (watcher, Monitor, long-poll, /loop), per host. No name: the list.",
+      inputSchema: readRecipeInput,
+      outputSchema: readRecipeOutput,
+    },
+    async ({ name }) => {
+      try {
+        if (name === undefined) {
+          const recipes = await listRecipes(dir);
+          const lines = recipes.map((recipe) => `- ${recipe.name}: ${recipe.title}`);
+          return toolResult({ recipes }, [`${recipes.length} recipes; read one with read_recipe {"name": "<name>"}:`, ...lines].join("\n"));
+        }
+        const recipe = await readRecipe(name, dir);
+        return toolResult({ recipe }, recipe.text);
+      } catch (error) {
+        // An unknown name is the caller's mistake: its message lists the names that exist.
+        if (error instanceof UnknownRecipeError) return { content: [{ type: "text", text: error.message }], isError: true };
+        return toolError(error);
+      }
+    },
+  );
+
+  server.registerResource(
+    "recipe",
+    new ResourceTemplate("backchannel://recipes/{name}", {
+      list: async () => ({
+        resources: (await listRecipes(dir)).map((recipe) => ({
+          uri: recipe.uri,
+          name: recipe.name,
+          title: recipe.title,
+          description: recipe.summary,
+          mimeType: "text/markdown",
+        })),
+      }),
+    }),
+    { title: "backchannel recipe", description: "A playbook for the agent.", mimeType: "text/markdown" },
+    async (uri, { name }) => {
+      try {
+        const recipe = await readRecipe(String(name), dir);
+        return { contents: [{ uri: recipe.uri, mimeType: "text/markdown", text: recipe.text }] };
+      } catch (error) {
+        if (error instanceof UnknownRecipeError) throw new ResourceNotFoundError(uri.href, error.message);
+        throw error;
+      }
+    },
+  );
+}
