@@ -42,31 +42,34 @@ export class ThreadCard {
     this.note.className = "card-note";
     this.note.hidden = true;
 
-    const form = document.createElement("form");
+    // A div, not a <form>: hosts sandbox the iframe, often without allow-forms, and
+    // the browser then refuses every submit event.
+    const form = document.createElement("div");
     form.className = "card-form";
     this.input = document.createElement("textarea");
     this.input.rows = 2;
     this.input.setAttribute("aria-label", "Your question about this passage");
     this.button = document.createElement("button");
-    this.button.type = "submit";
+    this.button.type = "button";
+    this.button.className = "card-send";
     const close = document.createElement("button");
     close.type = "button";
     close.className = "card-close";
     close.textContent = "Cancel";
     close.addEventListener("click", () => callbacks.ondiscard(this));
     form.append(this.input, this.button, close);
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
+    const submit = () => {
       const question = this.input.value.trim();
-      if (question === "" || this.button.disabled) return;
+      if (question === "") return;
       this.input.value = "";
       callbacks.onask(this, question);
-    });
+    };
+    this.button.addEventListener("click", submit);
     // Enter sends, Shift+Enter starts a new line, Escape closes an empty card.
     this.input.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
-        form.requestSubmit();
+        submit();
       } else if (event.key === "Escape" && this.thread.messages.length === 0) {
         callbacks.ondiscard(this);
       }

@@ -3,6 +3,7 @@
  * SDK's own `Client`, and the real `backchannel` command as a child process.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -94,4 +95,64 @@ export function spawnWatcher(dataDir: string, args: string[]): WatcherProcess {
 export function structured<T>(result: { structuredContent?: unknown; isError?: boolean; content?: unknown }): T {
   if (result.isError) throw new Error(`tool error: ${JSON.stringify(result.content)}`);
   return result.structuredContent as T;
+}
+
+/** The built playground server, `dist/playground/server.js`. */
+export const PLAYGROUND = fileURLToPath(new URL("../playground/server.js", import.meta.url));
+
+/** A running playground (`node dist/playground/server.js --port 0`) and the URL it printed. */
+export interface PlaygroundProcess {
+  child: ChildProcess;
+  url: URL;
+  /** Everything it printed on stderr so far. */
+  stderr(): string;
+  /** Stops it and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts the playground on a free port over `dataDir`; resolves once it prints its URL. */
+export async function startPlayground(dataDir: string): Promise<PlaygroundProcess> {
+  const child = spawn(process.execPath, [PLAYGROUND, "--port", "0"], {
+    env: { ...process.env, BACKCHANNEL_HOME: dataDir },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let err = "";
+  child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const url = await new Promise<URL>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = out.match(/backchannel playground: (http:\/\/\S+)/);
+      if (match) resolve(new URL(match[1]!));
+    });
+    child.once("exit", (code) => reject(new Error(`the playground exited (${code}) before it listened: ${out}${err}`)));
+  });
+  return {
+    child,
+    url,
+    stderr: () => err,
+    async stop() {
+      if (child.exitCode === null) child.kill();
+      await exited;
+    },
+  };
+}
+
+/** Where Debian's Chromium lives; `$CHROMIUM_PATH` overrides it. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+
+/** The flags every browser test launches Chromium with. */
+export const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"];
+
+/**
+ * Why the browser tests cannot run here, or `undefined` when Chromium is installed.
+ * @throws Error when `$CI` is set and Chromium is missing: in CI a missing browser fails the run.
+ */
+export function browserSkipReason(): string | undefined {
+  if (existsSync(CHROMIUM_PATH)) return undefined;
+  const reason = `Chromium is not installed at ${CHROMIUM_PATH} (apt-get install chromium, or set CHROMIUM_PATH)`;
+  if (process.env.CI) throw new Error(`${reason}; CI is set, so the browser tests must run`);
+  process.stderr.write(`\n*** SKIPPING the browser tests: ${reason}. They run, and must pass, in CI. ***\n\n`);
+  return reason;
 }
