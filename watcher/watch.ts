@@ -91,7 +91,7 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
 
       let messages: QueueMessage[] = [];
       try {
-        messages = (await readQueueFile(path))?.messages ?? [];
+        messages = readQueueFile(path)?.messages ?? [];
       } catch (error) {
         if (!(error instanceof CorruptQueueFileError)) throw error;
         if (!warnedCorrupt) err(`${error.message}; the server will move it aside at its next write`);

@@ -2,7 +2,7 @@
  * Whole-file replacement that a reader without a lock can never see half done.
  */
 import { randomBytes } from "node:crypto";
-import { open, rename, rm } from "node:fs/promises";
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 
 /** The suffix of temporary files; the idle sweep removes old ones left by killed processes. */
 export const TEMP_SUFFIX = ".tmp";
@@ -11,21 +11,24 @@ export const TEMP_SUFFIX = ".tmp";
  * Writes `text` to `path` atomically and durably: a temporary file in the same folder
  * (mode 0600) is written, fsynced and renamed over `path`. On any error the temporary
  * file is removed and `path` keeps its previous content.
+ *
+ * Synchronous on purpose: it runs under a lock, and the thread-pool round trips of
+ * the asynchronous calls would double the time the lock is held.
  * @throws the underlying I/O error (ENOSPC, EROFS, EACCES, …).
  */
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
+export function writeFileAtomic(path: string, text: string): void {
   const temp = `${path}.${process.pid}-${randomBytes(4).toString("hex")}${TEMP_SUFFIX}`;
   try {
-    const handle = await open(temp, "wx", 0o600);
+    const fd = openSync(temp, "wx", 0o600);
     try {
-      await handle.writeFile(text, "utf8");
-      await handle.sync();
+      writeSync(fd, text);
+      fsyncSync(fd);
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
-    await rename(temp, path);
+    renameSync(temp, path);
   } catch (error) {
-    await rm(temp, { force: true });
+    rmSync(temp, { force: true });
     throw error;
   }
 }

@@ -14,7 +14,8 @@
  *   in the data directory are never followed.
  */
 import { randomBytes } from "node:crypto";
-import { lstat, mkdir, readdir, rename, rm, utimes } from "node:fs/promises";
+import { lstatSync, mkdirSync, renameSync } from "node:fs";
+import { lstat, readdir, rename, rm, utimes } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { assertChannelId, assertEvent, isChannelId } from "../core/ids.js";
 import { DEFAULT_LIMITS, type Limits } from "../core/limits.js";
@@ -75,9 +76,9 @@ export class FileStore implements ChannelStore {
     assertEvent(event);
     const bytes = Buffer.byteLength(JSON.stringify(data));
     if (bytes > this.limits.maxMessageBytes) throw new MessageTooLargeError(bytes, this.limits.maxMessageBytes);
-    await this.ensureChannelDir(channelId);
-    return withLock(path, this.limits.lockStaleMs, async (lock) => {
-      const current = await this.readLocked(path);
+    this.ensureChannelDir(channelId);
+    return withLock(path, this.limits.lockStaleMs, (lock) => {
+      const current = this.readLocked(path);
       if (current.messages.length >= this.limits.maxQueueMessages) {
         throw new QueueFullError(channelId, queue, "messages", this.limits.maxQueueMessages);
       }
@@ -88,7 +89,7 @@ export class FileStore implements ChannelStore {
         throw new QueueFullError(channelId, queue, "bytes", this.limits.maxQueueBytes);
       }
       lock.assertHeld();
-      await writeFileAtomic(path, text);
+      writeFileAtomic(path, text);
       return { seq: message.seq, pending: next.messages.length };
     });
   }
@@ -99,7 +100,7 @@ export class FileStore implements ChannelStore {
     if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0)) {
       throw new RangeError(`after must be a whole number >= 0 (the cursor of your last poll), not ${after}`);
     }
-    const dir = await this.ensureChannelDir(channelId);
+    const dir = this.ensureChannelDir(channelId);
     this.markInUse(dir);
     if (waitMs <= 0) return this.pollOnce(path, after);
     // Subscribe before the first read, so that a message landing between the read
@@ -126,14 +127,14 @@ export class FileStore implements ChannelStore {
 
   async updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue> {
     const path = stateFile(this.dataDir, channelId, name);
-    await this.ensureChannelDir(channelId);
+    this.ensureChannelDir(channelId);
     return withLock(path, this.limits.lockStaleMs, async (lock) => {
-      const next = update(await readStateFile(path));
+      const next = update(readStateFile(path));
       const text = JSON.stringify(next);
       const bytes = Buffer.byteLength(text);
       if (bytes > this.limits.maxStateBytes) throw new StateTooLargeError(name, bytes, this.limits.maxStateBytes);
       lock.assertHeld();
-      await writeFileAtomic(path, text);
+      writeFileAtomic(path, text);
       return next;
     });
   }
@@ -211,15 +212,15 @@ export class FileStore implements ChannelStore {
     // longer remembers (deleted by hand, say); raising next_seq past it keeps every
     // new message above the cursor, where the reader will look for it.
     if (received || after >= current.next_seq) {
-      current = await withLock(path, this.limits.lockStaleMs, async (lock) => {
-        const locked = await this.readLocked(path);
+      current = await withLock(path, this.limits.lockStaleMs, (lock) => {
+        const locked = this.readLocked(path);
         const next: QueueFile = {
           version: 1,
           next_seq: Math.max(locked.next_seq, after + 1),
           messages: locked.messages.filter((message) => message.seq > after),
         };
         lock.assertHeld();
-        await writeFileAtomic(path, serializeQueueFile(next));
+        writeFileAtomic(path, serializeQueueFile(next));
         return next;
       });
     }
@@ -233,13 +234,13 @@ export class FileStore implements ChannelStore {
     if (!current || current.messages.length === 0) {
       return { messages: [], cursor: (current?.next_seq ?? 1) - 1, pending: 0 };
     }
-    return withLock(path, this.limits.lockStaleMs, async (lock) => {
-      const locked = await this.readLocked(path);
+    return withLock(path, this.limits.lockStaleMs, (lock) => {
+      const locked = this.readLocked(path);
       const batch = this.takeBatch(locked.messages);
       const rest = locked.messages.slice(batch.length);
       if (batch.length > 0) {
         lock.assertHeld();
-        await writeFileAtomic(path, serializeQueueFile({ version: 1, next_seq: locked.next_seq, messages: rest }));
+        writeFileAtomic(path, serializeQueueFile({ version: 1, next_seq: locked.next_seq, messages: rest }));
       }
       return { messages: batch, cursor: batch.at(-1)?.seq ?? locked.next_seq - 1, pending: rest.length };
     });
@@ -260,7 +261,7 @@ export class FileStore implements ChannelStore {
   /** Reads a queue without its lock; a corrupt file is handed to {@link readLocked} to be moved aside. */
   private async readUnlocked(path: string): Promise<QueueFile | null> {
     try {
-      return await readQueueFile(path);
+      return readQueueFile(path);
     } catch (error) {
       if (!(error instanceof CorruptQueueFileError)) throw error;
       return withLock(path, this.limits.lockStaleMs, () => this.readLocked(path));
@@ -274,14 +275,14 @@ export class FileStore implements ChannelStore {
    * larger of what its remains show and the current time in milliseconds (seqs that
    * count up from 1 by one per durable write stay far below it).
    */
-  private async readLocked(path: string): Promise<QueueFile> {
+  private readLocked(path: string): QueueFile {
     try {
-      return (await readQueueFile(path)) ?? emptyQueue();
+      return readQueueFile(path) ?? emptyQueue();
     } catch (error) {
       if (!(error instanceof CorruptQueueFileError)) throw error;
-      const remains = (await readTextNoFollow(path).catch(() => null)) ?? "";
+      const remains = readTextOrNothing(path);
       const aside = `${path}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
-      await rename(path, aside);
+      renameSync(path, aside);
       this.warn(`${error.reason}: moved ${path} aside to ${aside}; the queue starts again, empty`);
       return emptyQueue(Math.max(salvageSeqFloor(remains) + 1, Date.now()));
     }
@@ -292,16 +293,16 @@ export class FileStore implements ChannelStore {
    * data directory when needed).
    * @throws ForeignFileError when something other than a folder (a file, a link) has its name.
    */
-  private async ensureChannelDir(channelId: string): Promise<string> {
+  private ensureChannelDir(channelId: string): string {
     const dir = channelDir(this.dataDir, assertChannelId(channelId));
     try {
-      const stats = await lstat(dir);
+      const stats = lstatSync(dir);
       if (stats.isDirectory()) return dir;
       throw new ForeignFileError(dir, `should be a channel folder but is a ${stats.isSymbolicLink() ? "symbolic link" : "file"}`);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     }
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     return dir;
   }
 
@@ -318,15 +319,27 @@ export class FileStore implements ChannelStore {
  * The value of a state file, or `null` when there is none. A state file that does not
  * parse is reported as missing: state documents are rebuilt by the app that owns them.
  */
-async function readStateFile(path: string): Promise<JsonValue | null> {
-  const text = await readTextNoFollow(path).catch((error: unknown) => {
+function readStateFile(path: string): JsonValue | null {
+  let text: string | null;
+  try {
+    text = readTextNoFollow(path);
+  } catch (error) {
     if (error instanceof CorruptQueueFileError) return null;
     throw error;
-  });
+  }
   if (text === null) return null;
   try {
     return JSON.parse(text) as JsonValue;
   } catch {
     return null;
+  }
+}
+
+/** The text of `path` for salvage, or "" when it cannot be read as a regular file. */
+function readTextOrNothing(path: string): string {
+  try {
+    return readTextNoFollow(path) ?? "";
+  } catch {
+    return "";
   }
 }

@@ -1,21 +1,30 @@
 /**
- * Inter-process locks on queue files, through proper-lockfile (a `<file>.lock` folder
- * made with mkdir, which is atomic on every OS and on network file systems).
+ * Inter-process locks on queue and state files, through proper-lockfile (a
+ * `<file>.lock` folder made with mkdir, which is atomic on every OS and on network
+ * file systems).
  *
  * Invariants:
- * - a holder refreshes its lock's mtime every `staleMs / 4`, so a live holder's lock
- *   is never taken as stale;
+ * - a holder refreshes its lock's mtime every `staleMs / 4` (at least every second),
+ *   so a live holder's lock is never taken as stale;
  * - a lock whose mtime is older than `staleMs` belongs to a killed process and is
  *   broken by the next process that wants it, so a crash delays others by at most
  *   about `staleMs`;
- * - waiting retries quickly at first (1 ms) and backs off to 20 ms with jitter, for
- *   latency under contention, and gives up after three stale periods.
+ * - a waiter retries the moment the lock folder is removed (a file-system event on
+ *   the folder that holds it), with a short capped back-off as the fallback, so the
+ *   lock passes from process to process without idle gaps; it gives up after three
+ *   stale periods.
+ *
+ * Each attempt is synchronous (mkdir, and a stat when the lock is taken): a few
+ * microseconds, against a few hundred for the same calls through libuv's thread pool,
+ * and lock hand-over time bounds how many writes per second several processes get.
  */
+import { basename, dirname } from "node:path";
 import lockfile from "proper-lockfile";
+import { subscribeToFile, type FileSubscription } from "./change-watch.js";
 import { LockTimeoutError } from "./errors.js";
 
-const FIRST_RETRY_MS = 1;
-const MAX_RETRY_MS = 20;
+/** Longest fallback wait between two attempts, when no file-system event comes. */
+const MAX_RETRY_MS = 8;
 
 /** Handed to the action run under a lock. */
 export interface HeldLock {
@@ -31,33 +40,14 @@ export interface HeldLock {
  * @throws LockTimeoutError when the lock stays busy for three stale periods;
  *   whatever `action` throws, after releasing the lock.
  */
-export async function withLock<T>(path: string, staleMs: number, action: (lock: HeldLock) => Promise<T>): Promise<T> {
-  const started = Date.now();
+export async function withLock<T>(path: string, staleMs: number, action: (lock: HeldLock) => Promise<T> | T): Promise<T> {
   let compromised: Error | undefined;
-  let release: () => Promise<void>;
-  try {
-    release = await lockfile.lock(path, {
-      realpath: false,
-      stale: staleMs,
-      update: Math.max(1000, Math.floor(staleMs / 4)),
-      retries: {
-        retries: Math.ceil((3 * staleMs) / MAX_RETRY_MS),
-        factor: 1.5,
-        minTimeout: FIRST_RETRY_MS,
-        maxTimeout: MAX_RETRY_MS,
-        randomize: true,
-      },
-      // The default throws from a timer and would crash the process. A lock is
-      // compromised only when this process stalled for longer than `staleMs`; the
-      // action's next `assertHeld` then fails rather than overwrite another writer's change.
-      onCompromised: (error) => {
-        compromised = error;
-      },
-    });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ELOCKED") throw new LockTimeoutError(path, Date.now() - started);
-    throw error;
-  }
+  const release = await acquire(path, staleMs, (error) => {
+    // The default throws from a timer and would crash the process. A lock is
+    // compromised only when this process stalled for longer than `staleMs`; the
+    // action's next `assertHeld` then fails rather than overwrite another writer's change.
+    compromised = error;
+  });
   try {
     return await action({
       assertHeld() {
@@ -65,6 +55,44 @@ export async function withLock<T>(path: string, staleMs: number, action: (lock: 
       },
     });
   } finally {
-    if (!compromised) await release().catch(() => undefined);
+    if (!compromised) {
+      try {
+        release();
+      } catch {
+        // Already released or broken: nothing of ours is left to clean.
+      }
+    }
+  }
+}
+
+async function acquire(path: string, staleMs: number, onCompromised: (error: Error) => void): Promise<() => void> {
+  const options = {
+    realpath: false,
+    stale: staleMs,
+    update: Math.max(1000, Math.floor(staleMs / 4)),
+    onCompromised,
+  };
+  const started = Date.now();
+  let subscription: FileSubscription | undefined;
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return lockfile.lockSync(path, options);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ELOCKED") throw error;
+      }
+      const waited = Date.now() - started;
+      if (waited > 3 * staleMs) throw new LockTimeoutError(path, waited);
+      if (!subscription) {
+        // Subscribe, then try again at once: the holder may have released the lock
+        // between the failed attempt and the subscription.
+        subscription = subscribeToFile(dirname(path), `${basename(path)}.lock`);
+        continue;
+      }
+      const backoff = Math.min(MAX_RETRY_MS, 2 ** Math.min(attempt, 3)) * (0.5 + Math.random());
+      await subscription.next(backoff);
+    }
+  } finally {
+    subscription?.close();
   }
 }

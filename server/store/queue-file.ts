@@ -11,9 +11,11 @@
  *   lock sees a whole file, old or new.
  *
  * This module imports nothing but Node, so that the watcher can use it and start fast.
+ * Reads are synchronous: a queue file is small (8 MiB at most), the store reads it
+ * under a lock that should be held as briefly as possible, and the watcher has
+ * nothing else to do meanwhile.
  */
-import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { EVENT_PATTERN } from "../core/ids.js";
 
 /** Any value JSON can carry. */
@@ -88,8 +90,8 @@ export function serializeQueueFile(queue: QueueFile): string {
  * @throws CorruptQueueFileError when the file is not a queue (or is a link or a folder);
  *   other I/O errors (EACCES, …) are thrown as they are.
  */
-export async function readQueueFile(path: string): Promise<QueueFile | null> {
-  const text = await readTextNoFollow(path);
+export function readQueueFile(path: string): QueueFile | null {
+  const text = readTextNoFollow(path);
   return text === null ? null : parseQueueFile(text, path);
 }
 
@@ -98,10 +100,10 @@ export async function readQueueFile(path: string): Promise<QueueFile | null> {
  * @returns `null` when there is no file.
  * @throws CorruptQueueFileError when `path` is a link or a folder; other I/O errors as they are.
  */
-export async function readTextNoFollow(path: string): Promise<string | null> {
-  let handle;
+export function readTextNoFollow(path: string): string | null {
+  let fd: number;
   try {
-    handle = await open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return null;
@@ -109,10 +111,10 @@ export async function readTextNoFollow(path: string): Promise<string | null> {
     throw error;
   }
   try {
-    if (!(await handle.stat()).isFile()) throw new CorruptQueueFileError(path, "it is not a regular file");
-    return await handle.readFile("utf8");
+    if (!fstatSync(fd).isFile()) throw new CorruptQueueFileError(path, "it is not a regular file");
+    return readFileSync(fd, "utf8");
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
