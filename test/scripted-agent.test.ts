@@ -11,6 +11,12 @@ import { connectServer, tempDataDir } from "./helpers.js";
 import { ScriptedAgent, type AgentReport, type RunOptions, type WakeMode } from "./fixtures/scripted-agent.js";
 import { startSimulatedApp, type AppOutcome } from "./fixtures/simulated-app.js";
 
+/** In long-poll mode questions come 500–1,500 ms apart, so polls wait; one that took this long surely did. */
+const LONG_POLL_GAP_MS = 500;
+const WAITED_MS = 300;
+/** A safety net only: a session takes a few seconds. */
+const TIMEOUT = { timeout: 120_000 };
+
 const QUESTIONS = ["What does “the queue is the truth” mean?", "Why pull after every push?", "Who reads the ui queue?"];
 
 interface Session {
@@ -18,15 +24,25 @@ interface Session {
   outcome: AppOutcome;
 }
 
+/** Options of {@link session}. */
+interface SessionOptions {
+  /** Options of the agent's loop. */
+  run?: Partial<RunOptions>;
+  /** Called with the agent's client before it opens the reader. */
+  prepare?: (agent: Client) => void;
+  /** The shortest wait before a question. Default 100 ms. */
+  minDelayMs?: number;
+}
+
 /** One whole session: two server processes, the agent opening the reader, the app asking. */
-async function session(mode: WakeMode, options: Partial<RunOptions> = {}, prepare?: (agent: Client) => void): Promise<Session> {
+async function session(mode: WakeMode, { run = {}, prepare, minDelayMs = 100 }: SessionOptions = {}): Promise<Session> {
   const { dir, cleanup } = await tempDataDir();
   const [agentClient, appClient] = await Promise.all([connectServer(dir), connectServer(dir)]);
   try {
     prepare?.(agentClient);
     const agent = await ScriptedAgent.open(agentClient, { BACKCHANNEL_HOME: dir });
-    const app = startSimulatedApp(appClient, agent.channelId, { questions: QUESTIONS });
-    const [report] = await Promise.all([agent.run(mode, { asks: QUESTIONS.length, ...options }), app.answered]);
+    const app = startSimulatedApp(appClient, agent.channelId, { questions: QUESTIONS, minDelayMs });
+    const [report] = await Promise.all([agent.run(mode, { asks: QUESTIONS.length, ...run }), app.answered]);
     return { report, outcome: await app.finish() };
   } finally {
     await Promise.all([agentClient.close(), appClient.close()]);
@@ -55,39 +71,46 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-test("exit mode: the watcher open_reader returned, as a background command; poll on exit, answer, re-arm", async (t) => {
+test("exit mode: the watcher open_reader returned, as a background command; poll on exit, answer, re-arm", TIMEOUT, async (t) => {
   const result = await session("exit");
   t.diagnostic(`exit mode: ${assertConversation(result)}`);
   assert.ok(result.report.wakes >= 2, "woken for ready and again after re-arming");
 });
 
-test("follow mode: one watcher line per message; poll on each line", async (t) => {
+test("follow mode: one watcher line per message; poll on each line", TIMEOUT, async (t) => {
   const result = await session("follow");
   t.diagnostic(`follow mode: ${assertConversation(result)}`);
 });
 
-test("long-poll mode: poll_agent_messages with wait_ms and a progress token gets progress while it waits", async (t) => {
+test("long-poll mode: poll_agent_messages with wait_ms and a progress token gets progress while it waits", TIMEOUT, async (t) => {
   const errors: Error[] = [];
-  const result = await session("long-poll", { progressToken: true }, (agent) => (agent.onerror = (error) => errors.push(error)));
+  const result = await session("long-poll", {
+    run: { progressToken: true },
+    prepare: (agent) => (agent.onerror = (error) => errors.push(error)),
+    minDelayMs: LONG_POLL_GAP_MS,
+  });
   t.diagnostic(`long-poll mode: ${assertConversation(result)}`);
-  const waited = result.report.pollMs.filter((ms) => ms > 50).length;
-  assert.ok(waited >= 1, `some poll waited (${result.report.pollMs.map((ms) => ms.toFixed(0)).join(", ")} ms)`);
-  assert.ok(result.report.progress >= waited, `${result.report.progress} progress notifications for ${waited} polls that waited`);
+  const polls = result.report.polls.map(({ ms, progress }) => `${ms.toFixed(0)} ms: ${progress}`).join(", ");
+  // A waiting poll reports progress as its wait begins.
+  assert.ok(result.report.polls.some(({ progress }) => progress > 0), `progress arrived (${polls})`);
+  for (const { ms, progress } of result.report.polls) assert.ok(ms < WAITED_MS || progress > 0, `a poll that waited got progress (${polls})`);
   assert.deepEqual(errors, [], "no progress notification with an unknown token");
 });
 
-test("long-poll mode without a progress token: no progress notification at all", async (t) => {
+test("long-poll mode without a progress token: no progress notification at all", TIMEOUT, async (t) => {
   let progress = 0;
-  const result = await session("long-poll", { progressToken: false }, (agent) =>
+  const result = await session("long-poll", {
+    run: { progressToken: false },
     // Replaces the SDK's own progress routing: this client never asks for progress, so anything arriving is a stray.
-    agent.setNotificationHandler("notifications/progress", () => void (progress += 1)),
-  );
+    prepare: (agent) => agent.setNotificationHandler("notifications/progress", () => void (progress += 1)),
+    minDelayMs: LONG_POLL_GAP_MS,
+  });
   t.diagnostic(`long-poll mode, no token: ${assertConversation(result)}`);
-  assert.ok(result.report.pollMs.some((ms) => ms > 50), "some poll waited");
+  assert.ok(result.report.polls.some(({ ms }) => ms >= WAITED_MS), "some poll waited");
   assert.equal(progress, 0);
 });
 
-test("timer mode: poll_agent_messages every 250 ms, as /loop would every minute", async (t) => {
-  const result = await session("timer", { timerMs: 250 });
+test("timer mode: poll_agent_messages every 250 ms, as /loop would every minute", TIMEOUT, async (t) => {
+  const result = await session("timer", { run: { timerMs: 250 } });
   t.diagnostic(`timer mode (250 ms): ${assertConversation(result)}`);
 });
