@@ -12,7 +12,7 @@ export { createServer, type ServerOptions } from "./server.js";
 export { FileStore, type FileStoreOptions } from "./store/file-store.js";
 export type { AppendResult, ChannelInfo, ChannelStore, PollOptions, PollResult } from "./store/store.js";
 export type { JsonValue, QueueMessage } from "./store/queue-file.js";
-export { ForeignFileError, LockTimeoutError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "./store/errors.js";
+export { LockTimeoutError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "./store/errors.js";
 export { CHANNEL_ID_PATTERN, EVENT_PATTERN, InvalidChannelIdError, InvalidEventError, mintChannelId } from "./core/ids.js";
 export { DEFAULT_LIMITS, type Limits } from "./core/limits.js";
 export { resolveDataDir, type QueueName } from "./core/paths.js";

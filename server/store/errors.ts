@@ -52,17 +52,6 @@ export class LockTimeoutError extends Error {
   }
 }
 
-/** A path the store needs is taken by something it must not touch (a file where a channel folder belongs, …). */
-export class ForeignFileError extends Error {
-  override readonly name = "ForeignFileError";
-  constructor(
-    readonly path: string,
-    reason: string,
-  ) {
-    super(`${path} ${reason}; move it away or remove it, then try again`);
-  }
-}
-
 /** A state document is larger than `maxStateBytes`; the stored one is unchanged. */
 export class StateTooLargeError extends Error {
   override readonly name = "StateTooLargeError";

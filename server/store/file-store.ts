@@ -22,7 +22,7 @@ import { DEFAULT_LIMITS, type Limits } from "../core/limits.js";
 import { channelDir, channelsDir, queueFile, resolveDataDir, stateFile, type QueueName } from "../core/paths.js";
 import { TEMP_SUFFIX, writeFileAtomic } from "./atomic-write.js";
 import { subscribeToFile } from "./change-watch.js";
-import { ForeignFileError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "./errors.js";
+import { MessageTooLargeError, QueueFullError, StateTooLargeError } from "./errors.js";
 import { withLock } from "./lock.js";
 import {
   CorruptQueueFileError,
@@ -281,7 +281,7 @@ export class FileStore implements ChannelStore {
     } catch (error) {
       if (!(error instanceof CorruptQueueFileError)) throw error;
       const remains = readTextOrNothing(path);
-      const aside = `${path}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+      const aside = `${path}.corrupt-${fileTimestamp()}`;
       renameSync(path, aside);
       this.warn(`${error.reason}: moved ${path} aside to ${aside}; the queue starts again, empty`);
       return emptyQueue(Math.max(salvageSeqFloor(remains) + 1, Date.now()));
@@ -290,17 +290,22 @@ export class FileStore implements ChannelStore {
 
   /**
    * Makes sure the channel folder exists as a real folder (mode 0700, created with the
-   * data directory when needed).
-   * @throws ForeignFileError when something other than a folder (a file, a link) has its name.
+   * data directory when needed). Anything else in its place (a file, a symbolic link)
+   * is moved aside to `<id>.foreign-<timestamp>`, never followed, and reported.
    */
   private ensureChannelDir(channelId: string): string {
     const dir = channelDir(this.dataDir, assertChannelId(channelId));
+    let stats;
     try {
-      const stats = lstatSync(dir);
-      if (stats.isDirectory()) return dir;
-      throw new ForeignFileError(dir, `should be a channel folder but is a ${stats.isSymbolicLink() ? "symbolic link" : "file"}`);
+      stats = lstatSync(dir);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    if (stats?.isDirectory()) return dir;
+    if (stats) {
+      const aside = `${dir}.foreign-${fileTimestamp()}`;
+      renameSync(dir, aside);
+      this.warn(`${dir} should be a channel folder but was a ${stats.isSymbolicLink() ? "symbolic link" : "file"}: moved it aside to ${aside}`);
     }
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     return dir;
@@ -342,4 +347,9 @@ function readTextOrNothing(path: string): string {
   } catch {
     return "";
   }
+}
+
+/** The current time as it can stand in a file name: `2026-11-29T12-00-00-000Z`. */
+function fileTimestamp(): string {
+  return new Date().toISOString().replace(/[:.]/g, "-");
 }

@@ -9,6 +9,12 @@
  * - a lock whose mtime is older than `staleMs` belongs to a killed process and is
  *   broken by the next process that wants it, so a crash delays others by at most
  *   about `staleMs`;
+ * - a stale lock is broken only under a second lock, `<file>.lock.break`, after its
+ *   staleness is checked again: when several waiters find the same stale lock, one
+ *   breaks it and the others cannot remove the fresh lock a winner made meanwhile.
+ *   (proper-lockfile's own stale breaking checks and removes without such a guard,
+ *   which lets two processes hold the lock at once under a herd of waiters; a test
+ *   that kills writers under load caught it, so its stale breaking is turned off here.)
  * - a waiter retries the moment the lock folder is removed (a file-system event on
  *   the folder that holds it), with a short capped back-off as the fallback, so the
  *   lock passes from process to process without idle gaps; it gives up after three
@@ -18,6 +24,7 @@
  * microseconds, against a few hundred for the same calls through libuv's thread pool,
  * and lock hand-over time bounds how many writes per second several processes get.
  */
+import { lstatSync, mkdirSync, rmdirSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import lockfile from "proper-lockfile";
 import { subscribeToFile, type FileSubscription } from "./change-watch.js";
@@ -25,6 +32,8 @@ import { LockTimeoutError } from "./errors.js";
 
 /** Longest fallback wait between two attempts, when no file-system event comes. */
 const MAX_RETRY_MS = 8;
+/** proper-lockfile's `stale`, set beyond reach: stale locks are broken by {@link breakIfStale}. */
+const NEVER_STALE_MS = 2 ** 31 - 1;
 
 /** Handed to the action run under a lock. */
 export interface HeldLock {
@@ -68,10 +77,11 @@ export async function withLock<T>(path: string, staleMs: number, action: (lock: 
 async function acquire(path: string, staleMs: number, onCompromised: (error: Error) => void): Promise<() => void> {
   const options = {
     realpath: false,
-    stale: staleMs,
+    stale: NEVER_STALE_MS,
     update: Math.max(1000, Math.floor(staleMs / 4)),
     onCompromised,
   };
+  const lockDir = `${path}.lock`;
   const started = Date.now();
   let subscription: FileSubscription | undefined;
   try {
@@ -81,12 +91,13 @@ async function acquire(path: string, staleMs: number, onCompromised: (error: Err
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ELOCKED") throw error;
       }
+      if (breakIfStale(lockDir, staleMs)) continue;
       const waited = Date.now() - started;
       if (waited > 3 * staleMs) throw new LockTimeoutError(path, waited);
       if (!subscription) {
         // Subscribe, then try again at once: the holder may have released the lock
         // between the failed attempt and the subscription.
-        subscription = subscribeToFile(dirname(path), `${basename(path)}.lock`);
+        subscription = subscribeToFile(dirname(path), basename(lockDir));
         continue;
       }
       const backoff = Math.min(MAX_RETRY_MS, 2 ** Math.min(attempt, 3)) * (0.5 + Math.random());
@@ -94,5 +105,46 @@ async function acquire(path: string, staleMs: number, onCompromised: (error: Err
     }
   } finally {
     subscription?.close();
+  }
+}
+
+/**
+ * Removes the lock folder `lockDir` when its mtime is older than `staleMs`, under the
+ * guard folder `<lockDir>.break`, re-checking staleness once the guard is held.
+ * A guard left by a process killed while breaking is itself broken once stale.
+ * @returns true when the lock is gone (removed here, or released meanwhile).
+ */
+function breakIfStale(lockDir: string, staleMs: number): boolean {
+  if (!isStale(lockDir, staleMs)) return false;
+  const guard = `${lockDir}.break`;
+  try {
+    mkdirSync(guard);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    if (isStale(guard, staleMs)) removeDir(guard);
+    return false;
+  }
+  try {
+    if (isStale(lockDir, staleMs)) removeDir(lockDir);
+    return true;
+  } finally {
+    removeDir(guard);
+  }
+}
+
+/** True when `dir` exists and was last touched more than `staleMs` ago; a missing folder is not stale. */
+function isStale(dir: string, staleMs: number): boolean {
+  try {
+    return lstatSync(dir).mtimeMs < Date.now() - staleMs;
+  } catch {
+    return false;
+  }
+}
+
+function removeDir(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
 }

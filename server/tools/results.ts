@@ -6,7 +6,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { InvalidChannelIdError, InvalidEventError } from "../core/ids.js";
 import { CorruptQueueFileError } from "../store/queue-file.js";
-import { ForeignFileError, LockTimeoutError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
+import { LockTimeoutError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
 
 /** A successful tool result. `text` is what hosts that ignore `structuredContent` show. */
 export function toolResult<T extends Record<string, unknown>>(structured: T, text: string): CallToolResult & { structuredContent: T } {
@@ -20,7 +20,6 @@ const CALLER_ERRORS = [
   MessageTooLargeError,
   QueueFullError,
   LockTimeoutError,
-  ForeignFileError,
   StateTooLargeError,
   CorruptQueueFileError,
   RangeError,
