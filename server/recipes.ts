@@ -6,7 +6,9 @@
  *
  * - `{{backchannel}}`: the command as a shell would run it, e.g. `node /abs/dist/server/cli.js`;
  * - `{{backchannel.command}}` and `{{backchannel.args}}`: the same as a JSON string and a
- *   JSON array, for host configuration files (`"command": …, "args": …`).
+ *   JSON array, for host configuration files (`"command": …, "args": …`);
+ * - `{{backchannel.json}}`: the shell command escaped to sit inside a JSON string
+ *   (a Windows path's backslashes, a quoted path's quotes).
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -79,11 +81,16 @@ export function fillPlaceholders(text: string, command: string): string {
   const [program = "", ...args] = shellWords(command);
   return text
     .replaceAll("{{backchannel}}", command)
+    .replaceAll("{{backchannel.json}}", JSON.stringify(command).slice(1, -1))
     .replaceAll("{{backchannel.command}}", JSON.stringify(program))
     .replaceAll("{{backchannel.args}}", JSON.stringify(args));
 }
 
-/** Splits a POSIX shell command line into words: blanks separate, quotes group, `\\` escapes. */
+/**
+ * Splits a command line as {@link backchannelCommand} writes it into words: blanks
+ * separate, single and double quotes group, and inside double quotes `\\` escapes
+ * `" \\ $` and a backtick. Elsewhere a backslash is kept, as in a Windows path.
+ */
 export function shellWords(line: string): string[] {
   const words: string[] = [];
   let word: string | undefined;
@@ -104,7 +111,7 @@ export function shellWords(line: string): string[] {
         word += line[i];
       }
     } else {
-      word = (word ?? "") + (char === "\\" ? (line[++i] ?? "") : char);
+      word = (word ?? "") + char;
     }
   }
   if (word !== undefined) words.push(word);

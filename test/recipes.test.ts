@@ -4,12 +4,13 @@
  * each run for real against real processes, so that a recipe cannot rot.
  */
 import assert from "node:assert/strict";
-import { readdir } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { backchannelCommand } from "../server/core/commands.js";
-import { RECIPES_DIR, shellWords } from "../server/recipes.js";
+import { fillPlaceholders, RECIPES_DIR, shellWords } from "../server/recipes.js";
 import { connectServer, structured, tempDataDir } from "./helpers.js";
 import { codeBlocks, commands, fill, toolCalls } from "./fixtures/recipe-text.js";
 import { readRecipe } from "./fixtures/scripted-agent.js";
@@ -95,6 +96,49 @@ describe("read_recipe and the recipe resources", () => {
       assert.equal((contents[0] as { text: string }).text, await readRecipe(client, name));
     }
     await assert.rejects(client.readResource({ uri: "backchannel://recipes/nope" }), /no recipe named "nope"/);
+  });
+});
+
+describe("the command placeholders", () => {
+  const installs: [string, string[]][] = [
+    ["node /opt/backchannel/dist/server/cli.js", ["node", "/opt/backchannel/dist/server/cli.js"]],
+    ['node "/Users/Jane Doe/backchannel/dist/server/cli.js"', ["node", "/Users/Jane Doe/backchannel/dist/server/cli.js"]],
+    ["node C:\\Users\\jane\\backchannel\\dist\\server\\cli.js", ["node", "C:\\Users\\jane\\backchannel\\dist\\server\\cli.js"]],
+    ["npx backchannel", ["npx", "backchannel"]],
+  ];
+  for (const [command, argv] of installs) {
+    test(`fill every host configuration correctly for ${command}`, async () => {
+      assert.deepEqual(shellWords(command), argv);
+      for (const name of names) {
+        const text = fillPlaceholders(await readFile(join(RECIPES_DIR, `${name}.md`), "utf8"), command);
+        for (const block of codeBlocks(text).filter((block) => block.info === "json")) {
+          const config = JSON.parse(block.body) as { command: string }[] | { mcpServers?: object; servers?: object };
+          if (Array.isArray(config)) {
+            for (const monitor of config) assert.ok(monitor.command.startsWith(`${command} watch `), monitor.command);
+          } else {
+            for (const server of Object.values(config.mcpServers ?? config.servers ?? {}) as { command: string; args: string[] }[]) {
+              assert.deepEqual([server.command, ...server.args], argv);
+            }
+          }
+        }
+      }
+    });
+  }
+
+  test("BACKCHANNEL_COMMAND names the command everywhere: instructions, open_reader, recipes", async () => {
+    const npx = await connectServer(dataDir, { BACKCHANNEL_COMMAND: "npx backchannel" });
+    try {
+      assert.ok(npx.getInstructions()?.includes("`npx backchannel watch <channel_id>`"));
+      const opened = structured<{ channel_id: string; watch_command: string }>(
+        await npx.callTool({ name: "open_reader", arguments: { markdown: "# A\n\nb" } }),
+      );
+      assert.equal(opened.watch_command, `npx backchannel watch ${opened.channel_id}`);
+      const hosts = await readRecipe(npx, "hosts");
+      assert.match(hosts, /"command": "npx", "args": \["backchannel"\]/);
+      assert.match(hosts, /^claude mcp add backchannel -- npx backchannel$/m);
+    } finally {
+      await npx.close();
+    }
   });
 });
 
