@@ -30,7 +30,8 @@ export default defineConfig({
   logLevel: "warn",
   build: {
     outDir,
-    emptyOutDir: true,
+    // Not emptied: tsc also compiles app/channel.ts here (the library entry and its tests).
+    emptyOutDir: false,
     target: "es2022",
     rollupOptions: { input: resolve(import.meta.dirname, "reader.html") },
   },
