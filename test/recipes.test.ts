@@ -55,6 +55,17 @@ describe("read_recipe and the recipe resources", () => {
     assert.deepEqual(names, ["background-watcher", "bidirectional-events", "hosts", "loop-polling", "margin-comments"]);
   });
 
+  test("the recipe files name the command only through placeholders", async () => {
+    for (const name of names) {
+      const raw = await readFile(join(RECIPES_DIR, `${name}.md`), "utf8");
+      // A hard-coded command would not run where this installation is not on the PATH.
+      assert.doesNotMatch(raw, /npx backchannel|(?<!\}\})\bbackchannel (watch|serve)|cli\.js/, `${name} hard-codes a command`);
+      for (const placeholder of raw.match(/\{\{[^}]*\}\}/g) ?? []) {
+        assert.ok(["{{backchannel}}", "{{backchannel.json}}", "{{backchannel.command}}", "{{backchannel.args}}"].includes(placeholder), `${name}: ${placeholder}`);
+      }
+    }
+  });
+
   test("without a name: every recipe, with a title, a summary and its resource URI", async () => {
     const result = await client.callTool({ name: "read_recipe", arguments: {} });
     const { recipes } = structured<{ recipes: Summary[] }>(result);
