@@ -273,7 +273,7 @@ export class FileStore implements ChannelStore {
    * `<name>.corrupt-<timestamp>` (never deleted), reported, and replaced by an empty
    * queue whose next_seq is above anything the old file can have handed out: the
    * larger of what its remains show and the current time in milliseconds (seqs that
-   * count up from 1 by one per durable write stay far below it).
+   * count up from 1 by one per durable write stay far below it). Call only under the lock.
    */
   private readLocked(path: string): QueueFile {
     try {
@@ -284,7 +284,10 @@ export class FileStore implements ChannelStore {
       const aside = `${path}.corrupt-${fileTimestamp()}`;
       renameSync(path, aside);
       this.warn(`${error.reason}: moved ${path} aside to ${aside}; the queue starts again, empty`);
-      return emptyQueue(Math.max(salvageSeqFloor(remains) + 1, Date.now()));
+      // Written at once, so that the new floor outlives this call even when the caller only reads.
+      const fresh = emptyQueue(Math.max(salvageSeqFloor(remains) + 1, Date.now()));
+      writeFileAtomic(path, serializeQueueFile(fresh));
+      return fresh;
     }
   }
 
