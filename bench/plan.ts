@@ -1,0 +1,43 @@
+/**
+ * How many samples each mode takes. The quick mode (the default) stays under two
+ * minutes on a 2-core machine; the full mode takes about 20 minutes, gives p99 from
+ * at least 100 samples where a sample is cheap, and watches idle cost for 10 minutes.
+ *
+ * The baseline gets fewer exit-mode and round-trip samples than backchannel: each
+ * costs it a whole timer period (500 ms, 1,200 ms) against a few ms.
+ */
+import type { Design } from "./designs.js";
+import type { DeliveryCounts } from "./suites/delivery.js";
+import type { IdlePlan } from "./suites/idle.js";
+import type { ScalePlan } from "./suites/scale.js";
+import type { ThroughputPlan } from "./suites/throughput.js";
+import type { WakeCounts } from "./suites/wake.js";
+
+/** Everything a mode decides. */
+export interface Plan {
+  wake(design: Design): WakeCounts;
+  delivery(design: Design): DeliveryCounts;
+  throughput: ThroughputPlan;
+  idle: IdlePlan;
+  scale: ScalePlan;
+}
+
+const fast = (design: Design) => design.name === "backchannel";
+
+/** The default: under two minutes. */
+export const QUICK: Plan = {
+  wake: (design) => ({ exit: fast(design) ? 12 : 6, follow: 30 }),
+  delivery: (design) => ({ delivery: 30, roundTrip: fast(design) ? 10 : 4 }),
+  throughput: { processes: [1, 4, 16], messages: 1000, durationMs: 500, repeats: 1 },
+  idle: { windowMs: 30_000, sliceMs: 30_000 },
+  scale: { channels: [1, 100, 10_000], starts: 2, deliveries: 8, append: { messages: 1000, durationMs: 500 } },
+};
+
+/** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
+export const FULL: Plan = {
+  wake: (design) => ({ exit: fast(design) ? 150 : 60, follow: 200 }),
+  delivery: (design) => ({ delivery: 200, roundTrip: fast(design) ? 100 : 40 }),
+  throughput: { processes: [1, 4, 16], messages: 1000, durationMs: 5000, repeats: 5 },
+  idle: { windowMs: 600_000, sliceMs: 60_000 },
+  scale: { channels: [1, 100, 10_000], starts: 10, deliveries: 50, append: { messages: 1000, durationMs: 3000 } },
+};

@@ -1,0 +1,82 @@
+/**
+ * `npm run bench`: measures backchannel and the polling baseline in the same run,
+ * prints a markdown table, and writes every raw sample to bench/results/latest.json.
+ *
+ *     node dist/bench/run.js [--full] [--out FILE]
+ *
+ * The run fails (exit 1) when any message was lost or duplicated, whatever else it
+ * measured.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { DESIGNS } from "./designs.js";
+import type { Figure, RunContext } from "./figures.js";
+import { describeMachine } from "./machine.js";
+import { FULL, QUICK } from "./plan.js";
+import { analyse, renderTable, writeResult, type RunResult } from "./report.js";
+import { contextFigures } from "./suites/context.js";
+import { deliveryFigures } from "./suites/delivery.js";
+import { idleFigures } from "./suites/idle.js";
+import { scaleFigures } from "./suites/scale.js";
+import { throughputFigures } from "./suites/throughput.js";
+import { wakeFigures } from "./suites/wake.js";
+
+/** bench/results/latest.json in the source tree (this file runs from dist/bench/). */
+const DEFAULT_OUT = fileURLToPath(new URL("../../bench/results/latest.json", import.meta.url));
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { full: { type: "boolean" }, out: { type: "string" } } });
+  const mode = values.full ? "full" : "quick";
+  const plan = mode === "full" ? FULL : QUICK;
+  const root = await mkdtemp(join(tmpdir(), "backchannel-bench-"));
+  const startedAt = new Date();
+  const started = performance.now();
+  const loadBefore = loadavg()[0]!;
+  const ctx: RunContext = {
+    mode,
+    root,
+    log: (line) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`),
+  };
+  const figures: Figure[] = [];
+  try {
+    figures.push(...(await contextFigures(DESIGNS, ctx)));
+    figures.push(...(await wakeFigures(DESIGNS, plan.wake, ctx)));
+    figures.push(...(await deliveryFigures(DESIGNS, plan.delivery, ctx)));
+    figures.push(...(await throughputFigures(DESIGNS, plan.throughput, ctx)));
+    figures.push(...(await idleFigures(DESIGNS, plan.idle, ctx)));
+    figures.push(...(await scaleFigures(DESIGNS, plan.scale, ctx)));
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+  const result: RunResult = {
+    mode,
+    startedAt: startedAt.toISOString(),
+    durationSeconds: Math.round((performance.now() - started) / 1000),
+    commit: describeCommit(),
+    machine: describeMachine(tmpdir()),
+    loadAverage: { before: loadBefore, after: loadavg()[0]! },
+    figures: analyse(figures),
+  };
+  const out = values.out ?? DEFAULT_OUT;
+  await writeResult(out, result);
+  process.stdout.write(`${renderTable(result)}\n\nRaw samples: ${out} (${result.durationSeconds} s)\n`);
+}
+
+/** The commit measured, e.g. "5c44dd1+dirty"; "unknown" outside a git checkout. */
+function describeCommit(): string {
+  try {
+    const git = (...args: string[]) => execFileSync("git", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    return `${git("rev-parse", "--short", "HEAD")}${git("status", "--porcelain", "--untracked-files=no") ? "+dirty" : ""}`;
+  } catch {
+    return "unknown";
+  }
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`bench failed: ${error.stack ?? error.message}\n`);
+  process.exitCode = 1;
+});

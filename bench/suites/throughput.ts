@@ -1,0 +1,219 @@
+/**
+ * Figure 4: queue throughput with durable writes, from 1, 4 and 16 processes at once,
+ * and the count of lost or duplicated messages, which must be 0.
+ *
+ * - One queue: K processes append to one empty queue together (the contended case),
+ *   up to M messages in all (M <= 1,000, the queue limit) or for T seconds, whichever
+ *   comes first. The queue file is then read back: it must hold each appended key
+ *   once, in seq order.
+ * - A channel each: the same, but each appender on a channel of its own (the usual
+ *   case: one writer per queue), so only the disk is shared.
+ * - Append + drain: K appenders on one queue while K drainers empty it with
+ *   read-and-clear polls; every key must reach exactly one drainer.
+ *
+ * Workers are started once per process count and wait for their tasks, so that only
+ * the queue work is timed: from the earliest start to the last append (or the last
+ * drain that found messages) of any worker. The time cap keeps a slow run short; a
+ * faster design then appends more, into a longer queue, which only makes each of its
+ * appends dearer.
+ */
+import { mkdtemp } from "node:fs/promises";
+import { join } from "node:path";
+import type { Design, DesignName } from "../designs.js";
+import type { Figure, RunContext } from "../figures.js";
+import { assertExactlyOnce, type Tally } from "../integrity.js";
+import { startWorkers, type WorkerProcess } from "../procs/worker.js";
+import { withTimeout } from "../timing.js";
+import { queueFile } from "../../server/core/paths.js";
+import { readQueueFile } from "../../server/store/queue-file.js";
+import type { WorkerReport } from "../workers/queue-worker.js";
+
+/** How a throughput run is sized. */
+export interface ThroughputPlan {
+  /** Process counts to measure. */
+  processes: number[];
+  /** Most messages per run (at most the queue limit, 1,000). */
+  messages: number;
+  /** Longest the appenders of one run append. */
+  durationMs: number;
+  /** Runs per process count and design. */
+  repeats: number;
+}
+
+/** How much one run appends. */
+export type RunSize = Pick<ThroughputPlan, "messages" | "durationMs">;
+
+/** What one run measured. */
+export interface ThroughputRun {
+  appendsPerSecond: number;
+  /** Append + drain only: drain operations that found messages, per second. */
+  drainsPerSecond?: number;
+  errors: number;
+  tally: Tally;
+}
+
+/** Longest one run may take before the run fails. */
+const RUN_TIMEOUT_MS = 120_000;
+
+/** Measures every process count of `plan` for each design. */
+export async function throughputFigures(designs: readonly Design[], plan: ThroughputPlan, ctx: RunContext): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  const totals = new Map<DesignName, { lost: number; duplicated: number; errors: number }>();
+  const count = (design: Design, run: ThroughputRun) => {
+    const total = totals.get(design.name) ?? { lost: 0, duplicated: 0, errors: 0 };
+    totals.set(design.name, { lost: total.lost + run.tally.lost, duplicated: total.duplicated + run.tally.duplicated, errors: total.errors + run.errors });
+    return run;
+  };
+  for (const processes of plan.processes) {
+    const oneQueue = {} as Record<DesignName, number[]>;
+    const own = {} as Record<DesignName, number[]>;
+    const mixedAppend = {} as Record<DesignName, number[]>;
+    const mixedDrain = {} as Record<DesignName, number[]>;
+    const appenders = await startWorkers(processes);
+    const drainers = await startWorkers(processes);
+    try {
+      for (const design of designs) {
+        ctx.log(`throughput: ${design.name}, ${processes} process(es)`);
+        oneQueue[design.name] = [];
+        own[design.name] = [];
+        mixedAppend[design.name] = [];
+        mixedDrain[design.name] = [];
+        for (let repeat = 0; repeat < plan.repeats; repeat += 1) {
+          oneQueue[design.name]!.push(count(design, await fillQueue(design, appenders, plan, ctx)).appendsPerSecond);
+          if (processes > 1) {
+            own[design.name]!.push(count(design, await fillQueue(design, appenders, plan, ctx, { ownChannels: true })).appendsPerSecond);
+          }
+          const mixed = count(design, await appendAndDrain(design, appenders, drainers, plan, ctx));
+          mixedAppend[design.name]!.push(mixed.appendsPerSecond);
+          mixedDrain[design.name]!.push(mixed.drainsPerSecond ?? 0);
+        }
+      }
+    } finally {
+      for (const worker of [...appenders, ...drainers]) worker.close();
+    }
+    const label = `${processes} proc${processes === 1 ? "" : "s"}`;
+    figures.push({ key: `throughput.append.${processes}`, name: `appends/s, ${label} on one queue`, unit: "/s", better: "higher", samples: oneQueue });
+    if (processes > 1) {
+      figures.push({ key: `throughput.ownChannels.${processes}`, name: `appends/s, ${label}, a channel each`, unit: "/s", better: "higher", samples: own });
+    }
+    figures.push(
+      { key: `throughput.mixedAppend.${processes}`, name: `appends/s, ${label} + ${label} draining`, unit: "/s", better: "higher", samples: mixedAppend },
+      { key: `throughput.mixedDrain.${processes}`, name: `drains/s, ${label} + ${label} draining`, unit: "/s", better: "higher", samples: mixedDrain },
+    );
+  }
+  const total = (field: "lost" | "duplicated" | "errors") =>
+    Object.fromEntries(designs.map((design) => [design.name, [totals.get(design.name)?.[field] ?? 0]])) as Record<DesignName, number[]>;
+  figures.push(
+    { key: "throughput.lost", name: "messages lost, all throughput runs", unit: "msgs", better: "lower", samples: total("lost") },
+    { key: "throughput.duplicated", name: "messages duplicated, all throughput runs", unit: "msgs", better: "lower", samples: total("duplicated") },
+    { key: "throughput.errors", name: "appends or drains refused (lock timeout)", unit: "calls", better: "lower", samples: total("errors") },
+  );
+  return figures;
+}
+
+/** Where a fill run writes. */
+export interface FillOptions {
+  /** An existing data directory (the scale suite's); default: a new one. */
+  dataDir?: string;
+  /** Each appender on a channel of its own, rather than all on one queue. */
+  ownChannels?: boolean;
+}
+
+/**
+ * The `appenders` fill empty queues, then the files are read back.
+ * @throws DeliveryError when a key is missing or repeated, Error when seqs are out of order.
+ */
+export async function fillQueue(
+  design: Design,
+  appenders: WorkerProcess[],
+  size: RunSize,
+  ctx: RunContext,
+  options: FillOptions = {},
+): Promise<ThroughputRun> {
+  const dataDir = options.dataDir ?? (await mkdtemp(join(ctx.root, `${design.name}-fill-`)));
+  const base = `bench-fill-${appenders.length}-${Math.random().toString(36).slice(2, 8)}`;
+  const channelIds = appenders.map((_, writer) => (options.ownChannels ? `${base}-${writer}` : base));
+  const reports = await withTimeout(
+    Promise.all(
+      appenders.map((worker, writer) =>
+        worker.run({
+          design: design.name,
+          dataDir,
+          channelId: channelIds[writer]!,
+          role: "append",
+          writer,
+          count: options.ownChannels ? size.messages : share(size.messages, appenders.length, writer),
+          durationMs: size.durationMs,
+        }),
+      ),
+    ),
+    RUN_TIMEOUT_MS,
+    `${design.name} appenders`,
+  );
+  const stored: string[] = [];
+  for (const channelId of new Set(channelIds)) {
+    const messages = (await readQueueFile(queueFile(dataDir, channelId, "agent")))?.messages ?? [];
+    messages.forEach((message, index) => {
+      if (index > 0 && message.seq <= messages[index - 1]!.seq) throw new Error(`${design.name}: seq ${message.seq} out of order in ${channelId}`);
+    });
+    stored.push(...messages.map((message) => keyOf(message.data)));
+  }
+  const written = reports.flatMap((report) => report.keys);
+  const tally = assertExactlyOnce(`${design.name} fill, ${appenders.length} processes`, written, stored);
+  return { appendsPerSecond: rate(written.length, reports), errors: errorCount(reports), tally };
+}
+
+/** The `appenders` append to one queue while the `drainers` empty it. */
+async function appendAndDrain(
+  design: Design,
+  appenders: WorkerProcess[],
+  drainers: WorkerProcess[],
+  size: RunSize,
+  ctx: RunContext,
+): Promise<ThroughputRun> {
+  const dataDir = await mkdtemp(join(ctx.root, `${design.name}-mixed-`));
+  const task = { design: design.name, dataDir, channelId: "bench-mixed", durationMs: size.durationMs };
+  const drained = drainers.map((worker, writer) => worker.run({ ...task, role: "drain", writer, count: 0 }));
+  const appended = await withTimeout(
+    Promise.all(appenders.map((worker, writer) => worker.run({ ...task, role: "append", writer, count: share(size.messages, appenders.length, writer) }))),
+    RUN_TIMEOUT_MS,
+    `${design.name} appenders`,
+  );
+  for (const worker of drainers) worker.stop();
+  const drainReports = await withTimeout(Promise.all(drained), RUN_TIMEOUT_MS, `${design.name} drainers`);
+  const tally = assertExactlyOnce(
+    `${design.name} append + drain, ${appenders.length} + ${drainers.length} processes`,
+    appended.flatMap((report) => report.keys),
+    drainReports.flatMap((report) => report.keys),
+  );
+  return {
+    appendsPerSecond: rate(sum(appended.map((report) => report.operations)), appended),
+    drainsPerSecond: rate(sum(drainReports.map((report) => report.operations)), drainReports),
+    errors: errorCount([...appended, ...drainReports]),
+    tally,
+  };
+}
+
+/** Writer `writer`'s part of `messages` spread evenly over `processes`; the first writers take the remainder. */
+function share(messages: number, processes: number, writer: number): number {
+  return Math.floor(messages / processes) + (writer < messages % processes ? 1 : 0);
+}
+
+/** Operations per second over the span from the earliest start to the latest last operation. */
+function rate(operations: number, reports: WorkerReport[]): number {
+  const start = Math.min(...reports.map((report) => report.startedAt));
+  const end = Math.max(...reports.map((report) => report.lastAt));
+  return end > start ? (operations * 1000) / (end - start) : 0;
+}
+
+function errorCount(reports: WorkerReport[]): number {
+  return sum(reports.map((report) => report.errors.length));
+}
+
+function sum(values: number[]): number {
+  return values.reduce((total, value) => total + value, 0);
+}
+
+function keyOf(data: unknown): string {
+  return String((data as { key?: unknown } | null)?.key);
+}

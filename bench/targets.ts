@@ -1,0 +1,29 @@
+/**
+ * The targets of issue 5, each checked against one figure of backchannel.
+ */
+import type { Summary } from "./stats.js";
+
+/** A target and how to check it. */
+export interface Target {
+  /** The figure it applies to. */
+  key: string;
+  /** The target in words, for the table. */
+  text: string;
+  /** Whether backchannel meets it, given both designs' summaries and the ratio. */
+  met(backchannel: Summary, baseline: Summary, ratio: number): boolean;
+}
+
+const latency: Target["met"] = (backchannel, _baseline, ratio) => backchannel.p50 < 20 && backchannel.p99 < 100 && ratio >= 10;
+const LATENCY_TEXT = "p50 < 20, p99 < 100, ≥ 10×";
+
+/** Every target. */
+export const TARGETS: readonly Target[] = [
+  { key: "wake.exit", text: LATENCY_TEXT, met: latency },
+  { key: "wake.follow", text: LATENCY_TEXT, met: latency },
+  { key: "delivery", text: LATENCY_TEXT, met: latency },
+  { key: "throughput.append.4", text: "≥ 1,500/s", met: (backchannel) => backchannel.p50 >= 1500 },
+  { key: "throughput.lost", text: "0", met: (backchannel) => backchannel.max === 0 },
+  { key: "throughput.duplicated", text: "0", met: (backchannel) => backchannel.max === 0 },
+  { key: "idle.appCalls", text: "≤ 4/min", met: (backchannel) => backchannel.max <= 4 },
+  { key: "context.chars", text: "< 6,000", met: (backchannel) => backchannel.p50 < 6000 },
+];

@@ -1,0 +1,124 @@
+/**
+ * One process of the throughput suite. It runs tasks sent on stdin, one JSON line
+ * each, against a design's store, and answers each with a report line on stdout:
+ *
+ *     {"task": WorkerTask}   append or drain as fast as it can
+ *     {"stop": true}         a drainer finishes its task once the queue is empty
+ *
+ * It prints "ready" once loaded, so that process start-up is never measured, and is
+ * reused for every run of a suite, so that start-up is paid once.
+ *
+ *     node dist/bench/workers/queue-worker.js
+ */
+import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
+import { FileStore } from "../../server/store/file-store.js";
+import type { ChannelStore } from "../../server/store/store.js";
+import { PollingStore } from "../baseline/polling-store.js";
+import type { DesignName } from "../designs.js";
+
+/** What a worker is asked to do. */
+export interface WorkerTask {
+  design: DesignName;
+  dataDir: string;
+  channelId: string;
+  role: "append" | "drain";
+  /** The appender's number, part of each message's key "<writer>:<index>". */
+  writer: number;
+  /** How many messages an appender appends at most. */
+  count: number;
+  /** How long an appender appends at most. */
+  durationMs: number;
+}
+
+/** What a worker reports. Times are milliseconds since the epoch, with sub-ms precision. */
+export interface WorkerReport {
+  startedAt: number;
+  /** When the last append returned, or when the last drain that found messages returned. */
+  lastAt: number;
+  /** Appends that returned a seq, or drains that returned at least one message. */
+  operations: number;
+  /** Keys of the messages appended (appender) or received (drainer). */
+  keys: string[];
+  /** Messages of failed appends or drains, e.g. a lock that stayed busy too long. */
+  errors: string[];
+}
+
+/** A line on the worker's stdin. */
+export type WorkerCommand = { task: WorkerTask } | { stop: true };
+
+/** How long a drainer that found the queue empty sleeps before it reads again. */
+const EMPTY_PAUSE_MS = 1;
+/** A drainer gives up after this long, whatever happens. */
+const MAX_DRAIN_MS = 5 * 60 * 1000;
+
+const now = () => performance.timeOrigin + performance.now();
+
+async function main(): Promise<void> {
+  let stopping = false;
+  const running: Promise<void>[] = [];
+  process.stdout.write("ready\n");
+  for await (const line of createInterface({ input: process.stdin })) {
+    const command = JSON.parse(line) as WorkerCommand;
+    if ("stop" in command) {
+      stopping = true;
+      continue;
+    }
+    stopping = false;
+    const { task } = command;
+    const store: ChannelStore = task.design === "backchannel" ? new FileStore({ dataDir: task.dataDir }) : new PollingStore(task.dataDir);
+    // Not awaited here: a drainer must keep reading stdin to hear "stop".
+    const work = task.role === "append" ? append(store, task) : drain(store, task, () => stopping);
+    running.push(work.then((report) => void process.stdout.write(`${JSON.stringify(report)}\n`)));
+  }
+  await Promise.all(running);
+}
+
+async function append(store: ChannelStore, task: WorkerTask): Promise<WorkerReport> {
+  const report: WorkerReport = { startedAt: now(), lastAt: now(), operations: 0, keys: [], errors: [] };
+  const deadline = report.startedAt + task.durationMs;
+  for (let index = 0; index < task.count && now() < deadline; index += 1) {
+    const key = `${task.writer}:${index}`;
+    try {
+      await store.append(task.channelId, "agent", "ask", { key });
+      report.operations += 1;
+      report.keys.push(key);
+    } catch (error) {
+      report.errors.push((error as Error).message);
+    }
+    report.lastAt = now();
+  }
+  return report;
+}
+
+async function drain(store: ChannelStore, task: WorkerTask, stopping: () => boolean): Promise<WorkerReport> {
+  const report: WorkerReport = { startedAt: now(), lastAt: now(), operations: 0, keys: [], errors: [] };
+  const deadline = report.startedAt + MAX_DRAIN_MS;
+  while (now() < deadline) {
+    // Read the flag before polling: a stop that came earlier means nothing more will be appended.
+    const last = stopping();
+    let messages;
+    try {
+      ({ messages } = await store.poll(task.channelId, "agent"));
+    } catch (error) {
+      // A drain that failed took nothing (the lock stayed busy): note it and read again.
+      report.errors.push((error as Error).message);
+      continue;
+    }
+    if (messages.length > 0) {
+      report.operations += 1;
+      report.lastAt = now();
+      for (const message of messages) report.keys.push(String((message.data as { key?: unknown }).key));
+    } else if (last) {
+      break;
+    } else {
+      await sleep(EMPTY_PAUSE_MS);
+    }
+  }
+  return report;
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`queue worker: ${error.stack ?? error.message}\n`);
+  process.exitCode = 1;
+});
