@@ -20,6 +20,7 @@ export interface Design {
    * started every `appIntervalMs` (0: again as soon as the previous one returns).
    */
   appWaitMs: number;
+  /** See {@link Design.appWaitMs}. */
   appIntervalMs: number;
   /**
    * The period of the timer that decides this design's latency, if any. Samples are

@@ -2,8 +2,9 @@
  * `npm run bench`: measures backchannel and the polling baseline in the same run,
  * prints a markdown table, and writes every raw sample to bench/results/latest.json.
  *
- *     node dist/bench/run.js [--full] [--out FILE]
+ *     node dist/bench/run.js [--full] [--out FILE] [--only SUITE,…]
  *
+ * Suites: context, wake, delivery, throughput, idle, scale (all by default).
  * The run fails (exit 1) when any message was lost or duplicated, whatever else it
  * measured.
  */
@@ -16,7 +17,7 @@ import { parseArgs } from "node:util";
 import { DESIGNS } from "./designs.js";
 import type { Figure, RunContext } from "./figures.js";
 import { describeMachine } from "./machine.js";
-import { FULL, QUICK } from "./plan.js";
+import { FULL, QUICK, type Plan } from "./plan.js";
 import { analyse, renderTable, writeResult, type RunResult } from "./report.js";
 import { contextFigures } from "./suites/context.js";
 import { deliveryFigures } from "./suites/delivery.js";
@@ -25,11 +26,24 @@ import { scaleFigures } from "./suites/scale.js";
 import { throughputFigures } from "./suites/throughput.js";
 import { wakeFigures } from "./suites/wake.js";
 
+/** The suites, in the order they run. */
+const SUITES: Record<string, (plan: Plan, ctx: RunContext) => Promise<Figure[]>> = {
+  context: (_plan, ctx) => contextFigures(DESIGNS, ctx),
+  wake: (plan, ctx) => wakeFigures(DESIGNS, plan.wake, ctx),
+  delivery: (plan, ctx) => deliveryFigures(DESIGNS, plan.delivery, ctx),
+  throughput: (plan, ctx) => throughputFigures(DESIGNS, plan.throughput, ctx),
+  idle: (plan, ctx) => idleFigures(DESIGNS, plan.idle, ctx),
+  scale: (plan, ctx) => scaleFigures(DESIGNS, plan.scale, ctx),
+};
+
 /** bench/results/latest.json in the source tree (this file runs from dist/bench/). */
 const DEFAULT_OUT = fileURLToPath(new URL("../../bench/results/latest.json", import.meta.url));
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { full: { type: "boolean" }, out: { type: "string" } } });
+  const { values } = parseArgs({ options: { full: { type: "boolean" }, out: { type: "string" }, only: { type: "string" } } });
+  const only = values.only?.split(",") ?? Object.keys(SUITES);
+  const unknown = only.filter((name) => !(name in SUITES));
+  if (unknown.length > 0) throw new Error(`unknown suite ${unknown.join(", ")}; choose from ${Object.keys(SUITES).join(", ")}`);
   const mode = values.full ? "full" : "quick";
   const plan = mode === "full" ? FULL : QUICK;
   const root = await mkdtemp(join(tmpdir(), "backchannel-bench-"));
@@ -43,12 +57,9 @@ async function main(): Promise<void> {
   };
   const figures: Figure[] = [];
   try {
-    figures.push(...(await contextFigures(DESIGNS, ctx)));
-    figures.push(...(await wakeFigures(DESIGNS, plan.wake, ctx)));
-    figures.push(...(await deliveryFigures(DESIGNS, plan.delivery, ctx)));
-    figures.push(...(await throughputFigures(DESIGNS, plan.throughput, ctx)));
-    figures.push(...(await idleFigures(DESIGNS, plan.idle, ctx)));
-    figures.push(...(await scaleFigures(DESIGNS, plan.scale, ctx)));
+    for (const [name, suite] of Object.entries(SUITES)) {
+      if (only.includes(name)) figures.push(...(await suite(plan, ctx)));
+    }
   } finally {
     await rm(root, { recursive: true, force: true });
   }

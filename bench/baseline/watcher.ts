@@ -13,7 +13,7 @@ import { queueFile, resolveDataDir } from "../../server/core/paths.js";
 import { parseQueueFile, type QueueMessage } from "../../server/store/queue-file.js";
 
 /** How often the baseline watcher reads the queue file. */
-export const BASELINE_WATCH_INTERVAL_MS = 500;
+const BASELINE_WATCH_INTERVAL_MS = 500;
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({

@@ -47,7 +47,7 @@ export interface WorkerReport {
 /** A line on the worker's stdin. */
 export type WorkerCommand = { task: WorkerTask } | { stop: true };
 
-/** How long a drainer that found the queue empty sleeps before it reads again. */
+/** How long a drainer that found the queue empty (or failed) sleeps before it reads again. */
 const EMPTY_PAUSE_MS = 1;
 /** A drainer gives up after this long, whatever happens. */
 const MAX_DRAIN_MS = 5 * 60 * 1000;
@@ -103,6 +103,7 @@ async function drain(store: ChannelStore, task: WorkerTask, stopping: () => bool
     } catch (error) {
       // A drain that failed took nothing (the lock stayed busy): note it and read again.
       report.errors.push((error as Error).message);
+      await sleep(EMPTY_PAUSE_MS);
       continue;
     }
     if (messages.length > 0) {
