@@ -263,3 +263,58 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
     assert.deepEqual(pageErrors, []);
   });
 });
+
+describe("the playground's agent panel, on a narrow screen", { skip, timeout: 60_000 }, () => {
+  let dataDir: string;
+  let cleanup: () => Promise<void>;
+  let playground: PlaygroundProcess;
+  let browser: Browser;
+
+  before(async () => {
+    ({ dir: dataDir, cleanup } = await tempDataDir());
+    playground = await startPlayground(dataDir);
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  });
+  after(async () => {
+    await browser?.close();
+    await playground?.stop();
+    await cleanup?.();
+  });
+
+  test("a person answers in the panel (through notify_ui); the card sits under its paragraph", async () => {
+    const page = await browser.newPage({ viewport: { width: 640, height: 900 } });
+    await page.goto(playground.url.href);
+    const frame = await (await page.locator("#frame iframe").elementHandle())!.contentFrame();
+    assert.ok(frame);
+    // The panel greets a ready reader with hello, as an agent would.
+    await frame.locator("#presence", { hasText: "Agent is listening" }).waitFor();
+    await frame.evaluate(() => {
+      const paragraph = [...document.querySelectorAll("#doc p")].find((element) => element.textContent?.startsWith("A message carries"))!;
+      const text = paragraph.firstChild!;
+      const range = document.createRange();
+      range.setStart(text, 2);
+      range.setEnd(text, 9);
+      document.getSelection()!.removeAllRanges();
+      document.getSelection()!.addRange(range);
+    });
+    await frame.locator("#ask").click();
+    await frame.locator(".card textarea").fill("Which message?");
+    await frame.locator(".card textarea").press("Enter");
+
+    const ask = page.locator("#inbox li", { hasText: "Which message?" });
+    await ask.waitFor();
+    assert.equal(await ask.locator("blockquote").textContent(), "message");
+    await ask.locator("textarea").fill("Any message in a *queue*.");
+    await ask.locator("button[type=submit]").click();
+
+    await frame.locator(".card .message.agent", { hasText: "Any message in a queue." }).waitFor();
+    assert.equal(await frame.locator(".card .message.agent em").textContent(), "queue");
+    assert.equal(await frame.locator("#layout").getAttribute("class"), "narrow");
+    assert.equal(
+      await frame.evaluate(() => document.querySelector(".card")?.previousElementSibling?.textContent?.startsWith("A message carries")),
+      true,
+      "the card follows its paragraph",
+    );
+    await page.close();
+  });
+});

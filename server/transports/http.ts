@@ -15,6 +15,9 @@ import { createServer, type ServerOptions } from "../server.js";
 import { FileStore } from "../store/file-store.js";
 import { VERSION } from "../version.js";
 
+/** How often the server removes idle channels. */
+const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+
 /** The path of the MCP endpoint. */
 export const MCP_PATH = "/mcp";
 
@@ -66,7 +69,10 @@ export function listen(server: Server, options: ListenOptions = {}): Promise<URL
  */
 export async function runHttpServer(options: ListenOptions = {}): Promise<void> {
   const store = new FileStore({ limits: limitsFromEnv() });
-  await store.removeIdleChannels();
+  const sweep = () =>
+    store.removeIdleChannels().catch((error: Error) => process.stderr.write(`backchannel: idle sweep failed: ${error.message}\n`));
+  await sweep();
+  setInterval(sweep, SWEEP_INTERVAL_MS).unref();
   const mcp = createMcpRequestListener({ store, maxAgentWaitMs: store.limits.maxAgentWaitMs, maxUiWaitMs: store.limits.maxUiWaitMs });
   const server = createHttpServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
