@@ -266,8 +266,15 @@ function byId(id: string): HTMLElement {
   return element;
 }
 
-// Links open through the host (the iframe may not navigate); in-page links scroll.
+// A highlighted passage leads to its card. Links open through the host (the iframe
+// may not navigate); in-page links scroll.
 document.addEventListener("click", (event) => {
+  const mark = (event.target as Element | null)?.closest?.<HTMLElement>("mark.passage");
+  const card = mark?.dataset.thread ? cards.get(mark.dataset.thread) : undefined;
+  if (card && document.getSelection()?.isCollapsed !== false) {
+    card.element.scrollIntoView({ behavior: "smooth", block: "nearest" });
+    card.focus();
+  }
   const link = (event.target as Element | null)?.closest?.("a[href]");
   if (!(link instanceof HTMLAnchorElement)) return;
   event.preventDefault();

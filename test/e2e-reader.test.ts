@@ -151,7 +151,12 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
     await playground?.stop();
     await cleanup?.();
     if (timings.askToAgent!.length > 0) {
-      const show = (values: number[]) => `${values.join(", ")} ms (median ${[...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]} ms)`;
+      const median = (values: number[]) => {
+        const sorted = [...values].sort((a, b) => a - b);
+        const middle = sorted.length / 2;
+        return Number.isInteger(middle) ? (sorted[middle - 1]! + sorted[middle]!) / 2 : sorted[Math.floor(middle)]!;
+      };
+      const show = (values: number[]) => `${values.join(", ")} ms (median ${median(values)} ms)`;
       process.stderr.write(`\nreader e2e timings: Ask → ask at the agent: ${show(timings.askToAgent!)}; notify_ui → answer on screen: ${show(timings.answerToScreen!)}\n`);
     }
   });
@@ -216,8 +221,9 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
     const card = ".card:has(textarea:focus)";
     await frame.locator(card).waitFor();
     const asked = nextMessage("ask");
-    await submitQuestion(frame, card, XSS_QUESTION);
-    const { message } = await asked;
+    const submittedAt = await submitQuestion(frame, card, XSS_QUESTION);
+    const { message, at } = await asked;
+    timings.askToAgent!.push(at - submittedAt);
     assert.equal(message.data.question, XSS_QUESTION, "the agent gets the question exactly as typed");
     secondThread = String(message.data.thread_id);
     timings.answerToScreen!.push(await answer(frame, secondThread, XSS_ANSWER, "stay text"));
