@@ -20,17 +20,33 @@ export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promi
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** An SDK client connected to a new `backchannel serve` process on `dataDir`. */
-export async function connectServer(dataDir: string, env: Record<string, string> = {}): Promise<Client> {
+/** What each connected server printed on stderr, by client. */
+const serverStderr = new WeakMap<Client, () => string>();
+
+/**
+ * An SDK client connected to a new `backchannel serve` process on `dataDir`, started
+ * in `options.cwd` (default: this process's). The server's stderr is collected (see
+ * {@link stderrOf}), so that it can never fill its pipe and block the server.
+ */
+export async function connectServer(dataDir: string, env: Record<string, string> = {}, options: { cwd?: string } = {}): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, "serve"],
     env: { ...(process.env as Record<string, string>), BACKCHANNEL_HOME: dataDir, ...env },
     stderr: "pipe",
+    ...(options.cwd ? { cwd: options.cwd } : {}),
   });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client({ name: "backchannel-test", version: "0.0.0" });
   await client.connect(transport);
+  serverStderr.set(client, () => stderr);
   return client;
+}
+
+/** Everything the server behind `client` printed on stderr so far. */
+export function stderrOf(client: Client): string {
+  return serverStderr.get(client)?.() ?? "";
 }
 
 /** A running `backchannel watch` child with its output collected. */

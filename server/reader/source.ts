@@ -2,6 +2,7 @@
  * Where `open_reader` gets its document: text or markdown given inline, or a local
  * file (stdio mode only, because only there does the server run on the user's machine).
  */
+import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { basename, extname, resolve } from "node:path";
 
@@ -34,7 +35,10 @@ export async function readDocumentFile(path: string, maxBytes: number = DEFAULT_
   const absolute = resolve(path);
   let handle;
   try {
-    handle = await open(absolute, "r");
+    // O_NONBLOCK: opening a named pipe with no writer would otherwise block a thread of
+    // the pool for ever (and four such calls would stall every file operation of the
+    // server); the fstat below then refuses anything but a regular file.
+    handle = await open(absolute, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (error) {
     throw new DocumentFileError(describeOpenError(absolute, error));
   }

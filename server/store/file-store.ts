@@ -18,6 +18,7 @@ import { lstatSync, mkdirSync, renameSync } from "node:fs";
 import { lstat, readdir, rename, rm, utimes } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { assertChannelId, assertEvent, isChannelId } from "../core/ids.js";
+import { InvalidDataError, jsonProblem } from "../core/json.js";
 import { DEFAULT_LIMITS, type Limits } from "../core/limits.js";
 import { channelDir, channelsDir, queueFile, resolveDataDir, stateFile, type QueueName } from "../core/paths.js";
 import { TEMP_SUFFIX, writeFileAtomic } from "./atomic-write.js";
@@ -74,6 +75,8 @@ export class FileStore implements ChannelStore {
   async append(channelId: string, queue: QueueName, event: string, data: JsonValue = {}): Promise<AppendResult> {
     const path = queueFile(this.dataDir, channelId, queue);
     assertEvent(event);
+    const problem = jsonProblem(data);
+    if (problem) throw new InvalidDataError(problem);
     const bytes = Buffer.byteLength(JSON.stringify(data));
     if (bytes > this.limits.maxMessageBytes) throw new MessageTooLargeError(bytes, this.limits.maxMessageBytes);
     this.ensureChannelDir(channelId);

@@ -17,9 +17,9 @@
  */
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { EVENT_PATTERN } from "../core/ids.js";
+import type { JsonValue } from "../core/json.js";
 
-/** Any value JSON can carry. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type { JsonValue } from "../core/json.js";
 
 /** One message in a queue. `seq` is unique in its queue for ever; `ts` is ISO-8601 UTC. */
 export interface QueueMessage {

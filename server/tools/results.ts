@@ -5,6 +5,7 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { InvalidChannelIdError, InvalidEventError } from "../core/ids.js";
+import { InvalidDataError } from "../core/json.js";
 import { CorruptQueueFileError } from "../store/queue-file.js";
 import { LockTimeoutError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
 
@@ -17,6 +18,7 @@ export function toolResult<T extends Record<string, unknown>>(structured: T, tex
 const CALLER_ERRORS = [
   InvalidChannelIdError,
   InvalidEventError,
+  InvalidDataError,
   MessageTooLargeError,
   QueueFullError,
   LockTimeoutError,

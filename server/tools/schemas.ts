@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { CHANNEL_ID_PATTERN, EVENT_PATTERN } from "../core/ids.js";
+import { isJsonValue, MAX_JSON_DEPTH } from "../core/json.js";
 
 /** A channel id, as the tools accept it. */
 export const channelIdSchema = z
@@ -31,11 +32,20 @@ export function waitSchema(maxMs: number) {
   return z.number().int().min(0).max(maxMs).describe(`Wait up to this many ms for a message (max ${maxMs}).`);
 }
 
+/**
+ * Message data: any JSON value nested at most MAX_JSON_DEPTH levels. Checked without
+ * recursion (z.json() recurses, and a value nested thousands deep overflows the stack).
+ */
+export const dataSchema = z
+  .unknown()
+  .refine(isJsonValue, `data must be plain JSON nested at most ${MAX_JSON_DEPTH} levels deep`)
+  .describe("Any JSON value; {} when omitted.");
+
 /** The input of `notify_ui` and `notify_agent`. */
 export const notifyInput = z.object({
   channel_id: channelIdSchema,
   event: eventSchema,
-  data: z.json().optional().describe("Any JSON value; {} when omitted."),
+  data: dataSchema.optional(),
 });
 
 /** The output of `notify_ui` and `notify_agent`. */
@@ -53,7 +63,7 @@ export function pollInput(maxWaitMs: number) {
 export const messageSchema = z.object({
   seq: z.number().int(),
   event: z.string(),
-  data: z.json(),
+  data: z.unknown(),
   ts: z.string(),
 });
 
