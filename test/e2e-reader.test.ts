@@ -13,7 +13,7 @@
  * returns the ask, and from just before notify_ui to the moment the answer's text is
  * in the card's DOM (a MutationObserver in the iframe stamps it).
  *
- * Set BACKCHANNEL_SCREENSHOT=<file.png> to save a screenshot of the answered thread
+ * Set BACKCHANNEL_SCREENSHOT=<file.png> to save a screenshot of the reader with its answered thread
  * (docs/reader.png is made this way: `npm run screenshot`).
  */
 import assert from "node:assert/strict";
@@ -210,8 +210,14 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
     ]);
     timings.answerToScreen!.push(await answer(frame, firstThread, "So that a cursor stays valid after the queue drains.", "cursor stays valid"));
     if (process.env.BACKCHANNEL_SCREENSHOT) {
-      await frame.locator(`${card} .message`).nth(3).scrollIntoViewIfNeeded();
-      await page.screenshot({ path: process.env.BACKCHANNEL_SCREENSHOT, fullPage: true });
+      // The reader alone, as it sits in a chat. A clip of the viewport, made tall enough:
+      // element and full-page screenshots resize the viewport while they capture, and
+      // the iframe's content re-lays out at a transient width.
+      const box = (await page.locator("#frame iframe").boundingBox())!;
+      await page.setViewportSize({ width: 1280, height: Math.ceil(box.y + box.height) });
+      await frame.locator(`${card} .message`).nth(3).waitFor();
+      await page.screenshot({ path: process.env.BACKCHANNEL_SCREENSHOT, clip: box });
+      await page.setViewportSize({ width: 1280, height: 900 });
     }
   });
 
