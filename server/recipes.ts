@@ -55,24 +55,23 @@ export function recipeUri(name: string): string {
 }
 
 /**
- * Every recipe in `dir` (default {@link RECIPES_DIR}), sorted by name.
- * @throws when the folder cannot be read (an installation without `recipes/`).
+ * Every recipe, sorted by name.
+ * @throws when {@link RECIPES_DIR} cannot be read (an installation without `recipes/`).
  */
-export async function listRecipes(dir = RECIPES_DIR): Promise<RecipeSummary[]> {
-  const recipes = await Promise.all((await recipeNames(dir)).map((name) => readRecipe(name, dir)));
+export async function listRecipes(): Promise<RecipeSummary[]> {
+  const recipes = await Promise.all((await recipeNames()).map((name) => readRecipe(name)));
   return recipes.map(({ text: _text, ...summary }) => summary);
 }
 
 /**
- * The recipe `name` from `dir` (default {@link RECIPES_DIR}), with `{{backchannel}}`
- * replaced by this installation's command.
+ * The recipe `name`, its placeholders filled with this installation's command.
  * @throws UnknownRecipeError when there is no such recipe.
  */
-export async function readRecipe(name: string, dir = RECIPES_DIR): Promise<Recipe> {
-  const names = await recipeNames(dir);
+export async function readRecipe(name: string): Promise<Recipe> {
+  const names = await recipeNames();
   // The name is checked against the folder's listing, never joined into a path unchecked.
   if (!RECIPE_NAME_PATTERN.test(name) || !names.includes(name)) throw new UnknownRecipeError(name, names);
-  const text = fillPlaceholders(await readFile(join(dir, `${name}.md`), "utf8"), backchannelCommand());
+  const text = fillPlaceholders(await readFile(join(RECIPES_DIR, `${name}.md`), "utf8"), backchannelCommand());
   return { name, ...describeRecipe(text), uri: recipeUri(name), text };
 }
 
@@ -118,8 +117,8 @@ export function shellWords(line: string): string[] {
   return words;
 }
 
-async function recipeNames(dir: string): Promise<string[]> {
-  return (await readdir(dir))
+async function recipeNames(): Promise<string[]> {
+  return (await readdir(RECIPES_DIR))
     .filter((file) => file.endsWith(".md"))
     .map((file) => file.slice(0, -".md".length))
     .filter((name) => RECIPE_NAME_PATTERN.test(name))

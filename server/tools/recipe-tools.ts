@@ -5,14 +5,8 @@
  */
 import { ResourceNotFoundError, ResourceTemplate, type McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { listRecipes, readRecipe, RECIPES_DIR, UnknownRecipeError } from "../recipes.js";
+import { listRecipes, readRecipe, UnknownRecipeError } from "../recipes.js";
 import { toolError, toolResult } from "./results.js";
-
-/** Options of {@link registerRecipeTools}. */
-export interface RecipeToolOptions {
-  /** The folder of the recipes. Default: `recipes/` of this installation. */
-  recipesDir?: string;
-}
 
 const summarySchema = z.object({
   name: z.string(),
@@ -32,10 +26,8 @@ export const readRecipeOutput = z.object({
   recipe: summarySchema.extend({ text: z.string() }).optional().describe("The recipe asked for."),
 });
 
-/** Registers `read_recipe` and the `backchannel://recipes/{name}` resources on `server`. */
-export function registerRecipeTools(server: McpServer, options: RecipeToolOptions = {}): void {
-  const dir = options.recipesDir ?? RECIPES_DIR;
-
+/** Registers `read_recipe` and the `backchannel://recipes/{name}` resources on `server`, from this installation's `recipes/`. */
+export function registerRecipeTools(server: McpServer): void {
   server.registerTool(
     "read_recipe",
     {
@@ -48,11 +40,11 @@ export function registerRecipeTools(server: McpServer, options: RecipeToolOption
     async ({ name }) => {
       try {
         if (name === undefined) {
-          const recipes = await listRecipes(dir);
+          const recipes = await listRecipes();
           const lines = recipes.map((recipe) => `- ${recipe.name}: ${recipe.title}`);
           return toolResult({ recipes }, [`${recipes.length} recipes; read one with read_recipe {"name": "<name>"}:`, ...lines].join("\n"));
         }
-        const recipe = await readRecipe(name, dir);
+        const recipe = await readRecipe(name);
         return toolResult({ recipe }, recipe.text);
       } catch (error) {
         // An unknown name is the caller's mistake: its message lists the names that exist.
@@ -66,7 +58,7 @@ export function registerRecipeTools(server: McpServer, options: RecipeToolOption
     "recipe",
     new ResourceTemplate("backchannel://recipes/{name}", {
       list: async () => ({
-        resources: (await listRecipes(dir)).map((recipe) => ({
+        resources: (await listRecipes()).map((recipe) => ({
           uri: recipe.uri,
           name: recipe.name,
           title: recipe.title,
@@ -78,7 +70,7 @@ export function registerRecipeTools(server: McpServer, options: RecipeToolOption
     { title: "backchannel recipe", description: "A playbook for the agent.", mimeType: "text/markdown" },
     async (uri, { name }) => {
       try {
-        const recipe = await readRecipe(String(name), dir);
+        const recipe = await readRecipe(String(name));
         return { contents: [{ uri: recipe.uri, mimeType: "text/markdown", text: recipe.text }] };
       } catch (error) {
         if (error instanceof UnknownRecipeError) throw new ResourceNotFoundError(uri.href, error.message);
