@@ -157,6 +157,8 @@ export class AppChannel {
           { name: "poll_ui_messages", arguments: { channel_id: this.channelId, after: this.lastSeq, wait_ms: waitMs } },
           { signal: controller.signal, timeout: waitMs + 15_000 },
         );
+        // Stopped while the poll was on its way back: deliver nothing more (the messages stay unacknowledged).
+        if (!this.running) break;
         if (result.isError) throw new ChannelError(textOf(result.content) || "poll_ui_messages failed");
         const messages = parseMessages(result.structuredContent);
         failures = 0;
