@@ -173,6 +173,17 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
     await frame.locator("#presence", { hasText: "Agent is listening" }).waitFor();
   });
 
+  test("status replaces the previous one and disappears at its until", async () => {
+    const frame = await readerFrame();
+    const status = (data: Record<string, unknown>) => agent.callTool({ name: "notify_ui", arguments: { channel_id: channelId, event: "status", data } });
+    structured(await status({ text: "Reading section 1…" }));
+    await frame.locator("#status", { hasText: "Reading section 1…" }).waitFor();
+    structured(await status({ text: "Reading <b>section 2</b>…", until: new Date(Date.now() + 1_500).toISOString() }));
+    await frame.locator("#status", { hasText: "Reading <b>section 2</b>…" }).waitFor();
+    assert.equal(await frame.locator("#status b").count(), 0, "status text stays text");
+    await frame.waitForFunction(() => document.getElementById("status")?.textContent === "", undefined, { timeout: 5_000 });
+  });
+
   test("select → Ask → question: the agent gets the ask with quote, paragraph and question; the answer shows in that card", async () => {
     const frame = await readerFrame();
     await selectAndClickAsk(frame, "sequence number");
