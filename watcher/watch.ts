@@ -31,7 +31,11 @@ export interface WatchOptions {
   timeoutMs?: number;
   /** Print a line per message and keep going, instead of exiting at the first. Default false. */
   follow?: boolean;
-  /** Re-read this often when no file-system event came. Default 1,000 ms. */
+  /**
+   * Re-read this often when no file-system event came. Default 5,000 ms: events wake
+   * the watcher at once where the file system sends them; the timer only serves those
+   * that do not, and each wake-up costs idle CPU (about 5 times less than at 1 s).
+   */
   fallbackMs?: number;
   /** Where lines for the agent go. Default: stdout. */
   out?: (line: string) => void;
@@ -52,7 +56,7 @@ const PREVIEW_CHARS = 160;
 export async function watchChannel(options: WatchOptions): Promise<number> {
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   const err = options.err ?? ((line: string) => process.stderr.write(`backchannel watch: ${line}\n`));
-  const { channelId, dataDir, follow = false, timeoutMs = 1_800_000, fallbackMs = 1000 } = options;
+  const { channelId, dataDir, follow = false, timeoutMs = 1_800_000, fallbackMs = 5000 } = options;
   if (!isChannelId(channelId)) {
     err(`invalid channel id ${JSON.stringify(channelId)}: use the channel_id that open_reader returned (1-64 of A-Z a-z 0-9 _ -)`);
     return WATCH_EXIT.error;

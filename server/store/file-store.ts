@@ -46,7 +46,7 @@ export interface FileStoreOptions {
   limits?: Partial<Limits>;
   /** Where warnings (a corrupt file moved aside, …) go. Default: one line on stderr. */
   warn?: (message: string) => void;
-  /** How often a waiting poll re-reads when no file-system event came. Default 1,000 ms. */
+  /** How often a waiting poll re-reads when no file-system event came (a file system without events). Default 5,000 ms. */
   fallbackWakeMs?: number;
 }
 
@@ -69,7 +69,7 @@ export class FileStore implements ChannelStore {
     this.dataDir = options.dataDir ?? resolveDataDir();
     this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...options.limits });
     this.warn = options.warn ?? ((message) => process.stderr.write(`backchannel: ${message}\n`));
-    this.fallbackWakeMs = options.fallbackWakeMs ?? 1000;
+    this.fallbackWakeMs = options.fallbackWakeMs ?? 5000;
   }
 
   async append(channelId: string, queue: QueueName, event: string, data: JsonValue = {}): Promise<AppendResult> {

@@ -11,7 +11,7 @@ import type { JsonValue, QueueMessage } from "../store/queue-file.js";
 import type { ChannelStore } from "../store/store.js";
 import { progressTicker } from "./progress.js";
 import { toolError, toolResult } from "./results.js";
-import { notifyInput, notifyOutput, pollInput, pollOutput } from "./schemas.js";
+import { compactSchema, notifyInput, notifyOutput, pollInput, pollOutput } from "./schemas.js";
 import { DEFAULT_LIMITS } from "../core/limits.js";
 
 /** Options of {@link registerChannelTools}. */
@@ -40,8 +40,8 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
     {
       title: "Send to the app",
       description: "Send an event to the app on a channel (for the reader: answer {thread_id, text}, hello {}, status {text}).",
-      inputSchema: notifyInput,
-      outputSchema: notifyOutput,
+      inputSchema: compactSchema(notifyInput),
+      outputSchema: compactSchema(notifyOutput),
     },
     ({ channel_id, event, data }) => notify(store, channel_id, "ui", event, data),
   );
@@ -52,8 +52,8 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       title: "Read from the app",
       description:
         "Read what the app sent on a channel (for the reader: ask, ready). Clears what it returns unless you pass after (a cursor). wait_ms waits for a message.",
-      inputSchema: pollInput(maxAgentWaitMs),
-      outputSchema: pollOutput,
+      inputSchema: compactSchema(pollInput(maxAgentWaitMs)),
+      outputSchema: compactSchema(pollOutput),
     },
     ({ channel_id, after, wait_ms }, ctx) => poll(store, channel_id, "agent", after, wait_ms, ctx, options.progressIntervalMs),
   );
@@ -64,8 +64,8 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
     {
       title: "Read from the agent (app only)",
       description: "App only: read what the agent sent on a channel, after a cursor, waiting up to wait_ms.",
-      inputSchema: pollInput(maxUiWaitMs),
-      outputSchema: pollOutput,
+      inputSchema: compactSchema(pollInput(maxUiWaitMs)),
+      outputSchema: compactSchema(pollOutput),
       _meta: APP_ONLY,
     },
     ({ channel_id, after, wait_ms }, ctx) => poll(store, channel_id, "ui", after, wait_ms, ctx, options.progressIntervalMs),
@@ -77,8 +77,8 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
     {
       title: "Send to the agent (app only)",
       description: "App only: send an event to the agent on a channel.",
-      inputSchema: notifyInput,
-      outputSchema: notifyOutput,
+      inputSchema: compactSchema(notifyInput),
+      outputSchema: compactSchema(notifyOutput),
       _meta: APP_ONLY,
     },
     ({ channel_id, event, data }) => notify(store, channel_id, "agent", event, data),

@@ -3,6 +3,7 @@
  * themselves (id and event patterns, limits) come from the core, so the schemas and
  * the store can never disagree.
  */
+import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { CHANNEL_ID_PATTERN, EVENT_PATTERN } from "../core/ids.js";
 import { isJsonValue, MAX_JSON_DEPTH } from "../core/json.js";
@@ -73,3 +74,32 @@ export const pollOutput = z.object({
   cursor: z.number().int().describe("Pass as `after` next time."),
   pending: z.number().int().describe("Messages still waiting after this poll."),
 });
+
+/** The bounds zod writes for `.int()`: true of every JSON number a caller can send, so saying them costs context for nothing. */
+const SAFE_INTEGER_BOUNDS: Readonly<Record<string, number>> = { minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER };
+
+/**
+ * `schema` with a leaner JSON Schema for `tools/list`: without the `$schema` key and
+ * without the safe-integer bounds of `.int()`. The model reads every model-visible
+ * tool's schemas on every turn, so these bytes cost context; validation is unchanged.
+ */
+export function compactSchema<Input, Output>(schema: StandardSchemaWithJSON<Input, Output>): StandardSchemaWithJSON<Input, Output> {
+  const standard = schema["~standard"];
+  const lean = (convert: typeof standard.jsonSchema.input): typeof standard.jsonSchema.input => (options) => {
+    const { $schema: _unused, ...rest } = convert(options);
+    return stripSafeIntegerBounds(rest) as Record<string, unknown>;
+  };
+  return {
+    "~standard": {
+      ...standard,
+      jsonSchema: { input: lean(standard.jsonSchema.input), output: lean(standard.jsonSchema.output) },
+    },
+  };
+}
+
+function stripSafeIntegerBounds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(stripSafeIntegerBounds);
+  if (typeof value !== "object" || value === null) return value;
+  const entries = Object.entries(value).filter(([key, item]) => SAFE_INTEGER_BOUNDS[key] !== item);
+  return Object.fromEntries(entries.map(([key, item]) => [key, stripSafeIntegerBounds(item)]));
+}

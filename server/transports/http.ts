@@ -12,11 +12,10 @@ import { localhostHostValidation, localhostOriginValidation, toNodeHandler } fro
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { limitsFromEnv } from "../core/limits.js";
 import { createServer, type ServerOptions } from "../server.js";
+import { startIdleSweep } from "../idle-sweep.js";
 import { FileStore } from "../store/file-store.js";
 import { VERSION } from "../version.js";
 
-/** How often the server removes idle channels. */
-const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
 /** The path of the MCP endpoint. */
 export const MCP_PATH = "/mcp";
@@ -69,10 +68,7 @@ export function listen(server: Server, options: ListenOptions = {}): Promise<URL
  */
 export async function runHttpServer(options: ListenOptions = {}): Promise<void> {
   const store = new FileStore({ limits: limitsFromEnv() });
-  const sweep = () =>
-    store.removeIdleChannels().catch((error: Error) => process.stderr.write(`backchannel: idle sweep failed: ${error.message}\n`));
-  await sweep();
-  setInterval(sweep, SWEEP_INTERVAL_MS).unref();
+  startIdleSweep(store);
   const mcp = createMcpRequestListener({ store, maxAgentWaitMs: store.limits.maxAgentWaitMs, maxUiWaitMs: store.limits.maxUiWaitMs });
   const server = createHttpServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;

@@ -4,11 +4,9 @@
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { limitsFromEnv } from "../core/limits.js";
 import { createServer } from "../server.js";
+import { startIdleSweep } from "../idle-sweep.js";
 import { FileStore } from "../store/file-store.js";
 import { VERSION } from "../version.js";
-
-/** How often the server removes idle channels. */
-const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
 /**
  * Serves MCP on this process's stdin/stdout until stdin closes, over the file store in
@@ -18,10 +16,7 @@ const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
  */
 export async function runStdioServer(): Promise<void> {
   const store = new FileStore({ limits: limitsFromEnv() });
-  const sweep = () =>
-    store.removeIdleChannels().catch((error: Error) => process.stderr.write(`backchannel: idle sweep failed: ${error.message}\n`));
-  await sweep();
-  setInterval(sweep, SWEEP_INTERVAL_MS).unref();
+  startIdleSweep(store);
   serveStdio(() => createServer({ store, maxAgentWaitMs: store.limits.maxAgentWaitMs, maxUiWaitMs: store.limits.maxUiWaitMs }), {
     onerror: (error) => process.stderr.write(`backchannel: ${error.message}\n`),
   });
