@@ -4,8 +4,10 @@
  * each run for real against real processes, so that a recipe cannot rot.
  */
 import assert from "node:assert/strict";
-import { readdir, readFile } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, rm, symlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -108,6 +110,30 @@ describe("read_recipe and the recipe resources", () => {
     }
     await assert.rejects(client.readResource({ uri: "backchannel://recipes/nope" }), /no recipe named "nope"/);
   });
+});
+
+test("an installed copy (package.json `files` only) serves its own recipes, naming its own command", async () => {
+  const root = fileURLToPath(new URL("../../", import.meta.url));
+  const install = await mkdtemp(join(tmpdir(), "backchannel-install-"));
+  try {
+    const { files } = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { files: string[] };
+    for (const path of [...files, "package.json"]) await cp(join(root, path), join(install, path), { recursive: true });
+    await symlink(join(root, "node_modules"), join(install, "node_modules"));
+    const cli = join(install, "dist", "server", "cli.js");
+    const env = { ...(process.env as Record<string, string>), BACKCHANNEL_HOME: dataDir };
+    const installed = new Client({ name: "installed", version: "0.0.0" });
+    await installed.connect(new StdioClientTransport({ command: process.execPath, args: [cli], env, stderr: "pipe" }));
+    try {
+      const watcher = await readRecipe(installed, "background-watcher");
+      assert.ok(watcher.includes(`node ${cli} watch <channel_id>`), "the recipe names the installed copy's command");
+      assert.ok(installed.getInstructions()?.includes(`node ${cli} watch <channel_id>`));
+      await runBackchannel("installed background-watcher", `node ${cli} watch installed-copy`);
+    } finally {
+      await installed.close();
+    }
+  } finally {
+    await rm(install, { recursive: true, force: true });
+  }
 });
 
 describe("the command placeholders", () => {
