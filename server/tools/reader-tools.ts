@@ -22,6 +22,7 @@ import {
 } from "../reader/schemas.js";
 import { chooseTitle, countWords, DEFAULT_MAX_FILE_BYTES, DocumentFileError, readDocumentFile, type DocumentSource } from "../reader/source.js";
 import { toolError, toolResult } from "./results.js";
+import { compactSchema } from "./schemas.js";
 
 /** Options of {@link registerReaderTools}. */
 export interface ReaderToolOptions {
@@ -66,8 +67,8 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       description:
         "Show a document (markdown, text or a local file path) in the in-chat reader. The user highlights passages and asks; " +
         "questions arrive as ask events on the returned channel. Arm the watcher it names, then answer with notify_ui answer {thread_id, text}.",
-      inputSchema: openReaderInput,
-      outputSchema: openReaderOutput,
+      inputSchema: compactSchema(openReaderInput),
+      outputSchema: compactSchema(openReaderOutput),
       _meta: { ui: { resourceUri: READER_RESOURCE_URI } },
     },
     async ({ title, markdown, text, path, channel_id }) => {
@@ -109,8 +110,8 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
     {
       title: "Reader state (app only)",
       description: "App only: the document and threads of a reader channel, to restore a re-rendered reader.",
-      inputSchema: readerStateInput,
-      outputSchema: readerStateOutput,
+      inputSchema: compactSchema(readerStateInput),
+      outputSchema: compactSchema(readerStateOutput),
       _meta: APP_ONLY,
     },
     async ({ channel_id }) => {
@@ -130,8 +131,8 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
     {
       title: "Record a thread message (app only)",
       description: "App only: store one message of a reader thread so that it survives a re-render.",
-      inputSchema: readerRecordInput,
-      outputSchema: readerRecordOutput,
+      inputSchema: compactSchema(readerRecordInput),
+      outputSchema: compactSchema(readerRecordOutput),
       _meta: APP_ONLY,
     },
     async ({ channel_id, thread_id, quote, paragraph, anchor, message }) => {
