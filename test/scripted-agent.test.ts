@@ -20,6 +20,7 @@ const TIMEOUT = { timeout: 120_000 };
 const QUESTIONS = ["What does “the queue is the truth” mean?", "Why pull after every push?", "Who reads the ui queue?"];
 
 interface Session {
+  questions: string[];
   report: AgentReport;
   outcome: AppOutcome;
 }
@@ -30,20 +31,25 @@ interface SessionOptions {
   run?: Partial<RunOptions>;
   /** Called with the agent's client before it opens the reader. */
   prepare?: (agent: Client) => void;
+  /** The questions the app asks. Default: three. */
+  questions?: string[];
   /** The shortest wait before a question. Default 100 ms. */
   minDelayMs?: number;
+  /** The longest wait before a question. Default 1,500 ms. */
+  maxDelayMs?: number;
 }
 
 /** One whole session: two server processes, the agent opening the reader, the app asking. */
-async function session(mode: WakeMode, { run = {}, prepare, minDelayMs = 100 }: SessionOptions = {}): Promise<Session> {
+async function session(mode: WakeMode, options: SessionOptions = {}): Promise<Session> {
+  const { run = {}, prepare, questions = QUESTIONS, minDelayMs = 100, maxDelayMs = 1500 } = options;
   const { dir, cleanup } = await tempDataDir();
   const [agentClient, appClient] = await Promise.all([connectServer(dir), connectServer(dir)]);
   try {
     prepare?.(agentClient);
     const agent = await ScriptedAgent.open(agentClient, { BACKCHANNEL_HOME: dir });
-    const app = startSimulatedApp(appClient, agent.channelId, { questions: QUESTIONS, minDelayMs });
-    const [report] = await Promise.all([agent.run(mode, { asks: QUESTIONS.length, ...run }), app.answered]);
-    return { report, outcome: await app.finish() };
+    const app = startSimulatedApp(appClient, agent.channelId, { questions, minDelayMs, maxDelayMs });
+    const [report] = await Promise.all([agent.run(mode, { asks: questions.length, ...run }), app.answered]);
+    return { questions, report, outcome: await app.finish() };
   } finally {
     await Promise.all([agentClient.close(), appClient.close()]);
     await cleanup();
@@ -51,14 +57,14 @@ async function session(mode: WakeMode, { run = {}, prepare, minDelayMs = 100 }: 
 }
 
 /** The checks every mode must pass, and the timing line. */
-function assertConversation({ report, outcome }: Session): string {
-  assert.equal(outcome.asked.length, QUESTIONS.length);
+function assertConversation({ questions, report, outcome }: Session): string {
+  assert.equal(outcome.asked.length, questions.length);
   assert.deepEqual(
     outcome.answers.map((answer) => answer.threadId),
     outcome.asked,
     "one answer per question, in the order asked, none twice",
   );
-  outcome.answers.forEach((answer, index) => assert.match(answer.text, new RegExp(QUESTIONS[index]!.slice(0, 12))));
+  outcome.answers.forEach((answer, index) => assert.match(answer.text, new RegExp(questions[index]!.slice(0, 12))));
   assert.equal(outcome.hellos, 1, "ready got exactly one hello");
   assert.deepEqual(report.answered, outcome.asked);
   const ms = outcome.latenciesMs.map((latency) => latency.toFixed(0)).join(", ");
@@ -80,6 +86,12 @@ test("exit mode: the watcher open_reader returned, as a background command; poll
 test("follow mode: one watcher line per message; poll on each line", TIMEOUT, async (t) => {
   const result = await session("follow");
   t.diagnostic(`follow mode: ${assertConversation(result)}`);
+});
+
+test("follow mode, a burst: eight questions at once are all answered, in order, once", TIMEOUT, async (t) => {
+  const questions = Array.from({ length: 8 }, (_, index) => `Burst question ${index + 1}?`);
+  const result = await session("follow", { questions, minDelayMs: 0, maxDelayMs: 0 });
+  t.diagnostic(`follow mode, burst: ${assertConversation(result)}`);
 });
 
 test("long-poll mode: poll_agent_messages with wait_ms and a progress token gets progress while it waits", TIMEOUT, async (t) => {
