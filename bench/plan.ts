@@ -1,7 +1,8 @@
 /**
- * How many samples each mode takes. The quick mode (the default) stays under two
- * minutes on a 2-core machine; the full mode takes about 20 minutes, gives p99 from
- * at least 100 samples where a sample is cheap, and watches idle cost for 10 minutes.
+ * How many samples each mode takes. The quick mode (the default) is sized for under
+ * two minutes on an idle 2-core machine (3–4 minutes when other test suites share the
+ * cores); the full mode takes about 30 minutes, gives p99 from at least 100 samples
+ * where a sample is cheap, and watches idle cost for 10 minutes.
  *
  * The baseline gets fewer exit-mode and round-trip samples than backchannel: each
  * costs it a whole timer period (500 ms, 1,200 ms) against a few ms.

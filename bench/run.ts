@@ -50,6 +50,8 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   const started = performance.now();
   const loadBefore = loadavg()[0]!;
+  // Taken now: the tree may change while a long run goes on.
+  const commit = describeCommit();
   const ctx: RunContext = {
     mode,
     root,
@@ -67,7 +69,7 @@ async function main(): Promise<void> {
     mode,
     startedAt: startedAt.toISOString(),
     durationSeconds: Math.round((performance.now() - started) / 1000),
-    commit: describeCommit(),
+    commit,
     machine: describeMachine(tmpdir()),
     loadAverage: { before: loadBefore, after: loadavg()[0]! },
     figures: analyse(figures),
