@@ -18,6 +18,9 @@ import { codeBlocks, commands, fill, toolCalls } from "./fixtures/recipe-text.js
 import { readRecipe } from "./fixtures/scripted-agent.js";
 import { runShellCommand } from "./fixtures/shell-command.js";
 
+/** A safety net only, for tests that run commands: a watcher that never answers must fail the test, not hang it. */
+const SAFETY_NET = { timeout: 60_000 };
+
 interface Summary {
   name: string;
   title: string;
@@ -112,7 +115,7 @@ describe("read_recipe and the recipe resources", () => {
   });
 });
 
-test("an installed copy (package.json `files` only) serves its own recipes, naming its own command", async () => {
+test("an installed copy (package.json `files` only) serves its own recipes, naming its own command", SAFETY_NET, async () => {
   const root = fileURLToPath(new URL("../../", import.meta.url));
   const install = await mkdtemp(join(tmpdir(), "backchannel-install-"));
   try {
@@ -181,7 +184,7 @@ describe("the command placeholders", () => {
 
 describe("everything written in a recipe runs", () => {
   for (const name of ["instructions", "background-watcher", "bidirectional-events", "hosts", "loop-polling", "margin-comments"]) {
-    test(name, async (t) => {
+    test(name, SAFETY_NET, async (t) => {
       const text = name === "instructions" ? (client.getInstructions() ?? "") : await readRecipe(client, name);
       const channelId = `recipe-${name}`;
       const values = { channel_id: channelId, thread_id: "t1" };
