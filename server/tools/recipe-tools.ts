@@ -7,6 +7,7 @@ import { ResourceNotFoundError, ResourceTemplate, type McpServer } from "@modelc
 import { z } from "zod";
 import { listRecipes, readRecipe, UnknownRecipeError } from "../recipes.js";
 import { toolError, toolResult } from "./results.js";
+import { compactSchema } from "./schemas.js";
 
 const summarySchema = z.object({
   name: z.string(),
@@ -34,8 +35,8 @@ export function registerRecipeTools(server: McpServer): void {
       title: "Read a recipe",
       description:
         "Playbooks for using backchannel: how to be woken when the app writes (watcher, Monitor, long-poll, /loop), per host. No name: the list.",
-      inputSchema: readRecipeInput,
-      outputSchema: readRecipeOutput,
+      inputSchema: compactSchema(readRecipeInput),
+      outputSchema: compactSchema(readRecipeOutput),
     },
     async ({ name }) => {
       try {
