@@ -307,3 +307,41 @@ describe("stale locks", () => {
     assert.ok(Date.now() - started < 1000);
   });
 });
+
+describe("the queue log", () => {
+  test("a torn last line is ignored by readers and cut off by the next writer", async () => {
+    const { store, warnings } = quietStore();
+    await store.append("torn", "agent", "ask", { n: 1 });
+    const path = queueFile(dataDir, "torn", "agent");
+    // A write cut short (a full disk, a crash): no newline at its end.
+    await writeFile(path, `${await readFile(path, "utf8")}{"seq":2,"event":"ask","da`);
+    assert.deepEqual((await store.peek("torn", "agent")).map((m) => m.seq), [1], "the torn record is not acted on");
+    assert.equal((await store.append("torn", "agent", "ask", { n: 2 })).seq, 2);
+    assert.deepEqual((await store.poll("torn", "agent")).messages.map((m) => m.data), [{ n: 1 }, { n: 2 }]);
+    assert.deepEqual(warnings, [], "a torn tail is not corruption");
+    assert.ok((await readFile(path, "utf8")).endsWith("\n"));
+  });
+
+  test("acknowledged records are compacted away, and seq goes on", async () => {
+    const { store } = quietStore();
+    for (let n = 1; n <= 1500; n++) {
+      await store.append("compact", "ui", "e", { text: "x".repeat(100) });
+      await store.poll("compact", "ui", { after: n });
+    }
+    const { size } = await stat(queueFile(dataDir, "compact", "ui"));
+    assert.ok(size < 100 * 1024, `the log is ${size} bytes after 1,500 messages and acks`);
+    assert.equal((await store.append("compact", "ui", "e")).seq, 1501);
+  });
+
+  test("a format-1 document is read, and turned into a log at the next write", async () => {
+    const { store } = quietStore();
+    const path = queueFile(dataDir, "format-1", "ui");
+    await mkdir(channelDir(dataDir, "format-1"), { recursive: true });
+    const ts = new Date().toISOString();
+    await writeFile(path, JSON.stringify({ version: 1, next_seq: 8, messages: [{ seq: 7, event: "e", data: { old: true }, ts }] }));
+    assert.deepEqual((await store.peek("format-1", "ui")).map((m) => m.data), [{ old: true }]);
+    assert.equal((await store.append("format-1", "ui", "e", { new: true })).seq, 8);
+    assert.match(await readFile(path, "utf8"), /^\{"version":2,"next_seq":8\}\n/);
+    assert.deepEqual((await store.poll("format-1", "ui", { after: 6 })).messages.map((m) => m.seq), [7, 8]);
+  });
+});

@@ -1,11 +1,14 @@
 /**
- * The file store (DESIGN §4): every channel is a folder of JSON queue files that all
- * processes of the user share. Nothing lives in process memory but caches of what is
- * on disk, so any number of server processes see the same channels.
+ * The file store (DESIGN §4): every channel is a folder of queue logs (JSON lines, see
+ * ./queue-file.ts) that all processes of the user share. Nothing lives in process
+ * memory, so any number of server processes see the same channels.
  *
  * Invariants:
- * - every change to a queue file happens under its lock, as read → change → atomic
- *   replace (writeFileAtomic), so a reader without the lock sees a whole file;
+ * - every change to a queue file happens under its lock: one appended line (a message
+ *   or an ack), or an atomic replacement (compaction, conversion, a fresh queue after
+ *   corruption); a reader without the lock acts only on whole lines of whole files;
+ * - an append or an ack is durable (fdatasync) before its caller hears of it; the sync
+ *   runs after the lock is released, so that writers share journal commits;
  * - `seq` never repeats in a queue: `next_seq` only grows, is kept when the queue
  *   drains, is raised past any cursor a reader shows, and a queue restarted after
  *   corruption starts above every seq it may have handed out;
@@ -25,14 +28,20 @@ import { TEMP_SUFFIX, writeFileAtomic } from "./atomic-write.js";
 import { subscribeToFile } from "./change-watch.js";
 import { MessageTooLargeError, QueueFullError, StateTooLargeError } from "./errors.js";
 import { withLock } from "./lock.js";
+import { ALREADY_DURABLE, appendToLog, truncateLog, type PendingSync } from "./log-append.js";
 import {
   CorruptQueueFileError,
   emptyQueue,
+  logHeader,
+  logRecord,
+  parseQueueText,
+  readQueue,
   readQueueFile,
   readTextNoFollow,
   salvageSeqFloor,
-  serializeQueueFile,
+  serializeLog,
   type JsonValue,
+  type ParsedQueue,
   type QueueFile,
   type QueueMessage,
 } from "./queue-file.js";
@@ -52,6 +61,8 @@ export interface FileStoreOptions {
 
 /** How often a poll marks its channel as in use (for the idle sweep), per process and channel. */
 const TOUCH_INTERVAL_MS = 10 * 60 * 1000;
+/** A log is compacted once its dead records outweigh its live ones by this much. */
+const COMPACT_SLACK_BYTES = 64 * 1024;
 /** Temporary files older than this were left by a killed writer. */
 const ORPHAN_TEMP_AGE_MS = 60 * 1000;
 
@@ -80,21 +91,22 @@ export class FileStore implements ChannelStore {
     const bytes = Buffer.byteLength(JSON.stringify(data));
     if (bytes > this.limits.maxMessageBytes) throw new MessageTooLargeError(bytes, this.limits.maxMessageBytes);
     this.ensureChannelDir(channelId);
-    return withLock(path, this.limits.lockStaleMs, (lock) => {
+    const { result, pending } = await withLock(path, this.limits.lockStaleMs, (lock) => {
       const current = this.readLocked(path);
-      if (current.messages.length >= this.limits.maxQueueMessages) {
+      const { messages, next_seq: seq } = current.queue;
+      if (messages.length >= this.limits.maxQueueMessages) {
         throw new QueueFullError(channelId, queue, "messages", this.limits.maxQueueMessages);
       }
-      const message: QueueMessage = { seq: current.next_seq, event, data, ts: new Date().toISOString() };
-      const next: QueueFile = { version: 1, next_seq: message.seq + 1, messages: [...current.messages, message] };
-      const text = serializeQueueFile(next);
-      if (Buffer.byteLength(text) > this.limits.maxQueueBytes) {
-        throw new QueueFullError(channelId, queue, "bytes", this.limits.maxQueueBytes);
-      }
+      const message: QueueMessage = { seq, event, data, ts: new Date().toISOString() };
+      const record = logRecord(message);
+      const liveBytes = current.liveBytes + Buffer.byteLength(record);
+      if (liveBytes > this.limits.maxQueueBytes) throw new QueueFullError(channelId, queue, "bytes", this.limits.maxQueueBytes);
       lock.assertHeld();
-      writeFileAtomic(path, text);
-      return { seq: message.seq, pending: next.messages.length };
+      const next: QueueFile = { version: 1, next_seq: seq + 1, messages: [...messages, message] };
+      return { result: { seq, pending: next.messages.length }, pending: this.writeRecord(path, current, record, next, liveBytes) };
     });
+    pending.sync();
+    return result;
   }
 
   async poll(channelId: string, queue: QueueName, options: PollOptions = {}): Promise<PollResult> {
@@ -212,20 +224,15 @@ export class FileStore implements ChannelStore {
     let current = (await this.readUnlocked(path)) ?? emptyQueue();
     const received = current.messages.some((message) => message.seq <= after);
     // A cursor at or past next_seq comes from a reader that saw a queue this file no
-    // longer remembers (deleted by hand, say); raising next_seq past it keeps every
-    // new message above the cursor, where the reader will look for it.
+    // longer remembers (deleted by hand, say); the ack raises next_seq past it, which
+    // keeps every new message above the cursor, where the reader will look for it.
     if (received || after >= current.next_seq) {
-      current = await withLock(path, this.limits.lockStaleMs, (lock) => {
-        const locked = this.readLocked(path);
-        const next: QueueFile = {
-          version: 1,
-          next_seq: Math.max(locked.next_seq, after + 1),
-          messages: locked.messages.filter((message) => message.seq > after),
-        };
+      const acknowledged = await withLock(path, this.limits.lockStaleMs, (lock) => {
         lock.assertHeld();
-        writeFileAtomic(path, serializeQueueFile(next));
-        return next;
+        return this.acknowledge(path, this.readLocked(path), after);
       });
+      acknowledged.pending.sync();
+      current = acknowledged.queue;
     }
     const unread = current.messages.filter((message) => message.seq > after);
     const batch = this.takeBatch(unread);
@@ -237,16 +244,41 @@ export class FileStore implements ChannelStore {
     if (!current || current.messages.length === 0) {
       return { messages: [], cursor: (current?.next_seq ?? 1) - 1, pending: 0 };
     }
-    return withLock(path, this.limits.lockStaleMs, (lock) => {
+    const drained = await withLock(path, this.limits.lockStaleMs, (lock) => {
       const locked = this.readLocked(path);
-      const batch = this.takeBatch(locked.messages);
-      const rest = locked.messages.slice(batch.length);
-      if (batch.length > 0) {
-        lock.assertHeld();
-        writeFileAtomic(path, serializeQueueFile({ version: 1, next_seq: locked.next_seq, messages: rest }));
-      }
-      return { messages: batch, cursor: batch.at(-1)?.seq ?? locked.next_seq - 1, pending: rest.length };
+      const batch = this.takeBatch(locked.queue.messages);
+      if (batch.length === 0) return { batch, queue: locked.queue, pending: ALREADY_DURABLE };
+      lock.assertHeld();
+      return { batch, ...this.acknowledge(path, locked, batch.at(-1)!.seq) };
     });
+    drained.pending.sync();
+    const { batch, queue } = drained;
+    return { messages: batch, cursor: batch.at(-1)?.seq ?? queue.next_seq - 1, pending: queue.messages.length };
+  }
+
+  /** Writes the ack of every message up to `seq`. Call only under the lock. */
+  private acknowledge(path: string, current: ParsedQueue, seq: number): { queue: QueueFile; pending: PendingSync } {
+    const kept = current.queue.messages.filter((message) => message.seq > seq);
+    const gone = current.queue.messages.slice(0, current.queue.messages.length - kept.length);
+    const liveBytes = current.liveBytes - gone.reduce((sum, message) => sum + Buffer.byteLength(logRecord(message)), 0);
+    const queue: QueueFile = { version: 1, next_seq: Math.max(current.queue.next_seq, seq + 1), messages: kept };
+    return { queue, pending: this.writeRecord(path, current, logRecord({ ack: seq }), queue, liveBytes) };
+  }
+
+  /**
+   * Adds `record` to the log (`next` is the queue with it, `liveBytes` its live size).
+   * When dead records (acknowledged messages, acks) would outweigh the live ones and
+   * pass {@link COMPACT_SLACK_BYTES}, the log is compacted instead: rewritten whole
+   * (header and live messages), durably, and renamed over the old one. Call only under the lock.
+   */
+  private writeRecord(path: string, current: ParsedQueue, record: string, next: QueueFile, liveBytes: number): PendingSync {
+    const fileBytes = current.validBytes + Buffer.byteLength(record);
+    if (fileBytes > 2 * liveBytes + COMPACT_SLACK_BYTES) {
+      writeFileAtomic(path, serializeLog(next));
+      return ALREADY_DURABLE;
+    }
+    const text = current.validBytes === 0 ? logHeader(current.queue.next_seq) + record : record;
+    return appendToLog(path, text, current.validBytes);
   }
 
   /** The longest prefix of `messages` within `maxBatchBytes`, and always at least one message. */
@@ -267,20 +299,23 @@ export class FileStore implements ChannelStore {
       return readQueueFile(path);
     } catch (error) {
       if (!(error instanceof CorruptQueueFileError)) throw error;
-      return withLock(path, this.limits.lockStaleMs, () => this.readLocked(path));
+      return withLock(path, this.limits.lockStaleMs, () => this.readLocked(path).queue);
     }
   }
 
   /**
-   * Reads a queue while holding its lock. A file that is not a queue is moved aside to
-   * `<name>.corrupt-<timestamp>` (never deleted), reported, and replaced by an empty
-   * queue whose next_seq is above anything the old file can have handed out: the
-   * larger of what its remains show and the current time in milliseconds (seqs that
-   * count up from 1 by one per durable write stay far below it). Call only under the lock.
+   * Reads a queue while holding its lock and leaves its file ready for an append: a log
+   * with no torn last line (cut off: it was never acknowledged), a format-1 document
+   * converted to a log. A file that is not a queue is moved aside to
+   * `<name>.corrupt-<timestamp>` (never deleted), reported, and replaced by an empty log
+   * whose next_seq is above anything the old file can have handed out: the larger of
+   * what its remains show and the current time in milliseconds (seqs that count up from
+   * 1 by one per durable write stay far below it). Call only under the lock.
    */
-  private readLocked(path: string): QueueFile {
+  private readLocked(path: string): ParsedQueue {
+    let parsed: ParsedQueue | null;
     try {
-      return readQueueFile(path) ?? emptyQueue();
+      parsed = readQueue(path);
     } catch (error) {
       if (!(error instanceof CorruptQueueFileError)) throw error;
       const remains = readTextOrNothing(path);
@@ -288,10 +323,19 @@ export class FileStore implements ChannelStore {
       renameSync(path, aside);
       this.warn(`${error.reason}: moved ${path} aside to ${aside}; the queue starts again, empty`);
       // Written at once, so that the new floor outlives this call even when the caller only reads.
-      const fresh = emptyQueue(Math.max(salvageSeqFloor(remains) + 1, Date.now()));
-      writeFileAtomic(path, serializeQueueFile(fresh));
-      return fresh;
+      return this.rewrite(path, emptyQueue(Math.max(salvageSeqFloor(remains) + 1, Date.now())));
     }
+    if (!parsed) return parseQueueText("", path);
+    if (parsed.format === 1) return this.rewrite(path, parsed.queue);
+    if (parsed.totalBytes > parsed.validBytes) truncateLog(path, parsed.validBytes);
+    return parsed;
+  }
+
+  /** Replaces the file at `path` with the compact log of `queue`, durably. Call only under the lock. */
+  private rewrite(path: string, queue: QueueFile): ParsedQueue {
+    const text = serializeLog(queue);
+    writeFileAtomic(path, text);
+    return parseQueueText(text, path);
   }
 
   /**

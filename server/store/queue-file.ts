@@ -1,19 +1,34 @@
 /**
  * The queue file format (DESIGN §4) and the one way to read it without a lock.
  *
- *     { "version": 1, "next_seq": <int>, "messages": [ { seq, event, data, ts }, … ] }
+ * A queue file is a log of JSON lines (format 2), each line one record:
  *
- * Invariants every file written by the store keeps, and that {@link parseQueueFile} checks:
+ *     {"version":2,"next_seq":<int>}                     the header, always the first line
+ *     {"seq":<int>,"event":…,"data":…,"ts":…}            a message
+ *     {"ack":<int>}                                      every message with seq <= ack is gone
+ *
+ * Appending a message or an acknowledgement writes one line at the end (O_APPEND), so
+ * the lock is held for one small write and the fsync can run after it is released,
+ * where the fsyncs of several writers share one journal commit. When acknowledged
+ * records outweigh the live ones, the store compacts: it writes header + live messages
+ * to a temporary file and renames it over the log.
+ *
+ * The format-1 document of DESIGN §4, `{ "version": 1, "next_seq", "messages" }`, is
+ * still read (the store converts it to a log at its next write).
+ *
+ * Invariants every file written by the store keeps, and that {@link parseQueueText} checks:
  * - messages are in strictly increasing `seq` order;
- * - `next_seq` is greater than every `seq` in the file, and only ever grows, so a
- *   `seq` is never handed out twice, not even after the queue drains;
- * - files are replaced by rename, never written in place, so a reader without the
- *   lock sees a whole file, old or new.
+ * - `next_seq` is greater than every `seq` and every ack in the file, and only ever
+ *   grows, so a `seq` is never handed out twice, not even after the queue drains;
+ * - every record is one write ending in a newline: a reader without the lock ignores
+ *   a last line without one (a write in progress, or cut by a full disk), and never
+ *   acts on a torn record; whole-file replacements are renames, so such a reader sees
+ *   a whole file, old or new.
  *
  * This module imports nothing but Node, so that the watcher can use it and start fast.
- * Reads are synchronous: a queue file is small (8 MiB at most), the store reads it
- * under a lock that should be held as briefly as possible, and the watcher has
- * nothing else to do meanwhile.
+ * Reads are synchronous: a queue file is small (8 MiB of live messages at most), the
+ * store reads it under a lock that should be held as briefly as possible, and the
+ * watcher has nothing else to do meanwhile.
  */
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { EVENT_PATTERN } from "../core/ids.js";
@@ -29,11 +44,39 @@ export interface QueueMessage {
   ts: string;
 }
 
-/** The content of a queue file. */
+/** What a queue holds: its live messages and the next seq (the content of a format-1 file). */
 export interface QueueFile {
   version: 1;
   next_seq: number;
   messages: QueueMessage[];
+}
+
+/** A queue as read from its file, with what the store needs to append to it. */
+export interface ParsedQueue {
+  queue: QueueFile;
+  /** 2 for a log, 1 for a format-1 document (to be converted before any append). */
+  format: 1 | 2;
+  /** Bytes up to the end of the last complete line. */
+  validBytes: number;
+  /** Bytes of the whole file: more than `validBytes` when its last line is torn. */
+  totalBytes: number;
+  /** Bytes of the live messages' records, the measure of the queue's size limit. */
+  liveBytes: number;
+}
+
+/** The text that starts every log: its header with `next_seq`, as one line. */
+export function logHeader(nextSeq: number): string {
+  return `{"version":2,"next_seq":${nextSeq}}\n`;
+}
+
+/** One record as a line of the log. */
+export function logRecord(record: QueueMessage | { ack: number }): string {
+  return `${JSON.stringify(record)}\n`;
+}
+
+/** The whole log of `queue`, compacted: its header and its live messages. */
+export function serializeLog(queue: QueueFile): string {
+  return logHeader(queue.next_seq) + queue.messages.map(logRecord).join("");
 }
 
 /** The content of a queue that has never been written. */
@@ -53,12 +96,73 @@ export class CorruptQueueFileError extends Error {
 }
 
 /**
- * Parses and checks the text of a queue file. A `next_seq` that is not above every
- * message's seq (a hand-edited or foreign file) is raised to `max seq + 1` rather than
- * refused: nothing is lost and no seq can repeat.
- * @throws CorruptQueueFileError when the text is not JSON or not of the queue shape.
+ * Parses and checks the text of a queue file of either format, folding a log's
+ * acknowledgements. A `next_seq` that is not above every message's seq (a hand-edited
+ * or foreign file) is raised rather than refused: nothing is lost and no seq can repeat.
+ * An empty file is an empty queue (a log whose creation was cut short wrote nothing).
+ * @throws CorruptQueueFileError when the text is not a queue.
  */
+export function parseQueueText(text: string, path = "queue file"): ParsedQueue {
+  if (text === "") return { queue: emptyQueue(), format: 2, validBytes: 0, totalBytes: 0, liveBytes: 0 };
+  const totalBytes = Buffer.byteLength(text);
+  if (!text.startsWith('{"version":2')) {
+    return { queue: parseQueueDocument(text, path), format: 1, validBytes: totalBytes, totalBytes, liveBytes: 0 };
+  }
+  const end = text.lastIndexOf("\n");
+  if (end < 0) throw new CorruptQueueFileError(path, "its header line is cut short");
+  const lines = text.slice(0, end).split("\n");
+  const header = parseLine(lines[0]!, path);
+  if (header.version !== 2 || !isSeq(header.next_seq)) throw new CorruptQueueFileError(path, "its first line is not a version 2 header");
+  const messages: QueueMessage[] = [];
+  const sizes: number[] = [];
+  let first = 0; // messages before this index were acknowledged
+  let nextSeq = header.next_seq;
+  let lastSeq = 0;
+  for (let i = 1; i < lines.length; i++) {
+    const record = parseLine(lines[i]!, path);
+    if ("ack" in record) {
+      if (!Number.isSafeInteger(record.ack) || (record.ack as number) < 0) throw new CorruptQueueFileError(path, `line ${i + 1} has a bad ack`);
+      const ack = record.ack as number;
+      while (first < messages.length && messages[first]!.seq <= ack) first += 1;
+      nextSeq = Math.max(nextSeq, ack + 1);
+      continue;
+    }
+    if (!isQueueMessage(record)) throw new CorruptQueueFileError(path, `line ${i + 1} is neither a message nor an ack`);
+    if (record.seq <= lastSeq) throw new CorruptQueueFileError(path, "messages are not in increasing seq order");
+    lastSeq = record.seq;
+    nextSeq = Math.max(nextSeq, record.seq + 1);
+    messages.push(record);
+    sizes.push(Buffer.byteLength(lines[i]!) + 1);
+  }
+  const live = messages.slice(first);
+  const liveBytes = sizes.slice(first).reduce((sum, size) => sum + size, 0);
+  return {
+    queue: { version: 1, next_seq: nextSeq, messages: live },
+    format: 2,
+    validBytes: totalBytes - Buffer.byteLength(text.slice(end + 1)),
+    totalBytes,
+    liveBytes,
+  };
+}
+
+/** The queue in the text of a queue file of either format (see {@link parseQueueText}). */
 export function parseQueueFile(text: string, path = "queue file"): QueueFile {
+  return parseQueueText(text, path).queue;
+}
+
+function parseLine(line: string, path: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    throw new CorruptQueueFileError(path, `a line is not JSON (${(error as Error).message})`);
+  }
+  if (!isRecord(value)) throw new CorruptQueueFileError(path, "a line is not a JSON object");
+  return value;
+}
+
+/** A format-1 document. */
+function parseQueueDocument(text: string, path: string): QueueFile {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -78,11 +182,6 @@ export function parseQueueFile(text: string, path = "queue file"): QueueFile {
   return { version: 1, next_seq: Math.max(nextSeq, lastSeq + 1), messages: value.messages as QueueMessage[] };
 }
 
-/** The text the store writes for a queue. */
-export function serializeQueueFile(queue: QueueFile): string {
-  return JSON.stringify(queue);
-}
-
 /**
  * Reads a queue file without taking its lock. Symbolic links are not followed: a link
  * planted where a queue file belongs is reported as corrupt, never read through.
@@ -91,8 +190,17 @@ export function serializeQueueFile(queue: QueueFile): string {
  *   other I/O errors (EACCES, …) are thrown as they are.
  */
 export function readQueueFile(path: string): QueueFile | null {
+  return readQueue(path)?.queue ?? null;
+}
+
+/**
+ * Like {@link readQueueFile}, with what the store needs to append (format, valid and live bytes).
+ * @returns `null` when the file does not exist.
+ * @throws CorruptQueueFileError, I/O errors, as readQueueFile.
+ */
+export function readQueue(path: string): ParsedQueue | null {
   const text = readTextNoFollow(path);
-  return text === null ? null : parseQueueFile(text, path);
+  return text === null ? null : parseQueueText(text, path);
 }
 
 /**
