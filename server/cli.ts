@@ -33,7 +33,7 @@ Environment:
   BACKCHANNEL_HOME                    the data directory shared by every process
   BACKCHANNEL_MAX_QUEUE_MESSAGES, …   limits (see server/core/limits.ts)`;
 
-const WATCH_USAGE = `Usage: backchannel watch <channel_id> [--timeout S] [--follow]
+const WATCH_USAGE = `Usage: backchannel watch <channel_id> [--timeout S] [--follow] [--notify]
 
 Waits until the app has sent the agent a message on <channel_id>. Run it as a
 background command: when it exits, call poll_agent_messages, then start it again.
@@ -42,6 +42,8 @@ It only reads the channel's files: it never takes or changes a message.
 Options:
   --timeout S   give up after S seconds (default 1800)
   --follow      print one line per new message and keep going until the timeout
+  --notify      also show a desktop notification (notify-send, osascript or a
+                PowerShell toast; one note on stderr where none works)
   -h, --help    show this help
 
 Exit codes: 0 a message waits (one summary line on stdout), 2 timeout,
@@ -110,6 +112,7 @@ async function watch(args: string[]): Promise<number> {
     options: {
       timeout: { type: "string" },
       follow: { type: "boolean" },
+      notify: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -132,6 +135,7 @@ async function watch(args: string[]): Promise<number> {
     dataDir: resolveDataDir(),
     timeoutMs: timeoutSeconds * 1000,
     follow: values.follow ?? false,
+    notify: values.notify ?? false,
   });
 }
 

@@ -62,12 +62,14 @@ export interface WatcherProcess {
   lines(count: number): Promise<string[]>;
   /** Resolves when the watcher says on stderr that it is waiting. */
   ready(): Promise<void>;
+  /** Resolves when stderr matches `pattern`. */
+  stderrMatching(pattern: RegExp): Promise<void>;
 }
 
-/** Spawns `backchannel watch ...args` on `dataDir`. */
-export function spawnWatcher(dataDir: string, args: string[]): WatcherProcess {
+/** Spawns `backchannel watch ...args` on `dataDir`, with `env` added to this process's environment. */
+export function spawnWatcher(dataDir: string, args: string[], env: Record<string, string> = {}): WatcherProcess {
   const child = spawn(process.execPath, [CLI, "watch", ...args], {
-    env: { ...process.env, BACKCHANNEL_HOME: dataDir },
+    env: { ...process.env, BACKCHANNEL_HOME: dataDir, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -98,9 +100,12 @@ export function spawnWatcher(dataDir: string, args: string[]): WatcherProcess {
       }
       return split();
     },
-    async ready() {
-      while (!err.includes("waiting for messages")) {
-        if (child.exitCode !== null) throw new Error(`watcher exited (${child.exitCode}) before it was ready: ${out}${err}`);
+    ready() {
+      return this.stderrMatching(/waiting for messages/);
+    },
+    async stderrMatching(pattern) {
+      while (!pattern.test(err)) {
+        if (child.exitCode !== null) throw new Error(`watcher exited (${child.exitCode}) before stderr matched ${pattern}: ${out}${err}`);
         await new Promise<void>((resolve) => waiters.push(resolve));
       }
     },

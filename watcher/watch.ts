@@ -9,12 +9,14 @@
  *   same seq twice, and coalesces a burst into one line (Claude Code's Monitor turns
  *   each line into a notification and stops monitors that flood);
  * - both exit 2 when the timeout passes, 1 on a bad channel id or an unreadable data
- *   directory.
+ *   directory;
+ * - with `--notify`, a desktop notification tells the person too (./notify.ts).
  */
 import { lstat, readdir } from "node:fs/promises";
 import { watchCommand } from "../server/core/commands.js";
 import { isChannelId } from "../server/core/ids.js";
 import { channelDir, channelsDir, queueFileName, queueFile } from "../server/core/paths.js";
+import { desktopNotifier } from "./notify.js";
 import { subscribeToFile, type FileSubscription } from "../server/store/change-watch.js";
 import { CorruptQueueFileError, readQueueFile, type QueueMessage } from "../server/store/queue-file.js";
 
@@ -31,6 +33,8 @@ export interface WatchOptions {
   timeoutMs?: number;
   /** Print a line per message and keep going, instead of exiting at the first. Default false. */
   follow?: boolean;
+  /** Also show a desktop notification when messages arrive. Default false. */
+  notify?: boolean;
   /**
    * Re-read this often when no file-system event came. Default 5,000 ms: events wake
    * the watcher at once where the file system sends them; the timer only serves those
@@ -56,7 +60,7 @@ const PREVIEW_CHARS = 160;
 export async function watchChannel(options: WatchOptions): Promise<number> {
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   const err = options.err ?? ((line: string) => process.stderr.write(`backchannel watch: ${line}\n`));
-  const { channelId, dataDir, follow = false, timeoutMs = 1_800_000, fallbackMs = 5000 } = options;
+  const { channelId, dataDir, follow = false, notify = false, timeoutMs = 1_800_000, fallbackMs = 5000 } = options;
   if (!isChannelId(channelId)) {
     err(`invalid channel id ${JSON.stringify(channelId)}: use the channel_id that open_reader returned (1-64 of A-Z a-z 0-9 _ -)`);
     return WATCH_EXIT.error;
@@ -74,6 +78,7 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
   }
 
   const path = queueFile(dataDir, channelId, "agent");
+  const notifier = notify ? desktopNotifier(err) : undefined;
   const deadline = Date.now() + timeoutMs;
   let lastSeq = 0;
   let subscription: FileSubscription | undefined;
@@ -104,11 +109,10 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
 
       const fresh = messages.filter((message) => message.seq > lastSeq);
       if (fresh.length > 0) {
-        if (!follow) {
-          out(summaryLine(channelId, fresh));
-          return WATCH_EXIT.message;
-        }
-        for (const line of followLines(channelId, fresh)) out(line);
+        const lines = follow ? followLines(channelId, fresh) : [summaryLine(channelId, fresh)];
+        for (const line of lines) out(line);
+        if (notifier) await notifier.notify("backchannel", notificationBody(fresh));
+        if (!follow) return WATCH_EXIT.message;
         lastSeq = fresh.at(-1)!.seq;
       }
 
@@ -147,6 +151,12 @@ export function summaryLine(channelId: string, messages: QueueMessage[], follow 
 export function followLines(channelId: string, messages: QueueMessage[]): string[] {
   if (messages.length > BURST_LINES) return [summaryLine(channelId, messages, true)];
   return messages.map((message) => `${channelId} #${message.seq} ${message.event}: ${preview(message.data)}`);
+}
+
+/** A notification's text: the first message's preview, and how many more there are. */
+function notificationBody(messages: QueueMessage[]): string {
+  const first = `${messages[0]!.event}: ${preview(messages[0]!.data)}`;
+  return messages.length === 1 ? first : `${first} (+${messages.length - 1} more)`;
 }
 
 /** A one-line preview of message data: its question or text when it has one, else its JSON. */
