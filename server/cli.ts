@@ -17,12 +17,16 @@ Usage:
 
 Data directory: $BACKCHANNEL_HOME, else ${resolveDataDir()}`;
 
-const SERVE_USAGE = `Usage: backchannel [serve] [--http [--port N] [--host H]]
+const SERVE_USAGE = `Usage: backchannel [serve] [--claude-channel] [--http [--port N] [--host H]]
 
 Runs the MCP server on stdin/stdout. stdout carries MCP only; notes go to stderr.
 Add it to a host as the command "npx backchannel" (see the README).
 
 Options:
+  --claude-channel  push each question to Claude Code as a channel notification
+                (experimental capability claude/channel; Claude Code must be started
+                with --dangerously-load-development-channels server:<name>).
+                Same as BACKCHANNEL_CLAUDE_CHANNEL=1. stdio only.
   --http        serve Streamable HTTP at http://127.0.0.1:<port>/mcp instead; only
                 localhost Host and Origin headers are accepted, and open_reader's
                 path is off (the caller need not be you)
@@ -79,13 +83,24 @@ async function serve(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
     strict: true,
-    options: { help: { type: "boolean", short: "h" }, http: { type: "boolean" }, port: { type: "string" }, host: { type: "string" } },
+    options: {
+      help: { type: "boolean", short: "h" },
+      http: { type: "boolean" },
+      port: { type: "string" },
+      host: { type: "string" },
+      "claude-channel": { type: "boolean" },
+    },
   });
   if (values.help) {
     process.stdout.write(`${SERVE_USAGE}\n`);
     return 0;
   }
+  const claudeChannel = values["claude-channel"] ?? isTrue(process.env.BACKCHANNEL_CLAUDE_CHANNEL);
   if (values.http) {
+    if (claudeChannel) {
+      process.stderr.write("backchannel serve: --claude-channel works on stdio only (Claude Code channels are stdio servers)\n");
+      return 1;
+    }
     const port = Number(values.port ?? 0);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       process.stderr.write(`backchannel serve: --port takes a port number from 0 to 65535, not ${JSON.stringify(values.port)}\n`);
@@ -100,8 +115,13 @@ async function serve(args: string[]): Promise<number> {
     return 1;
   }
   const { runStdioServer } = await import("./transports/stdio.js");
-  await runStdioServer();
+  await runStdioServer({ claudeChannel });
   return -1;
+}
+
+/** Whether an on/off environment variable is on (`1`, `true`, `yes`, `on`). */
+function isTrue(value: string | undefined): boolean {
+  return value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());
 }
 
 async function watch(args: string[]): Promise<number> {

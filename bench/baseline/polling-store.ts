@@ -13,6 +13,7 @@ import { DEFAULT_LIMITS, type Limits } from "../../server/core/limits.js";
 import { assertEvent, isChannelId } from "../../server/core/ids.js";
 import { channelDir, channelsDir, queueFile, stateFile, type QueueName } from "../../server/core/paths.js";
 import { emptyQueue, parseQueueFile, type JsonValue, type QueueFile, type QueueMessage } from "../../server/store/queue-file.js";
+import { readSession, updateSession, type SessionRecord } from "../../server/store/session-file.js";
 import type { AppendResult, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../../server/store/store.js";
 import { withExclusiveLock } from "./lock.js";
 
@@ -65,6 +66,15 @@ export class PollingStore implements ChannelStore {
       await writeFile(path, JSON.stringify(next), { mode: 0o600 });
       return next;
     });
+  }
+
+  // Session records are not what the baseline is measured on: it shares backchannel's.
+  async readSession(key: string): Promise<SessionRecord> {
+    return readSession(this.dataDir, key);
+  }
+
+  async updateSession(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord> {
+    return updateSession(this.dataDir, key, this.limits.lockStaleMs, update);
   }
 
   async peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {

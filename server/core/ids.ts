@@ -16,6 +16,13 @@ export const EVENT_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 /** The name of a per-channel state document: lower-case letters, digits and `-`, starting with a letter. */
 export const STATE_NAME_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
 
+/**
+ * A session key: `claude-<pid>` (the Claude Code process the server and the status
+ * line both descend from) or `pid-<pid>` (the parent, outside Claude Code). It names a
+ * file, so it is checked before any path is built from it.
+ */
+export const SESSION_KEY_PATTERN = /^(claude|pid)-[0-9]{1,10}$/;
+
 /** Thrown when a string is not a valid channel id; the message says what a valid one looks like. */
 export class InvalidChannelIdError extends Error {
   override readonly name = "InvalidChannelIdError";

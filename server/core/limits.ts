@@ -69,3 +69,12 @@ export function limitsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Lim
   }
   return limits;
 }
+
+/** How long a wall (an agent's status for every reader of its session) stays up when no duration is given: 1 hour. */
+export const WALL_DEFAULT_SECONDS = 60 * 60;
+/** The longest a wall may stay up: 3 days. */
+export const WALL_MAX_SECONDS = 3 * 24 * 60 * 60;
+/** The longest wall text, in characters: one line of a status bar. */
+export const WALL_MAX_CHARS = 200;
+/** Most channels a session file remembers; the oldest are forgotten first. */
+export const SESSION_MAX_CHANNELS = 32;

@@ -4,13 +4,14 @@
  *     <data dir>/channels/<channel id>/ui.json      agent → app queue
  *     <data dir>/channels/<channel id>/agent.json   app → agent queue
  *     <data dir>/channels/<channel id>/state.<name>.json   per-channel state of apps (the reader's document, …)
+ *     <data dir>/sessions/<session key>.json   a host session's channels and wall (see ../store/session-file.ts)
  *
  * Every path under `channels/` is built here, and only from a checked channel id, so
  * no caller can name a file outside its channel folder.
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { assertChannelId, STATE_NAME_PATTERN } from "./ids.js";
+import { assertChannelId, SESSION_KEY_PATTERN, STATE_NAME_PATTERN } from "./ids.js";
 
 /** The two queues of a channel, named by who reads them: `ui` is read by the app, `agent` by the agent. */
 export const QUEUE_NAMES = ["ui", "agent"] as const;
@@ -68,4 +69,18 @@ export function queueFile(dataDir: string, channelId: string, queue: QueueName):
 export function stateFile(dataDir: string, channelId: string, name: string): string {
   if (!STATE_NAME_PATTERN.test(name)) throw new Error(`invalid state name ${JSON.stringify(name)}: use ${STATE_NAME_PATTERN}`);
   return join(channelDir(dataDir, channelId), `state.${name}.json`);
+}
+
+/** The folder that holds one file per host session. */
+export function sessionsDir(dataDir: string): string {
+  return join(dataDir, "sessions");
+}
+
+/**
+ * The file of one host session, `sessions/<key>.json`.
+ * @throws Error when `key` does not match SESSION_KEY_PATTERN.
+ */
+export function sessionFile(dataDir: string, key: string): string {
+  if (!SESSION_KEY_PATTERN.test(key)) throw new Error(`invalid session key ${JSON.stringify(key)}: use ${SESSION_KEY_PATTERN}`);
+  return join(sessionsDir(dataDir), `${key}.json`);
 }

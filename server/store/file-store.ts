@@ -45,6 +45,7 @@ import {
   type QueueFile,
   type QueueMessage,
 } from "./queue-file.js";
+import { readSession, removeIdleSessions, updateSession, type SessionRecord } from "./session-file.js";
 import type { AppendResult, ChannelInfo, ChannelStore, PollOptions, PollResult } from "./store.js";
 
 /** Options of {@link FileStore}. */
@@ -154,6 +155,14 @@ export class FileStore implements ChannelStore {
     });
   }
 
+  async readSession(key: string): Promise<SessionRecord> {
+    return readSession(this.dataDir, key);
+  }
+
+  async updateSession(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord> {
+    return updateSession(this.dataDir, key, this.limits.lockStaleMs, update);
+  }
+
   async peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
     const path = queueFile(this.dataDir, channelId, queue);
     return (await this.readUnlocked(path))?.messages ?? [];
@@ -192,8 +201,8 @@ export class FileStore implements ChannelStore {
 
   /**
    * Removes channels idle for longer than `limits.channelTtlMs` (no write, and no poll
-   * for that long), skipping any with a lock held, and temporary files left by killed
-   * writers.
+   * for that long), skipping any with a lock held, temporary files left by killed
+   * writers, and session files idle for as long.
    * @returns the ids of the channels removed.
    */
   async removeIdleChannels(now = Date.now()): Promise<string[]> {
@@ -212,6 +221,7 @@ export class FileStore implements ChannelStore {
         if (stats && now - stats.mtimeMs > ORPHAN_TEMP_AGE_MS) await rm(join(dir, name), { force: true });
       }
     }
+    await removeIdleSessions(this.dataDir, this.limits.channelTtlMs, now);
     return removed;
   }
 

@@ -5,6 +5,7 @@
  */
 import type { QueueName } from "../core/paths.js";
 import type { JsonValue, QueueMessage } from "./queue-file.js";
+import type { SessionRecord } from "./session-file.js";
 
 /** What an append returns: the message's `seq` and how many messages now wait in the queue. */
 export interface AppendResult {
@@ -72,6 +73,18 @@ export interface ChannelStore {
    * @throws StateTooLargeError (nothing changed), LockTimeoutError, whatever `update` throws.
    */
   updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue>;
+  /**
+   * The record of a host session (its channels and its wall), see ./session-file.ts.
+   * @returns an empty record for a session never written.
+   * @throws Error for a key that does not match SESSION_KEY_PATTERN.
+   */
+  readSession(key: string): Promise<SessionRecord>;
+  /**
+   * Changes a session record atomically, as {@link updateState} does a state document.
+   * @returns the new record.
+   * @throws LockTimeoutError, whatever `update` throws (nothing changed then).
+   */
+  updateSession(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord>;
   /** The messages waiting in a queue, changing nothing. */
   peek(channelId: string, queue: QueueName): Promise<QueueMessage[]>;
   /** Every channel in the store. */

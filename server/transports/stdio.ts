@@ -8,13 +8,19 @@ import { startIdleSweep } from "../idle-sweep.js";
 import { FileStore } from "../store/file-store.js";
 import { VERSION } from "../version.js";
 
+/** Options of {@link runStdioServer}. */
+export interface StdioServerOptions {
+  /** Push questions to Claude Code as channel notifications (see ../awareness/claude-channel.ts). Default false. */
+  claudeChannel?: boolean;
+}
+
 /**
  * Serves MCP on this process's stdin/stdout until stdin closes, over the file store in
  * the data directory (`$BACKCHANNEL_HOME` or the per-user default). Prints a one-line
  * banner on stderr.
  * @throws Error when a limit variable in the environment is malformed.
  */
-export async function runStdioServer(): Promise<void> {
+export async function runStdioServer(options: StdioServerOptions = {}): Promise<void> {
   const store = new FileStore({ limits: limitsFromEnv() });
   startIdleSweep(store);
   serveStdio(() => createServer({ store, maxAgentWaitMs: store.limits.maxAgentWaitMs, maxUiWaitMs: store.limits.maxUiWaitMs }), {
