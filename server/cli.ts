@@ -12,6 +12,10 @@ Usage:
   backchannel [serve]                 run the MCP server on stdio (what hosts start)
   backchannel serve --http [--port N] run it over Streamable HTTP on 127.0.0.1
   backchannel watch <channel_id>      wait for the app's next message, then exit
+  backchannel statusline              Claude Code status line: what waits on this session
+  backchannel install statusline      put it into Claude Code's settings.json
+  backchannel uninstall statusline    take it out again, restoring the previous one
+  backchannel hook post-tool-use      Claude Code PostToolUse hook: one-line tool results
   backchannel --version               print the version
   backchannel <command> --help        help for one command
 
@@ -53,6 +57,52 @@ Options:
 Exit codes: 0 a message waits (one summary line on stdout), 2 timeout,
 1 bad channel id or unreadable data directory (message on stderr).`;
 
+const STATUSLINE_USAGE = `Usage: backchannel statusline [--stash FILE]
+
+Claude Code's status line command: prints what waits for the agent on this session's
+channels, e.g. "reader: 2 questions", and the session's wall while it is up; prints
+nothing when there is nothing to show. The session is CLAUDE_PID, else the topmost
+ancestor process named claude. Reads the host's JSON on stdin. Always exits 0.
+Set it up with "backchannel install statusline".
+
+Options:
+  --stash FILE  the status line this one replaced (written by install): it runs first,
+                through the shell with the same stdin and at most 2 s, and its last
+                line gets " | " and ours appended
+  -h, --help    show this help`;
+
+const INSTALL_USAGE = `Usage: backchannel install statusline [--settings FILE]
+       backchannel uninstall statusline [--settings FILE]
+
+install: makes "backchannel statusline" Claude Code's status line. The statusLine it
+replaces is kept in backchannel-statusline.<settings file name> next to the settings
+file, and keeps showing first; padding and refreshInterval (default 5 s) are kept.
+Installing twice changes nothing.
+uninstall: puts the kept statusLine back exactly (or removes the key if there was
+none) and deletes the kept copy; refuses when the statusLine was changed since.
+
+Options:
+  --settings FILE  the settings file (default $CLAUDE_CONFIG_DIR/settings.json, else
+                   ~/.claude/settings.json; e.g. .claude/settings.json for a project)
+  -h, --help       show this help
+
+Exit codes: 0 done (or nothing to do), 1 refused or a settings file that is not a
+JSON object (left as it is; message on stderr).`;
+
+const HOOK_USAGE = `Usage: backchannel hook post-tool-use
+
+Claude Code's PostToolUse hook for backchannel's tools: the tool panel shows one line
+of each result, and the model still gets a data tool's full result as additional
+context. Reads the hook input on stdin; prints the hook output, or nothing for other
+tools, error results and results over 9,000 characters. Always exits 0.
+
+Add to settings.json (user or project):
+  {"hooks":{"PostToolUse":[{"matcher":"mcp__backchannel__.*","hooks":[{"type":"command","command":"npx backchannel hook post-tool-use"}]}]}}
+Use your server's name in the matcher if it is not "backchannel".
+
+Options:
+  -h, --help  show this help`;
+
 /** Runs the command line `argv` (without node and the script); resolves to the exit code. */
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -62,6 +112,13 @@ async function main(argv: string[]): Promise<number> {
       return serve(rest);
     case "watch":
       return watch(rest);
+    case "statusline":
+      return statusline(rest);
+    case "install":
+    case "uninstall":
+      return install(command, rest);
+    case "hook":
+      return hook(rest);
     case "-v":
     case "--version": {
       const { VERSION } = await import("./version.js");
@@ -157,6 +214,74 @@ async function watch(args: string[]): Promise<number> {
     follow: values.follow ?? false,
     notify: values.notify ?? false,
   });
+}
+
+async function statusline(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    options: {
+      stash: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${STATUSLINE_USAGE}\n`);
+    return 0;
+  }
+  const { runStatusline } = await import("../claude-code/statusline.js");
+  return runStatusline({ dataDir: resolveDataDir(), stashPath: values.stash });
+}
+
+async function install(command: "install" | "uninstall", args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      settings: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${INSTALL_USAGE}\n`);
+    return 0;
+  }
+  if (positionals.length !== 1 || positionals[0] !== "statusline") {
+    const what = positionals.length === 0 ? "nothing" : JSON.stringify(positionals.join(" "));
+    process.stderr.write(`backchannel ${command}: can only ${command} "statusline", not ${what}\n\n${INSTALL_USAGE}\n`);
+    return 1;
+  }
+  const [{ resolve }, { defaultSettingsPath }, { installStatusline, uninstallStatusline }] = await Promise.all([
+    import("node:path"),
+    import("../claude-code/settings-file.js"),
+    import("../claude-code/install.js"),
+  ]);
+  const settingsPath = resolve(values.settings ?? defaultSettingsPath());
+  const outcome = command === "install" ? installStatusline(settingsPath) : uninstallStatusline(settingsPath);
+  if (outcome.ok) process.stdout.write(`${outcome.message}\n`);
+  else process.stderr.write(`backchannel ${command} statusline: ${outcome.message}\n`);
+  return outcome.ok ? 0 : 1;
+}
+
+async function hook(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: { help: { type: "boolean", short: "h" } },
+  });
+  if (values.help) {
+    process.stdout.write(`${HOOK_USAGE}\n`);
+    return 0;
+  }
+  if (positionals.length !== 1 || positionals[0] !== "post-tool-use") {
+    const what = positionals.length === 0 ? "none" : JSON.stringify(positionals.join(" "));
+    process.stderr.write(`backchannel hook: the only hook is "post-tool-use", not ${what}\n\n${HOOK_USAGE}\n`);
+    return 1;
+  }
+  const { runPostToolUseHook } = await import("../claude-code/hook.js");
+  return runPostToolUseHook();
 }
 
 main(process.argv.slice(2)).then(

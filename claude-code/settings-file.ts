@@ -1,0 +1,73 @@
+/**
+ * Claude Code's settings.json as a JSON object that is read, checked, and written back
+ * whole without disturbing what it holds: the other keys keep their values and their
+ * order, and a file that is not what it should be is never overwritten.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import type { JsonValue } from "../server/core/json.js";
+import { writeFileAtomic } from "../server/store/atomic-write.js";
+
+/** A JSON object, as settings.json and its `statusLine` are. */
+export type JsonObject = { [key: string]: JsonValue };
+
+/** Thrown when a file is not what it should be; the message names the file, the problem and what to do. */
+export class SettingsFileError extends Error {
+  override readonly name = "SettingsFileError";
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+  ) {
+    super(`${path}: ${problem}; fix or move the file by hand, then try again (nothing was changed)`);
+  }
+}
+
+/** Claude Code's user settings: `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`. */
+export function defaultSettingsPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.CLAUDE_CONFIG_DIR || join(homedir(), ".claude"), "settings.json");
+}
+
+/** True when `value` is a JSON object (not an array, not null). */
+export function isJsonObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Reads a JSON object file.
+ * @returns the object, or `null` when the file does not exist.
+ * @throws SettingsFileError when it is not JSON or not an object; I/O errors as they are.
+ */
+export function readJsonObject(path: string): JsonObject | null {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+  let value: JsonValue;
+  try {
+    value = JSON.parse(text) as JsonValue;
+  } catch (error) {
+    throw new SettingsFileError(path, `it is not JSON (${(error as Error).message})`);
+  }
+  if (!isJsonObject(value)) throw new SettingsFileError(path, `it holds ${Array.isArray(value) ? "an array" : JSON.stringify(value)}, not a JSON object`);
+  return value;
+}
+
+/**
+ * Writes `value` to `path` as JSON with 2-space indentation and a trailing newline,
+ * atomically (a temporary file renamed over it), creating the folder when missing.
+ * A symbolic link (settings kept in a dotfiles repository) is written through, not
+ * replaced, and an existing file keeps its permissions.
+ * @throws I/O errors (EACCES, ENOSPC, …); the file keeps its previous content then.
+ */
+export function writeJsonObject(path: string, value: JsonObject): void {
+  const target = existsSync(path) ? realpathSync(path) : path;
+  const mode = existsSync(target) ? statSync(target).mode & 0o7777 : undefined;
+  mkdirSync(dirname(target), { recursive: true });
+  writeFileAtomic(target, `${JSON.stringify(value, null, 2)}\n`);
+  // writeFileAtomic makes a private (0600) file: give back the mode the user had.
+  if (mode !== undefined) chmodSync(target, mode);
+}

@@ -1,0 +1,41 @@
+/**
+ * `backchannel statusline`: Claude Code's status line command. It prints what waits on
+ * this session's channels (./waiting.ts), after the output of the status line it
+ * replaced when there is one (./stash.ts, ./wrap.ts), and nothing at all when there is
+ * nothing to show. It always exits 0: a status line that fails shows the user an error
+ * where their status line was.
+ *
+ * It runs every few seconds, so it imports only the store's plain file readers (never
+ * the MCP SDK) and reads without locks.
+ */
+import { sessionKey } from "../server/core/session-key.js";
+import { stashedCommand } from "./stash.js";
+import { readStdin } from "./stdin.js";
+import { waitingLine } from "./waiting.js";
+import { runWrapped } from "./wrap.js";
+
+/** Options of {@link runStatusline}. */
+export interface StatuslineOptions {
+  /** The data directory (the server's). */
+  dataDir: string;
+  /** The stash file of the status line this one replaced; none: nothing is wrapped. */
+  stashPath?: string;
+}
+
+/**
+ * Prints the status line on stdout: the wrapped command's output (cut off after 2 s,
+ * see ./wrap.ts) with ` | ` and our segment appended to its last line, or
+ * either alone, or nothing.
+ * @returns 0, always (the wrapped command's failure is not ours).
+ */
+export async function runStatusline(options: StatuslineOptions): Promise<number> {
+  // Read all of stdin even when nothing is wrapped: the host writes its JSON and must not meet a closed pipe.
+  const input = await readStdin();
+  const command = options.stashPath === undefined ? undefined : stashedCommand(options.stashPath);
+  const theirs = command === undefined ? Promise.resolve("") : runWrapped(command, input);
+  const ours = waitingLine(options.dataDir, sessionKey());
+  const wrapped = (await theirs).replace(/\s+$/, "");
+  const line = wrapped !== "" && ours !== "" ? `${wrapped} | ${ours}` : wrapped || ours;
+  if (line !== "") process.stdout.write(`${line}\n`);
+  return 0;
+}

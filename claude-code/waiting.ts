@@ -1,0 +1,75 @@
+/**
+ * What waits on a host session's channels, as one short line for the status line:
+ * `reader: 2 questions · Reading chapter 3 (until 14:30)`.
+ *
+ * It reads the session file and each channel's agent queue without any lock (both are
+ * replaced or appended atomically, so an unlocked read sees whole records) and never
+ * writes: the status line runs every few seconds and must not disturb the server.
+ */
+import { queueFile } from "../server/core/paths.js";
+import { readQueueFile, type QueueMessage } from "../server/store/queue-file.js";
+import { activeWall, readSession, type SessionRecord, type Wall } from "../server/store/session-file.js";
+
+/** Longest wall text shown; the rest is cut with "…" (the status line is one line among the host's). */
+const WALL_CHARS = 60;
+
+/** Questions and other messages waiting for the agent on the channels of one app. */
+interface Counts {
+  questions: number;
+  messages: number;
+}
+
+/**
+ * The status line segment of session `key` in `dataDir` at time `now`: per app (in the
+ * order of the session's channels), its waiting `ask` events as questions and other
+ * events (except `ready`) as messages, then the wall while it lasts; `""` when nothing
+ * waits and no wall is up. Never throws: what cannot be read counts as nothing waiting.
+ */
+export function waitingLine(dataDir: string, key: string, now: number = Date.now()): string {
+  let record: SessionRecord;
+  try {
+    record = readSession(dataDir, key);
+  } catch {
+    return "";
+  }
+  const byApp = new Map<string, Counts>();
+  for (const channel of record.channels) {
+    const counts = byApp.get(channel.app) ?? { questions: 0, messages: 0 };
+    for (const message of waitingMessages(dataDir, channel.id)) {
+      if (message.event === "ask") counts.questions += 1;
+      else if (message.event !== "ready") counts.messages += 1;
+    }
+    byApp.set(channel.app, counts);
+  }
+  const segments: string[] = [];
+  for (const [app, { questions, messages }] of byApp) {
+    const parts = [plural(questions, "question"), plural(messages, "message")].filter((part) => part !== "");
+    if (parts.length > 0) segments.push(`${app}: ${parts.join(", ")}`);
+  }
+  const wall = activeWall(record, now);
+  if (wall) segments.push(describeWall(wall));
+  return segments.join(" · ");
+}
+
+/** The messages in the agent queue of a channel; none when it is missing, corrupt, unreadable or its id is bad. */
+function waitingMessages(dataDir: string, channelId: string): QueueMessage[] {
+  try {
+    return readQueueFile(queueFile(dataDir, channelId, "agent"))?.messages ?? [];
+  } catch {
+    return [];
+  }
+}
+
+/** `1 question`, `2 questions`, or `""` for none. */
+function plural(count: number, noun: string): string {
+  return count === 0 ? "" : `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+/** The wall as `<text> (until HH:MM)`, local time, on one line and cut to {@link WALL_CHARS}. */
+function describeWall(wall: Wall): string {
+  const flat = wall.text.replace(/\s+/g, " ").trim();
+  const text = flat.length > WALL_CHARS ? `${flat.slice(0, WALL_CHARS - 1)}…` : flat;
+  const until = new Date(wall.until);
+  const time = `${String(until.getHours()).padStart(2, "0")}:${String(until.getMinutes()).padStart(2, "0")}`;
+  return `${text} (until ${time})`;
+}
