@@ -3,10 +3,14 @@
  * the transport that carries it.
  */
 import { McpServer } from "@modelcontextprotocol/server";
+import { Awareness } from "./awareness/awareness.js";
+import { CLAUDE_CHANNEL_CAPABILITY } from "./awareness/claude-channel.js";
+import { sessionKey } from "./core/session-key.js";
 import type { ChannelStore } from "./store/store.js";
 import { registerChannelTools, type ChannelToolOptions } from "./tools/channel-tools.js";
 import { registerReaderTools, type ReaderToolOptions } from "./tools/reader-tools.js";
 import { registerRecipeTools } from "./tools/recipe-tools.js";
+import { registerWallTools } from "./tools/wall-tools.js";
 import { INSTRUCTIONS } from "./instructions.js";
 import { NAME, VERSION } from "./version.js";
 
@@ -14,16 +18,43 @@ import { NAME, VERSION } from "./version.js";
 export interface ServerOptions extends ChannelToolOptions, ReaderToolOptions {
   /** The store every tool reads and writes. */
   store: ChannelStore;
+  /** The host session's key. Default: `sessionKey()` (CLAUDE_PID, the topmost `claude` process, else the parent). */
+  sessionKey?: string;
+  /** Declare `claude/channel` and push each question as a Claude Code channel notification. Default false. */
+  claudeChannel?: boolean;
+  /** Watch the channels the model uses, to keep the tool description current. Default true; off for stateless HTTP. */
+  watchChannels?: boolean;
 }
 
-/** A new `McpServer` with backchannel's tools and instructions, not yet connected. */
+/**
+ * A new `McpServer` with backchannel's tools and instructions, not yet connected. Its
+ * background watches end when its connection closes.
+ */
 export function createServer(options: ServerOptions): McpServer {
+  const claudeChannel = options.claudeChannel ?? false;
   const server = new McpServer(
     { name: NAME, version: VERSION },
-    { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS },
+    {
+      capabilities: {
+        tools: { listChanged: true },
+        ...(claudeChannel ? { experimental: { [CLAUDE_CHANNEL_CAPABILITY]: {} } } : {}),
+      },
+      instructions: INSTRUCTIONS,
+    },
   );
-  registerChannelTools(server, options.store, options);
-  registerReaderTools(server, options.store, options);
+  const awareness = new Awareness(server, options.store, {
+    sessionKey: options.sessionKey ?? sessionKey(),
+    claudeChannel,
+    watchChannels: options.watchChannels,
+  });
+  const closed = server.server.onclose;
+  server.server.onclose = () => {
+    awareness.close();
+    closed?.();
+  };
+  registerChannelTools(server, options.store, awareness, options);
+  registerReaderTools(server, options.store, awareness, options);
+  registerWallTools(server, awareness.session);
   registerRecipeTools(server);
   return server;
 }

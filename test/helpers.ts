@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client } from "@modelcontextprotocol/client";
+import { Client, type ClientCapabilities } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
 /** The built CLI entry, `dist/server/cli.js`. */
@@ -23,12 +23,22 @@ export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promi
 /** What each connected server printed on stderr, by client. */
 const serverStderr = new WeakMap<Client, () => string>();
 
+/** Options of {@link connectServer}. */
+export interface ConnectOptions {
+  /** The server's working directory. Default: this process's. */
+  cwd?: string;
+  /** What the client declares it can do (e.g. `{ elicitation: {} }`). Default: nothing. */
+  capabilities?: ClientCapabilities;
+  /** Called before the client connects: register request handlers here. */
+  prepare?: (client: Client) => void;
+}
+
 /**
- * An SDK client connected to a new `backchannel serve` process on `dataDir`, started
- * in `options.cwd` (default: this process's). The server's stderr is collected (see
- * {@link stderrOf}), so that it can never fill its pipe and block the server.
+ * An SDK client connected to a new `backchannel serve` process on `dataDir`. The
+ * server's stderr is collected (see {@link stderrOf}), so that it can never fill its
+ * pipe and block the server.
  */
-export async function connectServer(dataDir: string, env: Record<string, string> = {}, options: { cwd?: string } = {}): Promise<Client> {
+export async function connectServer(dataDir: string, env: Record<string, string> = {}, options: ConnectOptions = {}): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, "serve"],
@@ -38,7 +48,8 @@ export async function connectServer(dataDir: string, env: Record<string, string>
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: "backchannel-test", version: "0.0.0" });
+  const client = new Client({ name: "backchannel-test", version: "0.0.0" }, { capabilities: options.capabilities ?? {} });
+  options.prepare?.(client);
   await client.connect(transport);
   serverStderr.set(client, () => stderr);
   return client;

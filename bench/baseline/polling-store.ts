@@ -11,10 +11,12 @@
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { DEFAULT_LIMITS, type Limits } from "../../server/core/limits.js";
 import { assertEvent, isChannelId } from "../../server/core/ids.js";
-import { channelDir, channelsDir, queueFile, stateFile, type QueueName } from "../../server/core/paths.js";
+import { channelDir, channelsDir, queueFile, queueFileName, sessionFile, sessionsDir, stateFile, type QueueName } from "../../server/core/paths.js";
+import { basename } from "node:path";
 import { emptyQueue, parseQueueFile, type JsonValue, type QueueFile, type QueueMessage } from "../../server/store/queue-file.js";
 import { readSession, updateSession, type SessionRecord } from "../../server/store/session-file.js";
-import type { AppendResult, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../../server/store/store.js";
+import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../../server/store/store.js";
+import { subscribeToFile } from "../../server/store/change-watch.js";
 import { withExclusiveLock } from "./lock.js";
 
 /** The plain polling {@link ChannelStore}. */
@@ -75,6 +77,14 @@ export class PollingStore implements ChannelStore {
 
   async updateSession(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord> {
     return updateSession(this.dataDir, key, this.limits.lockStaleMs, update);
+  }
+
+  watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
+    return subscribeToFile(channelDir(this.dataDir, channelId), queueFileName(queue));
+  }
+
+  watchSession(key: string): ChangeSubscription {
+    return subscribeToFile(sessionsDir(this.dataDir), basename(sessionFile(this.dataDir, key)));
   }
 
   async peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {

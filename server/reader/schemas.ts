@@ -17,8 +17,8 @@ export const openReaderInput = z
     path: z.string().min(1).optional().describe("A local UTF-8 text or markdown file to open instead (stdio only)."),
     channel_id: channelIdSchema.optional().describe("Reuse this channel; a new one is made when omitted."),
   })
-  .refine((input) => [input.markdown, input.text, input.path].filter((value) => value !== undefined).length === 1, {
-    message: "give exactly one of markdown, text or path",
+  .refine((input) => [input.markdown, input.text, input.path].filter((value) => value !== undefined).length <= 1, {
+    message: "give one of markdown, text or path, not several",
   });
 
 /** The output of `open_reader`. */

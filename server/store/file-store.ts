@@ -23,7 +23,17 @@ import { basename, join } from "node:path";
 import { assertChannelId, assertEvent, isChannelId } from "../core/ids.js";
 import { InvalidDataError, jsonProblem } from "../core/json.js";
 import { DEFAULT_LIMITS, type Limits } from "../core/limits.js";
-import { channelDir, channelsDir, queueFile, resolveDataDir, stateFile, type QueueName } from "../core/paths.js";
+import {
+  channelDir,
+  channelsDir,
+  queueFile,
+  queueFileName,
+  resolveDataDir,
+  sessionFile,
+  sessionsDir,
+  stateFile,
+  type QueueName,
+} from "../core/paths.js";
 import { TEMP_SUFFIX, writeFileAtomic } from "./atomic-write.js";
 import { subscribeToFile } from "./change-watch.js";
 import { MessageTooLargeError, QueueFullError, StateTooLargeError } from "./errors.js";
@@ -46,7 +56,7 @@ import {
   type QueueMessage,
 } from "./queue-file.js";
 import { readSession, removeIdleSessions, updateSession, type SessionRecord } from "./session-file.js";
-import type { AppendResult, ChannelInfo, ChannelStore, PollOptions, PollResult } from "./store.js";
+import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "./store.js";
 
 /** Options of {@link FileStore}. */
 export interface FileStoreOptions {
@@ -161,6 +171,16 @@ export class FileStore implements ChannelStore {
 
   async updateSession(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord> {
     return updateSession(this.dataDir, key, this.limits.lockStaleMs, update);
+  }
+
+  watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
+    return subscribeToFile(this.ensureChannelDir(channelId), queueFileName(queue));
+  }
+
+  watchSession(key: string): ChangeSubscription {
+    const name = basename(sessionFile(this.dataDir, key));
+    mkdirSync(sessionsDir(this.dataDir), { recursive: true, mode: 0o700 });
+    return subscribeToFile(sessionsDir(this.dataDir), name);
   }
 
   async peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {

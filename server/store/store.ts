@@ -40,6 +40,18 @@ export interface PollResult {
   pending: number;
 }
 
+/** A subscription to changes of one file of the store (see ./change-watch.ts). Close it when done. */
+export interface ChangeSubscription {
+  /**
+   * Resolves with `"changed"` once the watched file changed since the last call (or
+   * since the subscription began), `"timeout"` after `maxMs`, `"aborted"` when `signal` aborts.
+   * Changes are a hint: re-read after any wake-up, including a timeout.
+   */
+  next(maxMs: number, signal?: AbortSignal): Promise<"changed" | "timeout" | "aborted">;
+  /** Stops listening. */
+  close(): void;
+}
+
 /** A channel and when it was last written. */
 export interface ChannelInfo {
   id: string;
@@ -85,6 +97,10 @@ export interface ChannelStore {
    * @throws LockTimeoutError, whatever `update` throws (nothing changed then).
    */
   updateSession(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord>;
+  /** Subscribes to changes of a queue, for watchers that only look (subscribe, then {@link peek}). */
+  watchQueue(channelId: string, queue: QueueName): ChangeSubscription;
+  /** Subscribes to changes of a session record (its wall, its channels). @throws Error for an invalid key. */
+  watchSession(key: string): ChangeSubscription;
   /** The messages waiting in a queue, changing nothing. */
   peek(channelId: string, queue: QueueName): Promise<QueueMessage[]>;
   /** Every channel in the store. */

@@ -2,16 +2,20 @@
  * The four channel tools (DESIGN §5): the agent writes to the app with `notify_ui` and
  * reads from it with `poll_agent_messages`; the app does the mirror image with the
  * app-only `notify_agent` and `poll_ui_messages`. Each handler validates (the schema),
- * calls the store, and shapes the result.
+ * calls the store, and shapes the result. The agent's two tools also tell the
+ * server's awareness which channels the model uses; a `poll_ui_messages` result carries
+ * the wall of the channel's session, and a wall change ends its wait.
  */
 import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
 import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
 import type { QueueName } from "../core/paths.js";
 import type { JsonValue, QueueMessage } from "../store/queue-file.js";
-import type { ChannelStore } from "../store/store.js";
+import type { ChannelStore, PollResult } from "../store/store.js";
+import type { Wall } from "../store/session-file.js";
+import type { Awareness } from "../awareness/awareness.js";
 import { progressTicker } from "./progress.js";
 import { toolError, toolResult } from "./results.js";
-import { compactSchema, notifyInput, notifyOutput, pollInput, pollOutput } from "./schemas.js";
+import { compactSchema, notifyInput, notifyOutput, pollInput, pollOutput, uiPollOutput } from "./schemas.js";
 import { DEFAULT_LIMITS } from "../core/limits.js";
 
 /** Options of {@link registerChannelTools}. */
@@ -27,11 +31,15 @@ export interface ChannelToolOptions {
 /** `_meta` of a tool that only the app may call. Only hosts enforce it: such tools must be harmless for the model too. */
 const APP_ONLY = { ui: { visibility: ["app"] } } as const;
 
+/** `poll_agent_messages`'s description; what waits is added to it (see ../awareness/waiting-description.ts). */
+const POLL_AGENT_DESCRIPTION =
+  "Read what the app sent on a channel (for the reader: ask, ready). Clears what it returns unless you pass after (a cursor). wait_ms waits for a message.";
+
 /**
  * Registers `notify_ui`, `poll_agent_messages` (model-visible), `poll_ui_messages` and
  * `notify_agent` (app-only) on `server`, backed by `store`.
  */
-export function registerChannelTools(server: McpServer, store: ChannelStore, options: ChannelToolOptions = {}): void {
+export function registerChannelTools(server: McpServer, store: ChannelStore, awareness: Awareness, options: ChannelToolOptions = {}): void {
   const maxAgentWaitMs = options.maxAgentWaitMs ?? DEFAULT_LIMITS.maxAgentWaitMs;
   const maxUiWaitMs = options.maxUiWaitMs ?? DEFAULT_LIMITS.maxUiWaitMs;
 
@@ -43,20 +51,33 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       inputSchema: compactSchema(notifyInput),
       outputSchema: compactSchema(notifyOutput),
     },
-    ({ channel_id, event, data }) => notify(store, channel_id, "ui", event, data),
+    async ({ channel_id, event, data }) => {
+      const result = await notify(store, channel_id, "ui", event, data);
+      if (!result.isError) await awareness.useChannel(channel_id, "channel");
+      return result;
+    },
   );
 
-  server.registerTool(
+  const pollAgent = server.registerTool(
     "poll_agent_messages",
     {
       title: "Read from the app",
-      description:
-        "Read what the app sent on a channel (for the reader: ask, ready). Clears what it returns unless you pass after (a cursor). wait_ms waits for a message.",
+      description: POLL_AGENT_DESCRIPTION,
       inputSchema: compactSchema(pollInput(maxAgentWaitMs)),
       outputSchema: compactSchema(pollOutput),
+      // Claude Code defers MCP tools behind tool search, and a deferred tool may show a
+      // stale description: this one's description is how the model learns what waits.
+      _meta: { "anthropic/alwaysLoad": true },
     },
-    ({ channel_id, after, wait_ms }, ctx) => poll(store, channel_id, "agent", after, wait_ms, ctx, options.progressIntervalMs),
+    async ({ channel_id, after, wait_ms }, ctx) => {
+      await awareness.useChannel(channel_id, "channel");
+      const result = await poll(store, channel_id, "agent", after, wait_ms, ctx, options.progressIntervalMs);
+      // Again, now that the poll took what it returned: the description drops it at once.
+      await awareness.useChannel(channel_id, "channel");
+      return result;
+    },
   );
+  awareness.describeWaiting(pollAgent, POLL_AGENT_DESCRIPTION);
 
   registerAppTool(
     server,
@@ -65,10 +86,10 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       title: "Read from the agent (app only)",
       description: "App only: read what the agent sent on a channel, after a cursor, waiting up to wait_ms.",
       inputSchema: compactSchema(pollInput(maxUiWaitMs)),
-      outputSchema: compactSchema(pollOutput),
+      outputSchema: compactSchema(uiPollOutput),
       _meta: APP_ONLY,
     },
-    ({ channel_id, after, wait_ms }, ctx) => poll(store, channel_id, "ui", after, wait_ms, ctx, options.progressIntervalMs),
+    ({ channel_id, after, wait_ms }, ctx) => pollUi(store, awareness, channel_id, after, wait_ms, ctx, options.progressIntervalMs),
   );
 
   registerAppTool(
@@ -103,16 +124,68 @@ async function poll(
   ctx: ServerContext,
   progressIntervalMs: number | undefined,
 ) {
-  const reader = queue === "agent" ? "the app" : "the agent";
-  const progress = progressTicker(ctx, waitMs ?? 0, (seconds) => `waiting for ${reader} on ${channelId} (${seconds} s)`, progressIntervalMs);
   try {
-    const result = await store.poll(channelId, queue, { after, waitMs, signal: ctx.mcpReq.signal, onWaiting: progress.start });
+    const result = await waitingPoll(store, channelId, queue, after, waitMs, ctx, ctx.mcpReq.signal, progressIntervalMs);
     return toolResult({ ...result }, describePoll(result.messages, result.cursor, result.pending));
   } catch (error) {
     return toolError(error);
+  }
+}
+
+/**
+ * `poll_ui_messages`: a poll of the `ui` queue that also returns the wall of the
+ * channel's session. A wall posted, cleared or expired while the poll waits ends the
+ * wait, so an open reader shows it at once.
+ */
+async function pollUi(
+  store: ChannelStore,
+  awareness: Awareness,
+  channelId: string,
+  after: number | undefined,
+  waitMs: number | undefined,
+  ctx: ServerContext,
+  progressIntervalMs: number | undefined,
+) {
+  const stop = new AbortController();
+  const cancel = () => stop.abort();
+  ctx.mcpReq.signal.addEventListener("abort", cancel, { once: true });
+  try {
+    const { session } = awareness;
+    const key = await session.sessionOf(channelId);
+    if (key !== null && (waitMs ?? 0) > 0) await session.followWall(key, stop.signal, cancel);
+    const result = await waitingPoll(store, channelId, "ui", after, waitMs, ctx, stop.signal, progressIntervalMs);
+    const wall = key === null ? null : await session.wallOf(key);
+    return toolResult({ ...result, wall }, describePoll(result.messages, result.cursor, result.pending) + describeWall(wall));
+  } catch (error) {
+    return toolError(error);
+  } finally {
+    stop.abort();
+    ctx.mcpReq.signal.removeEventListener("abort", cancel);
+  }
+}
+
+/** A store poll that sends progress while it waits (when the call has a progress token) and ends when `signal` aborts. */
+async function waitingPoll(
+  store: ChannelStore,
+  channelId: string,
+  queue: QueueName,
+  after: number | undefined,
+  waitMs: number | undefined,
+  ctx: ServerContext,
+  signal: AbortSignal,
+  progressIntervalMs: number | undefined,
+): Promise<PollResult> {
+  const reader = queue === "agent" ? "the app" : "the agent";
+  const progress = progressTicker(ctx, waitMs ?? 0, (seconds) => `waiting for ${reader} on ${channelId} (${seconds} s)`, progressIntervalMs);
+  try {
+    return await store.poll(channelId, queue, { after, waitMs, signal, onWaiting: progress.start });
   } finally {
     progress.stop();
   }
+}
+
+function describeWall(wall: Wall | null): string {
+  return wall ? `\nWall until ${wall.until}: ${wall.text}` : "";
 }
 
 /** The text of a poll result: a count line, then one JSON line per message (the data the model needs). */

@@ -9,6 +9,7 @@ import type { CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import { watchCommand } from "../core/commands.js";
 import { mintChannelId } from "../core/ids.js";
 import type { ChannelStore } from "../store/store.js";
+import type { Awareness } from "../awareness/awareness.js";
 import type { ReaderDocument } from "../reader/protocol.js";
 import { CorruptReaderStateError, readDocument, readThreads, recordMessage, writeDocument } from "../reader/reader-state.js";
 import { READER_RESOURCE_URI, readReaderHtml, ReaderNotBuiltError } from "../reader/resource.js";
@@ -20,8 +21,9 @@ import {
   readerStateInput,
   readerStateOutput,
 } from "../reader/schemas.js";
+import { askForDocument } from "../reader/ask-document.js";
 import { chooseTitle, countWords, DEFAULT_MAX_FILE_BYTES, DocumentFileError, readDocumentFile, type DocumentSource } from "../reader/source.js";
-import { toolError, toolResult } from "./results.js";
+import { messageError, toolError, toolResult } from "./results.js";
 import { compactSchema } from "./schemas.js";
 
 /** Options of {@link registerReaderTools}. */
@@ -40,6 +42,18 @@ export interface ReaderToolOptions {
 /** `_meta` of a tool only the app may call. Only hosts enforce it; both tools are harmless for a model. */
 const APP_ONLY = { ui: { visibility: ["app"] } } as const;
 
+/** Where `open_reader`'s document comes from: at most one of the three. */
+type DocumentRequest = { markdown?: string; text?: string; path?: string };
+
+/** What `open_reader` tells the model when the user was not asked, or did not answer. */
+const UNANSWERED = {
+  unsupported: "give the document to show as markdown, text or path (this client cannot ask the user for one)",
+  decline: "the user declined to open a document in the reader: go on without it, and do not ask again unless they bring it up",
+  cancel:
+    "the user did not answer (they dismissed the question, or this client cannot ask: a non-interactive run answers cancel); " +
+    "ask in the chat for the document, then call open_reader with markdown, text or path",
+} as const;
+
 /** Errors of the reader whose message is written for the caller. */
 const READER_ERRORS = [DocumentFileError, CorruptReaderStateError, ReaderNotBuiltError];
 
@@ -47,7 +61,7 @@ const READER_ERRORS = [DocumentFileError, CorruptReaderStateError, ReaderNotBuil
  * Registers `open_reader`, the app-only `reader_state` and `reader_record`, and the
  * `ui://backchannel/reader.html` resource on `server`, backed by `store`.
  */
-export function registerReaderTools(server: McpServer, store: ChannelStore, options: ReaderToolOptions = {}): void {
+export function registerReaderTools(server: McpServer, store: ChannelStore, awareness: Awareness, options: ReaderToolOptions = {}): void {
   const readLocalFiles = options.readLocalFiles ?? true;
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
 
@@ -65,24 +79,32 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
     {
       title: "Open the reader",
       description:
-        "Show a document (markdown, text or a local file path) in the in-chat reader. The user highlights passages and asks; " +
+        "Show a document (markdown, text or a local file path; none: the user is asked) in the in-chat reader. The user highlights passages and asks; " +
         "questions arrive as ask events on the returned channel. Arm the watcher it names, then answer with notify_ui answer {thread_id, text}.",
       inputSchema: compactSchema(openReaderInput),
       outputSchema: compactSchema(openReaderOutput),
       _meta: { ui: { resourceUri: READER_RESOURCE_URI } },
     },
-    async ({ title, markdown, text, path, channel_id }) => {
+    async ({ title, markdown, text, path, channel_id }, ctx) => {
       try {
-        let source: DocumentSource;
-        if (path !== undefined) {
-          if (!readLocalFiles) return errorResult("path works only when backchannel runs on stdio on your machine; pass the file's content as markdown or text instead");
-          source = await readDocumentFile(path, maxFileBytes);
-        } else if (markdown !== undefined) {
-          source = { format: "markdown", text: markdown };
-        } else {
-          source = { format: "text", text: text ?? "" };
+        let given: DocumentRequest = { markdown, text, path };
+        if (markdown === undefined && text === undefined && path === undefined) {
+          const canAsk = server.server.getClientCapabilities()?.elicitation !== undefined;
+          const answer = await askForDocument(ctx, canAsk, readLocalFiles);
+          if (answer.action !== "accept") return messageError(UNANSWERED[answer.action]);
+          // A form sends empty fields as "": they mean nothing was given.
+          given = answer.path?.trim() ? { path: answer.path.trim() } : { markdown: answer.text ?? "" };
         }
-        if (source.text.trim() === "") return errorResult("the document is empty: pass some markdown or text to read");
+        let source: DocumentSource;
+        if (given.path !== undefined) {
+          if (!readLocalFiles) return messageError("path works only when backchannel runs on stdio on your machine; pass the file's content as markdown or text instead");
+          source = await readDocumentFile(given.path, maxFileBytes);
+        } else if (given.markdown !== undefined) {
+          source = { format: "markdown", text: given.markdown };
+        } else {
+          source = { format: "text", text: given.text ?? "" };
+        }
+        if (source.text.trim() === "") return messageError("the document is empty: pass some markdown or text to read");
         const channelId = channel_id ?? mintChannelId();
         const document: ReaderDocument = {
           title: chooseTitle(source, title),
@@ -92,6 +114,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
           opened_at: new Date().toISOString(),
         };
         await writeDocument(store, channelId, document);
+        await awareness.useChannel(channelId, "reader", true);
         const watch = watchCommand(channelId);
         return toolResult(
           { channel_id: channelId, title: document.title, words: document.words, watch_command: watch },
@@ -146,11 +169,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
   );
 }
 
-function errorResult(message: string): CallToolResult {
-  return { content: [{ type: "text", text: message }], isError: true };
-}
-
 function readerError(error: unknown): CallToolResult {
-  if (READER_ERRORS.some((type) => error instanceof type)) return errorResult((error as Error).message);
+  if (READER_ERRORS.some((type) => error instanceof type)) return messageError((error as Error).message);
   return toolError(error);
 }

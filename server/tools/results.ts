@@ -14,6 +14,11 @@ export function toolResult<T extends Record<string, unknown>>(structured: T, tex
   return { content: [{ type: "text", text }], structuredContent: structured };
 }
 
+/** An error result whose message is written for the caller: what was wrong and what to do. */
+export function messageError(message: string): CallToolResult {
+  return { content: [{ type: "text", text: message }], isError: true };
+}
+
 /** Errors whose message is written for the caller and can be shown as is. */
 const CALLER_ERRORS = [
   InvalidChannelIdError,

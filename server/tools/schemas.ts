@@ -7,6 +7,7 @@ import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { CHANNEL_ID_PATTERN, EVENT_PATTERN } from "../core/ids.js";
 import { isJsonValue, MAX_JSON_DEPTH } from "../core/json.js";
+import { WALL_DEFAULT_SECONDS, WALL_MAX_CHARS, WALL_MAX_SECONDS } from "../core/limits.js";
 
 /** A channel id, as the tools accept it. */
 export const channelIdSchema = z
@@ -74,6 +75,24 @@ export const pollOutput = z.object({
   cursor: z.number().int().describe("Pass as `after` next time."),
   pending: z.number().int().describe("Messages still waiting after this poll."),
 });
+
+/** A wall as tools return it. */
+export const wallSchema = z.object({ text: z.string(), posted_at: z.string(), until: z.string() });
+
+/** The output of `poll_ui_messages`: a poll, and the wall of the channel's session while one is up. */
+export const uiPollOutput = pollOutput.extend({
+  wall: wallSchema.nullable().describe("The agent's status for every reader of the session, or null."),
+});
+
+/** The input of `post_wall`. Text and duration are checked by the session, whose messages say what to change. */
+export const wallInput = z.object({
+  text: z.string().optional().describe(`One line for every open reader and the status line, up to ${WALL_MAX_CHARS} characters.`),
+  duration_s: z.number().int().optional().describe(`Seconds it stays up (default ${WALL_DEFAULT_SECONDS}, max ${WALL_MAX_SECONDS}).`),
+  clear: z.boolean().optional().describe("true: take the wall down."),
+});
+
+/** The output of `post_wall`. */
+export const wallOutput = z.object({ wall: wallSchema.nullable() });
 
 /** The bounds zod writes for `.int()`: true of every JSON number a caller can send, so saying them costs context for nothing. */
 const SAFE_INTEGER_BOUNDS: Readonly<Record<string, number>> = { minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER };

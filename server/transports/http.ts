@@ -29,7 +29,7 @@ export type RequestListener = (req: IncomingMessage, res: ServerResponse) => Pro
  * over HTTP the caller need not be the user whose files the server can read.
  */
 export function createMcpRequestListener(options: ServerOptions, onerror: (error: Error) => void = logError): RequestListener {
-  const handler = createMcpHandler(() => createServer({ readLocalFiles: false, ...options }), { onerror });
+  const handler = createMcpHandler(() => createServer({ readLocalFiles: false, watchChannels: false, ...options }), { onerror });
   const serve = toNodeHandler(handler, { onerror });
   const hostIsLocal = localhostHostValidation();
   const originIsLocal = localhostOriginValidation();

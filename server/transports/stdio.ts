@@ -4,6 +4,7 @@
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { limitsFromEnv } from "../core/limits.js";
 import { createServer } from "../server.js";
+import { sessionKey } from "../core/session-key.js";
 import { startIdleSweep } from "../idle-sweep.js";
 import { FileStore } from "../store/file-store.js";
 import { VERSION } from "../version.js";
@@ -22,9 +23,19 @@ export interface StdioServerOptions {
  */
 export async function runStdioServer(options: StdioServerOptions = {}): Promise<void> {
   const store = new FileStore({ limits: limitsFromEnv() });
+  // Computed once: every connection of this process serves the same host session.
+  const key = sessionKey();
   startIdleSweep(store);
-  serveStdio(() => createServer({ store, maxAgentWaitMs: store.limits.maxAgentWaitMs, maxUiWaitMs: store.limits.maxUiWaitMs }), {
+  const serverOptions = {
+    store,
+    maxAgentWaitMs: store.limits.maxAgentWaitMs,
+    maxUiWaitMs: store.limits.maxUiWaitMs,
+    claudeChannel: options.claudeChannel,
+    sessionKey: key,
+  };
+  serveStdio(() => createServer(serverOptions), {
     onerror: (error) => process.stderr.write(`backchannel: ${error.message}\n`),
   });
-  process.stderr.write(`backchannel ${VERSION}: MCP server on stdio, data in ${store.dataDir}\n`);
+  const push = options.claudeChannel ? ", pushing to Claude Code channels" : "";
+  process.stderr.write(`backchannel ${VERSION}: MCP server on stdio, data in ${store.dataDir}, session ${key}${push}\n`);
 }

@@ -1,0 +1,117 @@
+/**
+ * What waits for the agent on the channels one server process uses: the agent queue of
+ * every channel it opened or polled, watched in the background. It only looks (peek),
+ * never takes or acknowledges a message, so the queue stays the truth and every
+ * signal built on the inbox is a doorbell followed by a pull.
+ */
+import type { QueueMessage } from "../store/queue-file.js";
+import type { ChangeSubscription, ChannelStore } from "../store/store.js";
+
+/** Called with the channel whose waiting messages changed, and those messages. */
+export type InboxListener = (channelId: string, messages: readonly QueueMessage[]) => void;
+
+/** Options of {@link AgentInbox}. */
+export interface AgentInboxOptions {
+  /** How often a watched queue is re-read when no file-system event came. Default 5,000 ms. */
+  fallbackMs?: number;
+  /** Most channels watched at once; the one watched longest is dropped first. Default 32. */
+  maxChannels?: number;
+  /** Where a failed read is reported. Default: one line on stderr. */
+  warn?: (message: string) => void;
+}
+
+interface Watched {
+  subscription: ChangeSubscription;
+  stop: AbortController;
+  /** The seqs last seen, joined: a cheap identity of the waiting messages. */
+  seen: string;
+  messages: readonly QueueMessage[];
+}
+
+/** The agent queues of a set of channels, each watched until {@link close}. */
+export class AgentInbox {
+  private readonly watched = new Map<string, Watched>();
+  private readonly listeners = new Set<InboxListener>();
+  private readonly fallbackMs: number;
+  private readonly maxChannels: number;
+  private readonly warn: (message: string) => void;
+  private closed = false;
+
+  constructor(
+    private readonly store: ChannelStore,
+    options: AgentInboxOptions = {},
+  ) {
+    this.fallbackMs = options.fallbackMs ?? 5000;
+    this.maxChannels = options.maxChannels ?? 32;
+    this.warn = options.warn ?? ((message) => process.stderr.write(`backchannel: ${message}\n`));
+  }
+
+  /** Calls `listener` after every change of what waits on a watched channel. Returns a function that removes it. */
+  onChange(listener: InboxListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** What waits on every watched channel, as last read. */
+  snapshot(): ReadonlyMap<string, readonly QueueMessage[]> {
+    return new Map([...this.watched].map(([id, entry]) => [id, entry.messages]));
+  }
+
+  /**
+   * Watches `channelId` from now on (nothing when it is watched already) and reads it
+   * once more, so that a caller that just changed the queue (a poll that took messages)
+   * is reflected at once rather than at the next file-system event.
+   * @throws InvalidChannelIdError.
+   */
+  async watch(channelId: string): Promise<void> {
+    if (this.closed) return;
+    let entry = this.watched.get(channelId);
+    if (!entry) {
+      if (this.watched.size >= this.maxChannels) this.unwatch(this.watched.keys().next().value!);
+      // Subscribed before the first read, so that no change after it is missed.
+      entry = { subscription: this.store.watchQueue(channelId, "agent"), stop: new AbortController(), seen: "", messages: [] };
+      this.watched.set(channelId, entry);
+      void this.follow(channelId, entry);
+    }
+    await this.check(channelId, entry);
+  }
+
+  /** Stops every watch; later calls to {@link watch} do nothing. */
+  close(): void {
+    this.closed = true;
+    for (const channelId of [...this.watched.keys()]) this.unwatch(channelId);
+    this.listeners.clear();
+  }
+
+  private unwatch(channelId: string): void {
+    const entry = this.watched.get(channelId);
+    if (!entry) return;
+    entry.stop.abort();
+    entry.subscription.close();
+    this.watched.delete(channelId);
+  }
+
+  /** Re-reads the queue on every wake-up (a change, or the fallback timer) until the watch stops. */
+  private async follow(channelId: string, entry: Watched): Promise<void> {
+    while (!entry.stop.signal.aborted) {
+      const woke = await entry.subscription.next(this.fallbackMs, entry.stop.signal);
+      if (woke === "aborted") return;
+      await this.check(channelId, entry);
+    }
+  }
+
+  private async check(channelId: string, entry: Watched): Promise<void> {
+    let messages: QueueMessage[];
+    try {
+      messages = await this.store.peek(channelId, "agent");
+    } catch (error) {
+      this.warn(`could not read the agent queue of ${channelId}: ${(error as Error).message}`);
+      return;
+    }
+    const seen = messages.map((message) => message.seq).join(",");
+    if (seen === entry.seen || entry.stop.signal.aborted) return;
+    entry.seen = seen;
+    entry.messages = messages;
+    for (const listener of this.listeners) listener(channelId, messages);
+  }
+}

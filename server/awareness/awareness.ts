@@ -1,0 +1,74 @@
+/**
+ * Everything one server (one MCP connection) does to let the agent and the human know
+ * that something waits: it records the channels the model uses in the host session,
+ * watches their agent queues, keeps `poll_agent_messages`'s description current and,
+ * when enabled, pushes Claude Code channel notifications.
+ */
+import type { McpServer, RegisteredTool } from "@modelcontextprotocol/server";
+import type { ChannelStore } from "../store/store.js";
+import { AgentInbox } from "./agent-inbox.js";
+import { ClaudeChannelPusher } from "./claude-channel.js";
+import { Session } from "./session.js";
+import { WaitingDescription } from "./waiting-description.js";
+
+/** Options of {@link Awareness}. */
+export interface AwarenessOptions {
+  /** The host session's key (see `sessionKey()` in ../core/session-key.ts). */
+  sessionKey: string;
+  /** Push Claude Code channel notifications. Default false. */
+  claudeChannel?: boolean;
+  /**
+   * Watch the channels the model uses in the background. Default true. Off for a server
+   * that serves one stateless HTTP request: it could tell no one, and nothing would stop its watches.
+   */
+  watchChannels?: boolean;
+  /** Where failures are reported. Default: one line on stderr. */
+  warn?: (message: string) => void;
+}
+
+/** The awareness of one server; close it with the server. */
+export class Awareness {
+  /** The host session this server serves. */
+  readonly session: Session;
+  private readonly inbox: AgentInbox;
+  private readonly pusher: ClaudeChannelPusher | undefined;
+  private readonly descriptions: WaitingDescription[] = [];
+  private readonly warn: (message: string) => void;
+  private readonly watchChannels: boolean;
+
+  constructor(server: McpServer, store: ChannelStore, options: AwarenessOptions) {
+    this.warn = options.warn ?? ((message) => process.stderr.write(`backchannel: ${message}\n`));
+    this.session = new Session(options.sessionKey, store);
+    this.watchChannels = options.watchChannels ?? true;
+    this.inbox = new AgentInbox(store, { warn: this.warn });
+    this.pusher = options.claudeChannel ? new ClaudeChannelPusher(server, store, this.inbox, process.pid, this.warn) : undefined;
+  }
+
+  /**
+   * Notes that the model used `channelId` (`opened`: with `open_reader`, which also makes
+   * this process the channel's push owner): the channel joins the session and is
+   * watched from now on. Never throws: a failure here is reported and must not fail
+   * the tool call that did the real work.
+   */
+  async useChannel(channelId: string, app: "reader" | "channel", opened = false): Promise<void> {
+    try {
+      await this.session.addChannel(channelId, app);
+      if (opened) await this.pusher?.claim(channelId);
+      if (this.watchChannels) await this.inbox.watch(channelId);
+    } catch (error) {
+      this.warn(`could not watch channel ${channelId}: ${(error as Error).message}`);
+    }
+  }
+
+  /** Keeps `tool`'s description (`base` plus what waits) current from now on. */
+  describeWaiting(tool: RegisteredTool, base: string): void {
+    this.descriptions.push(new WaitingDescription(tool, base, this.inbox));
+  }
+
+  /** Stops every watch, timer and listener. */
+  close(): void {
+    this.descriptions.forEach((description) => description.close());
+    this.pusher?.close();
+    this.inbox.close();
+  }
+}
