@@ -13,6 +13,8 @@
  *   cancel; the channel then falls back to short polls (`wait_ms: 0` every few seconds).
  * - Errors back off exponentially with jitter and recover by themselves when the host
  *   or the server comes back.
+ * - Every poll result also carries the wall of the channel's session (the agent's
+ *   status for every reader, not queued); {@link AppChannel.onwall} hears when it changes.
  */
 import type { App } from "@modelcontextprotocol/ext-apps";
 
@@ -22,6 +24,13 @@ export interface ChannelMessage {
   event: string;
   data: unknown;
   ts: string;
+}
+
+/** The agent's status for every reader of its session, shown until `until` (ISO-8601). */
+export interface ChannelWall {
+  text: string;
+  posted_at: string;
+  until: string;
 }
 
 /** `connecting` until the first poll answers, `live` while polls succeed, `retrying` after a failure, `stopped` after {@link AppChannel.stop}. */
@@ -54,6 +63,8 @@ type Handler = (data: unknown, message: ChannelMessage) => void;
 export class AppChannel {
   /** Called whenever {@link state} changes, with the error that caused a `retrying`. */
   onstatechange?: (state: ChannelState, error?: Error) => void;
+  /** Called when a poll shows a wall other than the last one (posted, replaced, cleared or expired: `null`). */
+  onwall?: (wall: ChannelWall | null) => void;
 
   private readonly channelId: string;
   private readonly waitMs: number;
@@ -66,6 +77,7 @@ export class AppChannel {
   private currentState: ChannelState = "connecting";
   private running = false;
   private lastSeq = 0;
+  private lastWall: string | undefined;
   private serialised = false;
   private poll?: AbortController;
   private wake?: () => void;
@@ -163,6 +175,7 @@ export class AppChannel {
         const messages = parseMessages(result.structuredContent);
         failures = 0;
         this.setState("live");
+        this.showWall(parseWall(result.structuredContent));
         for (const message of messages) this.deliver(message);
         if (this.serialised && messages.length === 0) await this.pause(this.shortPollMs);
       } catch (error) {
@@ -188,6 +201,13 @@ export class AppChannel {
         console.error(`backchannel: a handler of ${message.event} failed`, error);
       }
     }
+  }
+
+  private showWall(wall: ChannelWall | null): void {
+    const key = wall ? `${wall.text}\n${wall.until}` : "";
+    if (key === this.lastWall) return;
+    this.lastWall = key;
+    this.onwall?.(wall);
   }
 
   /** Waits `ms`, or less when a send ends or the channel stops. */
@@ -220,6 +240,13 @@ function parseMessages(structured: unknown): ChannelMessage[] {
       Number.isSafeInteger((message as ChannelMessage).seq) &&
       typeof (message as ChannelMessage).event === "string",
   );
+}
+
+/** The wall of a poll result, or `null` when there is none or it is malformed. */
+function parseWall(structured: unknown): ChannelWall | null {
+  const wall = (structured as { wall?: Partial<ChannelWall> | null } | undefined)?.wall;
+  if (!wall || typeof wall.text !== "string" || typeof wall.until !== "string") return null;
+  return { text: wall.text, until: wall.until, posted_at: typeof wall.posted_at === "string" ? wall.posted_at : "" };
 }
 
 /** The text blocks of a tool result, joined. */

@@ -8,7 +8,7 @@
  */
 import { App, applyDocumentTheme, applyHostFonts, applyHostStyleVariables, type McpUiHostContext } from "@modelcontextprotocol/ext-apps";
 import type { AnswerData, AskData, PassageAnchor, ReaderState, ReaderThread, StatusData, ThreadRole } from "../server/reader/protocol.js";
-import { AppChannel, textOf } from "./channel.js";
+import { AppChannel, textOf, type ChannelWall } from "./channel.js";
 import { anchorOf, blockOf, highlight, renderDocument, renderToc, unhighlight } from "./document.js";
 import { ThreadCard } from "./threads.js";
 import "./style.css";
@@ -20,6 +20,7 @@ const elements = {
   title: byId("title"),
   presence: byId("presence"),
   status: byId("status"),
+  wall: byId("wall"),
   notice: byId("notice"),
   toc: byId("toc"),
   layout: byId("layout"),
@@ -34,6 +35,7 @@ let blocks: HTMLElement[] = [];
 let channelId: string | undefined;
 let channel: AppChannel | undefined;
 let statusTimer: ReturnType<typeof setTimeout> | undefined;
+let wallTimer: ReturnType<typeof setTimeout> | undefined;
 
 app.onhostcontextchanged = applyHostContext;
 app.ontoolresult = (result) => {
@@ -83,6 +85,7 @@ async function open(id: string): Promise<void> {
     if (state === "retrying") setPresence("Reconnecting…", "offline");
     else if (state === "live" && elements.presence.dataset.state === "offline") setPresence("Connected", "waiting");
   };
+  channel.onwall = showWall;
   channel.on("hello", () => setPresence("Agent is listening", "listening"));
   channel.on("status", (data) => showStatus(data as StatusData));
   channel.on("answer", (data, message) => receiveAnswer(data as AnswerData, `ui:${message.seq}`));
@@ -243,6 +246,17 @@ function showStatus(data: StatusData): void {
   elements.status.textContent = typeof data?.text === "string" ? data.text : "";
   const until = data?.until ? Date.parse(data.until) : NaN;
   if (Number.isFinite(until)) statusTimer = setTimeout(() => (elements.status.textContent = ""), Math.max(0, until - Date.now()));
+}
+
+/** Shows the session's wall until it expires (the server stops returning it then too). */
+function showWall(wall: ChannelWall | null): void {
+  clearTimeout(wallTimer);
+  elements.wall.textContent = wall?.text ?? "";
+  if (!wall) return;
+  const until = new Date(wall.until);
+  elements.wall.title = `Until ${until.toLocaleString()}`;
+  // setTimeout takes at most 2^31-1 ms (about 24.8 days); a wall lasts at most 3 days.
+  wallTimer = setTimeout(() => (elements.wall.textContent = ""), Math.max(0, until.getTime() - Date.now()));
 }
 
 function showNotice(text: string | null): void {

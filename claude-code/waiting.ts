@@ -6,9 +6,10 @@
  * replaced or appended atomically, so an unlocked read sees whole records) and never
  * writes: the status line runs every few seconds and must not disturb the server.
  */
+import { ASK_EVENT, ringsDoorbell } from "../server/core/events.js";
 import { queueFile } from "../server/core/paths.js";
 import { readQueueFile, type QueueMessage } from "../server/store/queue-file.js";
-import { activeWall, readSession, type SessionRecord, type Wall } from "../server/store/session-file.js";
+import { activeWall, readSession, type SessionRecord, type Wall } from "../server/store/session-record.js";
 
 /** Longest wall text shown; the rest is cut with "…" (the status line is one line among the host's). */
 const WALL_CHARS = 60;
@@ -22,7 +23,7 @@ interface Counts {
 /**
  * The status line segment of session `key` in `dataDir` at time `now`: per app (in the
  * order of the session's channels), its waiting `ask` events as questions and other
- * events (except `ready`) as messages, then the wall while it lasts; `""` when nothing
+ * events that ring (all but `ready`) as messages, then the wall while it lasts; `""` when nothing
  * waits and no wall is up. Never throws: what cannot be read counts as nothing waiting.
  */
 export function waitingLine(dataDir: string, key: string, now: number = Date.now()): string {
@@ -36,8 +37,8 @@ export function waitingLine(dataDir: string, key: string, now: number = Date.now
   for (const channel of record.channels) {
     const counts = byApp.get(channel.app) ?? { questions: 0, messages: 0 };
     for (const message of waitingMessages(dataDir, channel.id)) {
-      if (message.event === "ask") counts.questions += 1;
-      else if (message.event !== "ready") counts.messages += 1;
+      if (message.event === ASK_EVENT) counts.questions += 1;
+      else if (ringsDoorbell(message.event)) counts.messages += 1;
     }
     byApp.set(channel.app, counts);
   }

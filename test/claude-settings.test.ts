@@ -11,7 +11,7 @@ import { chmod, mkdir, readFile, readlink, stat, symlink, writeFile } from "node
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, test } from "node:test";
 import { FileStore } from "../server/store/file-store.js";
-import { withChannel } from "../server/store/session-file.js";
+import { withChannel } from "../server/store/session-record.js";
 import { CLI, tempDataDir } from "./helpers.js";
 
 /** A settings file as people write them: 2-space indentation, a trailing newline, a status line of their own. */

@@ -13,7 +13,7 @@ import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
-import { CHANNEL_ID_PATTERN } from "../server/core/ids.js";
+import { CHANNEL_ID_PATTERN, SESSION_KEY_PATTERN } from "../server/core/ids.js";
 import { connectServer, stderrOf } from "./helpers.js";
 
 const CALLS = Number(process.env.FUZZ_CALLS ?? 10_000);
@@ -212,6 +212,12 @@ test(`${CALLS} hostile calls across every tool are all answered, without a crash
   assert.deepEqual((await readdir(root)).sort(), ["cwd", "data", ...(fifo ? ["fifo"] : [])].sort());
   for (const path of await walk(dataDir)) {
     const [top, channel, file, ...deeper] = path.split("/");
+    if (top === "sessions") {
+      // One file per host session (the fuzzed server's), named by its checked key.
+      if (channel !== undefined) assert.match(channel.replace(/\.json$/, ""), SESSION_KEY_PATTERN, path);
+      assert.equal(file, undefined, path);
+      continue;
+    }
     assert.equal(top, "channels", path);
     if (channel === undefined) continue;
     assert.match(channel, CHANNEL_ID_PATTERN, `channel folder ${path}`);

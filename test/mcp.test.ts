@@ -5,6 +5,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { SESSION_KEY_PATTERN } from "../server/core/ids.js";
 import type { Client } from "@modelcontextprotocol/client";
 import { connectServer, structured, tempDataDir } from "./helpers.js";
 
@@ -101,10 +103,11 @@ describe("bad arguments give isError results, never a crash", () => {
     });
   }
 
-  test("the server still answers after all of them, and created nothing outside its channels", async () => {
+  test("the server still answers after all of them, and created nothing outside its channels and sessions", async () => {
     const sent = structured<{ seq: number }>(await agent.callTool({ name: "notify_ui", arguments: { channel_id: "after-errors", event: "e" } }));
     assert.equal(sent.seq, 1);
-    assert.deepEqual(await readdir(dataDir), ["channels"]);
+    assert.deepEqual((await readdir(dataDir)).sort(), ["channels", "sessions"]);
+    for (const name of await readdir(join(dataDir, "sessions"))) assert.match(name.replace(/\.json$/, ""), SESSION_KEY_PATTERN);
   });
 });
 

@@ -83,9 +83,9 @@ describe("open_reader", () => {
     assert.deepEqual(state.threads, []);
   });
 
-  test("takes exactly one of markdown, text and path", async () => {
-    assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { title: "nothing" } })), /exactly one of markdown, text or path/);
-    assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { text: "a", markdown: "b" } })), /exactly one of markdown, text or path/);
+  test("takes one of markdown, text and path (none: the user is asked, where the client can ask; see awareness.test.ts)", async () => {
+    assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { title: "nothing" } })), /as markdown, text or path \(this client cannot ask/);
+    assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { text: "a", markdown: "b" } })), /one of markdown, text or path, not several/);
     assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { text: "  \n" } })), /the document is empty/);
   });
 

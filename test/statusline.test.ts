@@ -14,7 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, test } from "node:test";
 import { sessionKey } from "../server/core/session-key.js";
 import { FileStore } from "../server/store/file-store.js";
-import { withChannel } from "../server/store/session-file.js";
+import { withChannel } from "../server/store/session-record.js";
 import { CLI, tempDataDir } from "./helpers.js";
 
 /** What the host pipes to the status line (a few of its fields). */

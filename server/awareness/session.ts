@@ -9,7 +9,7 @@
  */
 import { WALL_DEFAULT_SECONDS, WALL_MAX_CHARS, WALL_MAX_SECONDS } from "../core/limits.js";
 import { SESSION_KEY_PATTERN } from "../core/ids.js";
-import { activeWall, withChannel, type Wall } from "../store/session-file.js";
+import { activeWall, withChannel, type Wall } from "../store/session-record.js";
 import type { ChannelStore } from "../store/store.js";
 
 /** The state document in which a channel records its session. */

@@ -55,7 +55,8 @@ import {
   type QueueFile,
   type QueueMessage,
 } from "./queue-file.js";
-import { readSession, removeIdleSessions, updateSession, type SessionRecord } from "./session-file.js";
+import { removeIdleSessions, updateSession } from "./session-file.js";
+import { readSession, type SessionRecord } from "./session-record.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "./store.js";
 
 /** Options of {@link FileStore}. */

@@ -5,7 +5,7 @@
  */
 import type { QueueName } from "../core/paths.js";
 import type { JsonValue, QueueMessage } from "./queue-file.js";
-import type { SessionRecord } from "./session-file.js";
+import type { SessionRecord } from "./session-record.js";
 
 /** What an append returns: the message's `seq` and how many messages now wait in the queue. */
 export interface AppendResult {

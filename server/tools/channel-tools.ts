@@ -11,7 +11,7 @@ import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
 import type { QueueName } from "../core/paths.js";
 import type { JsonValue, QueueMessage } from "../store/queue-file.js";
 import type { ChannelStore, PollResult } from "../store/store.js";
-import type { Wall } from "../store/session-file.js";
+import type { Wall } from "../store/session-record.js";
 import type { Awareness } from "../awareness/awareness.js";
 import { progressTicker } from "./progress.js";
 import { toolError, toolResult } from "./results.js";
