@@ -5,7 +5,6 @@
 import { McpServer } from "@modelcontextprotocol/server";
 import { Awareness } from "./awareness/awareness.js";
 import { CLAUDE_CHANNEL_CAPABILITY } from "./awareness/claude-channel.js";
-import { sessionKey } from "./core/session-key.js";
 import type { ChannelStore } from "./store/store.js";
 import { registerChannelTools, type ChannelToolOptions } from "./tools/channel-tools.js";
 import { registerReaderTools, type ReaderToolOptions } from "./tools/reader-tools.js";
@@ -42,18 +41,9 @@ export function createServer(options: ServerOptions): McpServer {
       instructions: INSTRUCTIONS,
     },
   );
-  const awareness = new Awareness(server, options.store, {
-    sessionKey: options.sessionKey ?? sessionKey(),
-    claudeChannel,
-    watchChannels: options.watchChannels,
-  });
-  const closed = server.server.onclose;
-  server.server.onclose = () => {
-    awareness.close();
-    closed?.();
-  };
-  registerChannelTools(server, options.store, awareness, options);
-  registerReaderTools(server, options.store, awareness, options);
+  const awareness = Awareness.of(server, options.store, { sessionKey: options.sessionKey, claudeChannel, watchChannels: options.watchChannels });
+  registerChannelTools(server, options.store, options);
+  registerReaderTools(server, options.store, options);
   registerWallTools(server, awareness.session);
   registerRecipeTools(server);
   return server;

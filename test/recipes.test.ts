@@ -247,6 +247,7 @@ async function runCommand(recipe: string, line: string): Promise<void> {
 
 async function runBackchannel(recipe: string, line: string): Promise<void> {
   const words = shellWords(line);
+  if (words.includes("statusline")) return runStatuslineSetup(recipe, line);
   const channelId = words[words.indexOf("watch") + 1];
   assert.ok(words.includes("watch") && channelId, `${recipe}: ${line} is a watcher command`);
   await call("notify_agent", { channel_id: channelId, event: "ask", data: { question: "ready?" } });
@@ -263,8 +264,60 @@ async function runBackchannel(recipe: string, line: string): Promise<void> {
   if (follow) assert.equal(await command.exited, null, `${recipe}: ${line} kept following until stopped`);
 }
 
-/** Checks a host configuration written as JSON; returns how many servers or monitors it checked. */
+/**
+ * Runs `install statusline` or `uninstall statusline` as written, against a throwaway
+ * Claude Code configuration folder (never the user's), and checks what it did to it.
+ */
+async function runStatuslineSetup(recipe: string, line: string): Promise<void> {
+  const config = await mkdtemp(join(tmpdir(), "backchannel-claude-"));
+  const run = async (commandLine: string) => {
+    const command = runShellCommand(commandLine, { BACKCHANNEL_HOME: dataDir, CLAUDE_CONFIG_DIR: config });
+    assert.equal(await command.exited, 0, `${recipe}: ${commandLine} failed: ${command.stderr()}`);
+  };
+  const statusLine = async () => (JSON.parse(await readFile(join(config, "settings.json"), "utf8").catch(() => "{}")) as { statusLine?: { command: string } }).statusLine;
+  try {
+    const uninstall = shellWords(line).includes("uninstall");
+    // An uninstall is checked on a status line installed first.
+    if (uninstall) await run(line.replace(/\buninstall statusline\b/, "install statusline"));
+    await run(line);
+    if (uninstall) assert.equal(await statusLine(), undefined, `${recipe}: ${line} took backchannel's status line out`);
+    else assert.match((await statusLine())?.command ?? "", / statusline /, `${recipe}: ${line} installed backchannel's status line`);
+  } finally {
+    await rm(config, { recursive: true, force: true });
+  }
+}
+
+/** Checks Claude Code hook settings: each PostToolUse matcher takes backchannel's tools, and each command answers a real hook input. */
+async function checkHooks(recipe: string, hooks: Record<string, { matcher: string; hooks: { type: string; command: string }[] }[]>): Promise<number> {
+  assert.deepEqual(Object.keys(hooks), ["PostToolUse"], `${recipe}: the hook events written`);
+  let checked = 0;
+  for (const entry of hooks.PostToolUse!) {
+    assert.match("mcp__backchannel__notify_ui", new RegExp(`^(?:${entry.matcher})$`), `${recipe}: the matcher takes backchannel's tools`);
+    for (const hook of entry.hooks) {
+      assert.equal(hook.type, "command");
+      const input = {
+        session_id: "s",
+        cwd: dataDir,
+        hook_event_name: "PostToolUse",
+        tool_name: "mcp__backchannel__notify_ui",
+        tool_input: { channel_id: "c", event: "answer" },
+        tool_response: { content: [{ type: "text", text: "Sent answer as seq 1 (1 waiting)." }], structuredContent: { seq: 1, pending: 1 } },
+        tool_use_id: "toolu_1",
+      };
+      const command = runShellCommand(hook.command, { BACKCHANNEL_HOME: dataDir }, JSON.stringify(input));
+      assert.equal(await command.exited, 0, `${recipe}: ${hook.command}: ${command.stderr()}`);
+      const output = JSON.parse(command.stdout()) as { hookSpecificOutput: { updatedToolOutput: string } };
+      assert.equal(output.hookSpecificOutput.updatedToolOutput, "Sent answer as seq 1 (1 waiting).");
+      checked += 1;
+    }
+  }
+  return checked;
+}
+
+/** Checks a host configuration written as JSON; returns how many servers, monitors or hooks it checked. */
 async function checkConfig(recipe: string, config: unknown): Promise<number> {
+  const hooks = (config as { hooks?: Parameters<typeof checkHooks>[1] }).hooks;
+  if (hooks) return checkHooks(recipe, hooks);
   if (Array.isArray(config)) {
     // A Claude Code plugin's monitors.json.
     for (const monitor of config as { name: string; command: string; description: string; when: string }[]) {
@@ -290,6 +343,9 @@ async function checkServer(recipe: string, argv: string[]): Promise<void> {
   try {
     const { tools } = await server.listTools();
     assert.ok(tools.some((tool) => tool.name === "read_recipe"), `${recipe}: ${argv.join(" ")} serves backchannel`);
+    if (argv.includes("--claude-channel")) {
+      assert.deepEqual(server.getServerCapabilities()?.experimental?.["claude/channel"], {}, `${recipe}: ${argv.join(" ")} declares claude/channel`);
+    }
   } finally {
     await server.close();
   }

@@ -5,6 +5,7 @@
  * when enabled, pushes Claude Code channel notifications.
  */
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/server";
+import { sessionKey } from "../core/session-key.js";
 import type { ChannelStore } from "../store/store.js";
 import { AgentInbox } from "./agent-inbox.js";
 import { ClaudeChannelPusher } from "./claude-channel.js";
@@ -26,8 +27,25 @@ export interface AwarenessOptions {
   warn?: (message: string) => void;
 }
 
-/** The awareness of one server; close it with the server. */
+/** One awareness per server, shared by every module that registers tools on it. */
+const byServer = new WeakMap<McpServer, Awareness>();
+
+/** The awareness of one server. It closes itself when the server's connection closes. */
 export class Awareness {
+  /**
+   * The awareness of `server`, made on first use with `options` (default: the session
+   * key from `sessionKey()`, no channel push, channels watched). Later calls return the
+   * same one and ignore `options`.
+   */
+  static of(server: McpServer, store: ChannelStore, options: Partial<AwarenessOptions> = {}): Awareness {
+    let awareness = byServer.get(server);
+    if (!awareness) {
+      awareness = new Awareness(server, store, { ...options, sessionKey: options.sessionKey ?? sessionKey() });
+      byServer.set(server, awareness);
+    }
+    return awareness;
+  }
+
   /** The host session this server serves. */
   readonly session: Session;
   private readonly inbox: AgentInbox;
@@ -42,6 +60,11 @@ export class Awareness {
     this.watchChannels = options.watchChannels ?? true;
     this.inbox = new AgentInbox(store, { warn: this.warn });
     this.pusher = options.claudeChannel ? new ClaudeChannelPusher(server, store, this.inbox, process.pid, this.warn) : undefined;
+    const closed = server.server.onclose;
+    server.server.onclose = () => {
+      this.close();
+      closed?.();
+    };
   }
 
   /**

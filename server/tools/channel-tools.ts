@@ -12,7 +12,7 @@ import type { QueueName } from "../core/paths.js";
 import type { JsonValue, QueueMessage } from "../store/queue-file.js";
 import type { ChannelStore, PollResult } from "../store/store.js";
 import type { Wall } from "../store/session-record.js";
-import type { Awareness } from "../awareness/awareness.js";
+import { Awareness } from "../awareness/awareness.js";
 import { progressTicker } from "./progress.js";
 import { toolError, toolResult } from "./results.js";
 import { compactSchema, notifyInput, notifyOutput, pollInput, pollOutput, uiPollOutput } from "./schemas.js";
@@ -37,9 +37,11 @@ const POLL_AGENT_DESCRIPTION =
 
 /**
  * Registers `notify_ui`, `poll_agent_messages` (model-visible), `poll_ui_messages` and
- * `notify_agent` (app-only) on `server`, backed by `store`.
+ * `notify_agent` (app-only) on `server`, backed by `store`, with the server's
+ * {@link Awareness} (made with its defaults when `createServer` did not make it first).
  */
-export function registerChannelTools(server: McpServer, store: ChannelStore, awareness: Awareness, options: ChannelToolOptions = {}): void {
+export function registerChannelTools(server: McpServer, store: ChannelStore, options: ChannelToolOptions = {}): void {
+  const awareness = Awareness.of(server, store);
   const maxAgentWaitMs = options.maxAgentWaitMs ?? DEFAULT_LIMITS.maxAgentWaitMs;
   const maxUiWaitMs = options.maxUiWaitMs ?? DEFAULT_LIMITS.maxUiWaitMs;
 

@@ -9,7 +9,7 @@ import type { CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import { watchCommand } from "../core/commands.js";
 import { mintChannelId } from "../core/ids.js";
 import type { ChannelStore } from "../store/store.js";
-import type { Awareness } from "../awareness/awareness.js";
+import { Awareness } from "../awareness/awareness.js";
 import type { ReaderDocument } from "../reader/protocol.js";
 import { CorruptReaderStateError, readDocument, readThreads, recordMessage, writeDocument } from "../reader/reader-state.js";
 import { READER_RESOURCE_URI, readReaderHtml, ReaderNotBuiltError } from "../reader/resource.js";
@@ -61,7 +61,8 @@ const READER_ERRORS = [DocumentFileError, CorruptReaderStateError, ReaderNotBuil
  * Registers `open_reader`, the app-only `reader_state` and `reader_record`, and the
  * `ui://backchannel/reader.html` resource on `server`, backed by `store`.
  */
-export function registerReaderTools(server: McpServer, store: ChannelStore, awareness: Awareness, options: ReaderToolOptions = {}): void {
+export function registerReaderTools(server: McpServer, store: ChannelStore, options: ReaderToolOptions = {}): void {
+  const awareness = Awareness.of(server, store);
   const readLocalFiles = options.readLocalFiles ?? true;
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
 
