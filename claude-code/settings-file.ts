@@ -3,11 +3,12 @@
  * whole without disturbing what it holds: the other keys keep their values and their
  * order, and a file that is not what it should be is never overwritten.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import type { JsonValue } from "../server/core/json.js";
 import { writeFileAtomic } from "../server/store/atomic-write.js";
+import { readJsonFile } from "./json-file.js";
 
 /** A JSON object, as settings.json and its `statusLine` are. */
 export type JsonObject = { [key: string]: JsonValue };
@@ -39,19 +40,14 @@ export function isJsonObject(value: JsonValue | undefined): value is JsonObject 
  * @throws SettingsFileError when it is not JSON or not an object; I/O errors as they are.
  */
 export function readJsonObject(path: string): JsonObject | null {
-  let text: string;
+  let value: JsonValue | null;
   try {
-    text = readFileSync(path, "utf8");
+    value = readJsonFile(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
+    if (!(error instanceof SyntaxError)) throw error;
+    throw new SettingsFileError(path, `it is not JSON (${error.message})`);
   }
-  let value: JsonValue;
-  try {
-    value = JSON.parse(text) as JsonValue;
-  } catch (error) {
-    throw new SettingsFileError(path, `it is not JSON (${(error as Error).message})`);
-  }
+  if (value === null) return null;
   if (!isJsonObject(value)) throw new SettingsFileError(path, `it holds ${Array.isArray(value) ? "an array" : JSON.stringify(value)}, not a JSON object`);
   return value;
 }

@@ -9,12 +9,13 @@
  * one, and nothing is added to settings.json itself (Claude Code may reject keys it
  * does not know). The status line command names the stash on its command line.
  *
- * This module imports only Node's fs and path: the status line reads the stash on
+ * This module imports only Node's fs and path (and ./json-file.ts): the status line reads the stash on
  * every run and must start fast.
  */
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { JsonValue } from "../server/core/json.js";
+import { readJsonFile } from "./json-file.js";
 
 /** What a stash file holds. */
 export interface Stash {
@@ -37,19 +38,14 @@ export function stashPathFor(settingsPath: string): string {
  * @throws Error with the file and the problem when it is not a stash; I/O errors as they are.
  */
 export function readStash(path: string): Stash | null {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
-  }
   let value: Partial<Stash> | null;
   try {
-    value = JSON.parse(text) as Partial<Stash> | null;
+    value = readJsonFile(path) as Partial<Stash> | null;
   } catch (error) {
-    throw new Error(`${path} is not a backchannel stash: it is not JSON (${(error as Error).message})`);
+    if (!(error instanceof SyntaxError)) throw error;
+    throw new Error(`${path} is not a backchannel stash: it is not JSON (${error.message})`);
   }
+  if (value === null) return null;
   if (typeof value !== "object" || value === null || Array.isArray(value) || typeof value.settings_existed !== "boolean") {
     throw new Error(`${path} is not a backchannel stash: it has no settings_existed flag`);
   }

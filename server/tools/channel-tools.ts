@@ -73,7 +73,7 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
     },
     async ({ channel_id, after, wait_ms }, ctx) => {
       await awareness.useChannel(channel_id, "channel");
-      const result = await poll(store, channel_id, "agent", after, wait_ms, ctx, options.progressIntervalMs);
+      const result = await poll(store, "agent", { channelId: channel_id, after, waitMs: wait_ms, ctx, progressIntervalMs: options.progressIntervalMs });
       // Again, now that the poll took what it returned: the description drops it at once.
       await awareness.useChannel(channel_id, "channel");
       return result;
@@ -91,7 +91,8 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       outputSchema: compactSchema(uiPollOutput),
       _meta: APP_ONLY,
     },
-    ({ channel_id, after, wait_ms }, ctx) => pollUi(store, awareness, channel_id, after, wait_ms, ctx, options.progressIntervalMs),
+    ({ channel_id, after, wait_ms }, ctx) =>
+      pollUi(store, awareness, { channelId: channel_id, after, waitMs: wait_ms, ctx, progressIntervalMs: options.progressIntervalMs }),
   );
 
   registerAppTool(
@@ -117,17 +118,18 @@ async function notify(store: ChannelStore, channelId: string, queue: QueueName, 
   }
 }
 
-async function poll(
-  store: ChannelStore,
-  channelId: string,
-  queue: QueueName,
-  after: number | undefined,
-  waitMs: number | undefined,
-  ctx: ServerContext,
-  progressIntervalMs: number | undefined,
-) {
+/** One poll as a tool handler received it. */
+interface PollCall {
+  channelId: string;
+  after: number | undefined;
+  waitMs: number | undefined;
+  ctx: ServerContext;
+  progressIntervalMs: number | undefined;
+}
+
+async function poll(store: ChannelStore, queue: QueueName, call: PollCall) {
   try {
-    const result = await waitingPoll(store, channelId, queue, after, waitMs, ctx, ctx.mcpReq.signal, progressIntervalMs);
+    const result = await waitingPoll(store, queue, call, call.ctx.mcpReq.signal);
     return toolResult({ ...result }, describePoll(result.messages, result.cursor, result.pending));
   } catch (error) {
     return toolError(error);
@@ -139,46 +141,31 @@ async function poll(
  * channel's session. A wall posted, cleared or expired while the poll waits ends the
  * wait, so an open reader shows it at once.
  */
-async function pollUi(
-  store: ChannelStore,
-  awareness: Awareness,
-  channelId: string,
-  after: number | undefined,
-  waitMs: number | undefined,
-  ctx: ServerContext,
-  progressIntervalMs: number | undefined,
-) {
+async function pollUi(store: ChannelStore, awareness: Awareness, call: PollCall) {
   const stop = new AbortController();
   const cancel = () => stop.abort();
-  ctx.mcpReq.signal.addEventListener("abort", cancel, { once: true });
+  const callSignal = call.ctx.mcpReq.signal;
+  callSignal.addEventListener("abort", cancel, { once: true });
   try {
     const { session } = awareness;
-    const key = await session.sessionOf(channelId);
-    if (key !== null && (waitMs ?? 0) > 0) await session.followWall(key, stop.signal, cancel);
-    const result = await waitingPoll(store, channelId, "ui", after, waitMs, ctx, stop.signal, progressIntervalMs);
+    const key = await session.sessionOf(call.channelId);
+    if (key !== null && (call.waitMs ?? 0) > 0) await session.followWall(key, stop.signal, cancel);
+    const result = await waitingPoll(store, "ui", call, stop.signal);
     const wall = key === null ? null : await session.wallOf(key);
     return toolResult({ ...result, wall }, describePoll(result.messages, result.cursor, result.pending) + describeWall(wall));
   } catch (error) {
     return toolError(error);
   } finally {
     stop.abort();
-    ctx.mcpReq.signal.removeEventListener("abort", cancel);
+    callSignal.removeEventListener("abort", cancel);
   }
 }
 
 /** A store poll that sends progress while it waits (when the call has a progress token) and ends when `signal` aborts. */
-async function waitingPoll(
-  store: ChannelStore,
-  channelId: string,
-  queue: QueueName,
-  after: number | undefined,
-  waitMs: number | undefined,
-  ctx: ServerContext,
-  signal: AbortSignal,
-  progressIntervalMs: number | undefined,
-): Promise<PollResult> {
+async function waitingPoll(store: ChannelStore, queue: QueueName, call: PollCall, signal: AbortSignal): Promise<PollResult> {
+  const { channelId, after, waitMs, ctx } = call;
   const reader = queue === "agent" ? "the app" : "the agent";
-  const progress = progressTicker(ctx, waitMs ?? 0, (seconds) => `waiting for ${reader} on ${channelId} (${seconds} s)`, progressIntervalMs);
+  const progress = progressTicker(ctx, waitMs ?? 0, (seconds) => `waiting for ${reader} on ${channelId} (${seconds} s)`, call.progressIntervalMs);
   try {
     return await store.poll(channelId, queue, { after, waitMs, signal, onWaiting: progress.start });
   } finally {
