@@ -261,71 +261,79 @@ describe("wall", () => {
   });
 });
 
-describe("elicitation: open_reader without a document asks the user", () => {
-  type Answer = { action: "accept"; content: Record<string, string> } | { action: "decline" } | { action: "cancel" };
+for (const era of ["2025-11-25", "2026-07-28"] as const) {
+  // 2025-11-25: the server sends elicitation/create within the call. 2026-07-28: the tool
+  // answers input_required, and the SDK client asks (through the same handler) and calls again.
+  describe(`elicitation (${era}): open_reader without a document asks the user`, () => {
+    type Answer = { action: "accept"; content: Record<string, string> } | { action: "decline" } | { action: "cancel" };
+    const modern = era === "2026-07-28";
 
-  async function userAnswering(answer: Answer) {
-    const asked: { message: string; properties: string[] }[] = [];
-    const client = await connectServer(dataDir, SESSION, {
-      capabilities: { elicitation: { form: {} } },
-      prepare: (c) =>
-        c.setRequestHandler("elicitation/create", (request) => {
-          const params = request.params as { message: string; requestedSchema: { properties: Record<string, unknown> } };
-          asked.push({ message: params.message, properties: Object.keys(params.requestedSchema.properties) });
-          return answer;
-        }),
-    });
-    return { client, asked };
-  }
-
-  test("accept with pasted text opens it", async () => {
-    const { client, asked } = await userAnswering({ action: "accept", content: { text: "# Pasted\n\nThree little words." } });
-    try {
-      const result = structured<{ title: string; words: number }>(await client.callTool({ name: "open_reader", arguments: {} }));
-      assert.equal(asked.length, 1);
-      assert.deepEqual(asked[0]!.properties.sort(), ["path", "text"]);
-      assert.equal(result.title, "Pasted");
-    } finally {
-      await client.close();
+    async function userAnswering(answer: Answer) {
+      const asked: { message: string; properties: string[] }[] = [];
+      const client = await connectServer(dataDir, SESSION, {
+        modern,
+        capabilities: { elicitation: { form: {} } },
+        prepare: (c) =>
+          c.setRequestHandler("elicitation/create", (request) => {
+            const params = request.params as { message: string; requestedSchema: { properties: Record<string, unknown> } };
+            asked.push({ message: params.message, properties: Object.keys(params.requestedSchema.properties) });
+            return answer;
+          }),
+      });
+      assert.equal(client.getNegotiatedProtocolVersion(), era);
+      return { client, asked };
     }
-  });
 
-  test("accept with a file path opens the file", async () => {
-    const file = join(dataDir, "chosen.md");
-    await writeFile(file, "# Chosen file\n\nHello there.");
-    const { client } = await userAnswering({ action: "accept", content: { path: file, text: "" } });
-    try {
-      assert.equal(structured<{ title: string }>(await client.callTool({ name: "open_reader", arguments: {} })).title, "Chosen file");
-    } finally {
-      await client.close();
-    }
-  });
-
-  for (const [action, expected] of [
-    ["decline", /declined.*do not ask again/],
-    ["cancel", /did not answer.*non-interactive run answers cancel.*ask in the chat/],
-  ] as const) {
-    test(`${action} is an error that says what to do next`, async () => {
-      const { client, asked } = await userAnswering({ action });
+    test("accept with pasted text opens it", async () => {
+      const { client, asked } = await userAnswering({ action: "accept", content: { text: "# Pasted\n\nThree little words." } });
       try {
-        const result = await client.callTool({ name: "open_reader", arguments: {} });
+        const result = structured<{ title: string; words: number }>(await client.callTool({ name: "open_reader", arguments: {} }));
         assert.equal(asked.length, 1);
-        assert.equal(result.isError, true);
-        assert.match(JSON.stringify(result.content), expected);
+        assert.match(asked[0]!.message, /What should the reader show/);
+        assert.deepEqual(asked[0]!.properties.sort(), ["path", "text"]);
+        assert.equal(result.title, "Pasted");
       } finally {
         await client.close();
       }
     });
-  }
 
-  test("a client that cannot ask gets told to pass the document", async () => {
-    const client = await connectServer(dataDir, SESSION);
-    try {
-      const result = await client.callTool({ name: "open_reader", arguments: {} });
-      assert.equal(result.isError, true);
-      assert.match(JSON.stringify(result.content), /cannot ask the user/);
-    } finally {
-      await client.close();
+    test("accept with a file path opens the file", async () => {
+      const file = join(dataDir, "chosen.md");
+      await writeFile(file, "# Chosen file\n\nHello there.");
+      const { client } = await userAnswering({ action: "accept", content: { path: file, text: "" } });
+      try {
+        assert.equal(structured<{ title: string }>(await client.callTool({ name: "open_reader", arguments: {} })).title, "Chosen file");
+      } finally {
+        await client.close();
+      }
+    });
+
+    for (const [action, expected] of [
+      ["decline", /declined.*do not ask again/],
+      ["cancel", /did not answer.*non-interactive run answers cancel.*ask in the chat/],
+    ] as const) {
+      test(`${action} is an error that says what to do next`, async () => {
+        const { client, asked } = await userAnswering({ action });
+        try {
+          const result = await client.callTool({ name: "open_reader", arguments: {} });
+          assert.equal(asked.length, 1);
+          assert.equal(result.isError, true);
+          assert.match(JSON.stringify(result.content), expected);
+        } finally {
+          await client.close();
+        }
+      });
     }
+
+    test("a client that cannot ask gets told to pass the document", async () => {
+      const client = await connectServer(dataDir, SESSION, { modern });
+      try {
+        const result = await client.callTool({ name: "open_reader", arguments: {} });
+        assert.equal(result.isError, true);
+        assert.match(JSON.stringify(result.content), /cannot ask the user/);
+      } finally {
+        await client.close();
+      }
+    });
   });
-});
+}

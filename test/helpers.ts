@@ -31,6 +31,8 @@ export interface ConnectOptions {
   capabilities?: ClientCapabilities;
   /** Called before the client connects: register request handlers here. */
   prepare?: (client: Client) => void;
+  /** Speak the 2026-07-28 protocol (no server-sent requests). Default: the SDK's default, 2025-11-25. */
+  modern?: boolean;
 }
 
 /**
@@ -48,7 +50,10 @@ export async function connectServer(dataDir: string, env: Record<string, string>
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: "backchannel-test", version: "0.0.0" }, { capabilities: options.capabilities ?? {} });
+  const client = new Client(
+    { name: "backchannel-test", version: "0.0.0" },
+    { capabilities: options.capabilities ?? {}, ...(options.modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) },
+  );
   options.prepare?.(client);
   await client.connect(transport);
   serverStderr.set(client, () => stderr);

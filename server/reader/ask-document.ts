@@ -3,45 +3,78 @@
  * is open yet to ask through, so the server asks the user with an MCP elicitation (form
  * mode), where the client declared it can (`capabilities.elicitation`). HOSTS.md: Claude
  * Code since 2.1.76 and VS Code do; a non-interactive run (`claude -p`) answers `cancel`.
+ *
+ * Both protocol eras are served. On 2025-11-25 the server sends `elicitation/create`
+ * and waits for the answer within the call. On 2026-07-28 servers send no requests: the
+ * tool answers `input_required` with the form, and the client asks the user and calls
+ * the tool again with the answer in `inputResponses`.
  */
-import type { ServerContext } from "@modelcontextprotocol/server";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  inputRequired,
+  inputResponse,
+  type ElicitRequestFormParams,
+  type InputRequiredResult,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import { z } from "zod";
 
-/** What the user answered, as the tool goes on with it. */
+/** What came of asking, as the tool goes on with it. */
 export type DocumentAnswer =
   | { action: "accept"; path?: string; text?: string }
   | { action: "decline" | "cancel" }
-  /** The client cannot ask: it declared no elicitation, or this protocol era has no server-sent requests. */
-  | { action: "unsupported" };
+  /** The client cannot ask: it declared no elicitation, or failed to take the form. */
+  | { action: "unsupported" }
+  /** 2026-07-28: return `result` from the tool; the client asks and calls again. */
+  | { action: "ask"; result: InputRequiredResult };
+
+/** The key of the form among the call's input requests and responses. */
+const FORM_KEY = "document";
 
 /** The accepted content: both fields optional, as the form has them. Untrusted: parsed here. */
 const answerSchema = z.object({ path: z.string().optional(), text: z.string().optional() });
 
 /**
- * Asks the user for a document: a file path (when local files may be read) or pasted text.
- * @param canAsk whether the client declared the elicitation capability.
+ * Asks the user for a document: pasted text, or a file path when local files may be read.
+ * @param declaredElicitation whether the client declared elicitation at initialize (2025-11-25).
  * @throws whatever the transport throws when the connection breaks while asking.
  */
-export async function askForDocument(ctx: ServerContext, canAsk: boolean, readLocalFiles: boolean): Promise<DocumentAnswer> {
-  if (!canAsk) return { action: "unsupported" };
+export async function askForDocument(ctx: ServerContext, declaredElicitation: boolean, readLocalFiles: boolean): Promise<DocumentAnswer> {
+  const answered = inputResponse(ctx.mcpReq.inputResponses, FORM_KEY);
+  if (answered.kind === "elicit") return toAnswer(answered.action, answered.content);
+  const form = documentForm(readLocalFiles);
+  // A 2026-07-28 request carries the client's capabilities in its own envelope.
+  const envelope = ctx.mcpReq.envelope as Record<string, { elicitation?: unknown } | undefined> | undefined;
+  if (envelope) {
+    if (envelope[CLIENT_CAPABILITIES_META_KEY]?.elicitation === undefined) return { action: "unsupported" };
+    return { action: "ask", result: inputRequired({ inputRequests: { [FORM_KEY]: inputRequired.elicit(form) } }) };
+  }
+  if (!declaredElicitation) return { action: "unsupported" };
+  try {
+    const result = await ctx.mcpReq.elicitInput(form);
+    return toAnswer(result.action, result.content);
+  } catch (error) {
+    // A client that declared elicitation but cannot take this form answers with an error.
+    if (ctx.mcpReq.signal.aborted) throw error;
+    return { action: "unsupported" };
+  }
+}
+
+/** The form: a text field, and a file path field when local files may be read. */
+function documentForm(readLocalFiles: boolean): ElicitRequestFormParams {
   const properties: Record<string, { type: "string"; title: string; description: string }> = {
     text: { type: "string", title: "Text", description: "Paste the markdown or text to read." },
   };
   if (readLocalFiles) properties.path = { type: "string", title: "Or a file", description: "The path of a markdown or text file on this machine." };
-  let result;
-  try {
-    result = await ctx.mcpReq.elicitInput({
-      mode: "form",
-      message: "What should the reader show? Paste the text" + (readLocalFiles ? ", or give a file path." : "."),
-      requestedSchema: { type: "object", properties },
-    });
-  } catch (error) {
-    // The 2026-07-28 era has no server-sent requests (the SDK throws before sending);
-    // a client that declared elicitation but cannot take a form answers with an error.
-    if (ctx.mcpReq.signal.aborted) throw error;
-    return { action: "unsupported" };
-  }
-  if (result.action !== "accept") return { action: result.action };
-  const content = answerSchema.safeParse(result.content ?? {});
-  return content.success ? { action: "accept", ...content.data } : { action: "accept" };
+  return {
+    mode: "form",
+    message: "What should the reader show? Paste the text" + (readLocalFiles ? ", or give a file path." : "."),
+    requestedSchema: { type: "object", properties },
+  };
+}
+
+function toAnswer(action: "accept" | "decline" | "cancel", content: unknown): DocumentAnswer {
+  if (action !== "accept") return { action };
+  const parsed = answerSchema.safeParse(content ?? {});
+  return parsed.success ? { action: "accept", ...parsed.data } : { action: "accept" };
 }

@@ -92,6 +92,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
         if (markdown === undefined && text === undefined && path === undefined) {
           const canAsk = server.server.getClientCapabilities()?.elicitation !== undefined;
           const answer = await askForDocument(ctx, canAsk, readLocalFiles);
+          if (answer.action === "ask") return answer.result;
           if (answer.action !== "accept") return messageError(UNANSWERED[answer.action]);
           // A form sends empty fields as "": they mean nothing was given.
           given = answer.path?.trim() ? { path: answer.path.trim() } : { markdown: answer.text ?? "" };
