@@ -68,13 +68,15 @@ async function untilDescription(client: Client, changes: ReturnType<typeof count
   for (let seen = changes.count; !pattern.test(await pollAgentDescription(client)); seen += 1) await changes.reach(seen + 1);
 }
 
-describe("tool-description notify", () => {
+for (const era of ["2025-11-25", "2026-07-28"] as const) describe(`tool-description notify (${era})`, () => {
   let agent: Client;
   let app: Client;
   const changes = counter();
   before(async () => {
-    [agent, app] = await Promise.all([connectServer(dataDir, SESSION), connectServer(dataDir, SESSION)]);
+    [agent, app] = await Promise.all([connectServer(dataDir, SESSION, { modern: era === "2026-07-28" }), connectServer(dataDir, SESSION)]);
     agent.setNotificationHandler("notifications/tools/list_changed", () => changes.hit());
+    // 2026-07-28 delivers change notifications only on a subscriptions/listen stream the client opens.
+    if (era === "2026-07-28") await agent.listen({ toolsListChanged: true });
   });
   after(() => Promise.all([agent.close(), app.close()]));
 
