@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { FileStore } from "../server/store/file-store.js";
 import { InvalidChannelIdError } from "../server/core/ids.js";
 import { MessageTooLargeError, QueueFullError } from "../server/store/errors.js";
-import { channelDir, queueFile } from "../server/core/paths.js";
+import { channelDir, queueFile, sessionFile } from "../server/core/paths.js";
 import { tempDataDir } from "./helpers.js";
 
 let dataDir: string;
@@ -260,6 +260,23 @@ describe("state documents and channels", () => {
       assert.deepEqual((await store.listChannels()).map((c) => c.id), ["fresh"]);
       await store.remove("fresh");
       assert.deepEqual(await store.listChannels(), []);
+    } finally {
+      await done();
+    }
+  });
+
+  test("the idle sweep removes session files untouched for as long, and keeps the others", async () => {
+    const { dir, cleanup: done } = await tempDataDir();
+    try {
+      const store = new FileStore({ dataDir: dir, limits: { channelTtlMs: 60_000 } });
+      const wall = { text: "Back soon", posted_at: new Date().toISOString(), until: new Date(Date.now() + 60_000).toISOString() };
+      await store.updateSession("claude-101", (record) => ({ ...record, wall }));
+      await store.updateSession("claude-202", (record) => ({ ...record, wall }));
+      const longAgo = new Date(Date.now() - 120_000);
+      await utimes(sessionFile(dir, "claude-101"), longAgo, longAgo);
+      await store.removeIdleChannels();
+      assert.equal((await store.readSession("claude-101")).wall, null, "the idle session is gone");
+      assert.deepEqual((await store.readSession("claude-202")).wall, wall);
     } finally {
       await done();
     }
