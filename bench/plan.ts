@@ -1,13 +1,14 @@
 /**
- * How many samples each mode takes. The quick mode (the default) is sized for under
- * two minutes on an idle 2-core machine (3–4 minutes when other test suites share the
- * cores); the full mode takes about 30 minutes, gives p99 from at least 100 samples
+ * How many samples each mode takes. The quick mode (the default) is sized for about
+ * two and a half minutes on an idle 2-core machine (3–4 minutes when other test suites
+ * share the cores); the full mode takes about 30 minutes, gives p99 from at least 100 samples
  * where a sample is cheap, and watches idle cost for 10 minutes.
  *
  * The baseline gets fewer exit-mode and round-trip samples than backchannel: each
  * costs it a whole timer period (500 ms, 1,200 ms) against a few ms.
  */
 import type { Design } from "./designs.js";
+import type { AwarenessPlan } from "./suites/awareness.js";
 import type { DeliveryCounts } from "./suites/delivery.js";
 import type { IdlePlan } from "./suites/idle.js";
 import type { ScalePlan } from "./suites/scale.js";
@@ -21,17 +22,20 @@ export interface Plan {
   throughput: ThroughputPlan;
   idle: IdlePlan;
   scale: ScalePlan;
+  awareness: AwarenessPlan;
 }
 
 const fast = (design: Design) => design.name === "backchannel";
 
-/** The default: under two minutes. */
+/** The default: about two and a half minutes. */
 export const QUICK: Plan = {
   wake: (design) => ({ exit: fast(design) ? 12 : 6, follow: 30 }),
   delivery: (design) => ({ delivery: 30, roundTrip: fast(design) ? 10 : 4 }),
   throughput: { processes: [1, 4, 16], messages: 1000, durationMs: 500, repeats: 1 },
   idle: { windowMs: 30_000, sliceMs: 30_000 },
   scale: { channels: [1, 100, 10_000], starts: 2, deliveries: 8, append: { messages: 1000, durationMs: 500 } },
+  // About 5 s of status line rounds and 20 s of pushes.
+  awareness: { statuslineRounds: 30, pushes: 30 },
 };
 
 /** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
@@ -41,4 +45,5 @@ export const FULL: Plan = {
   throughput: { processes: [1, 4, 16], messages: 1000, durationMs: 5000, repeats: 5 },
   idle: { windowMs: 600_000, sliceMs: 60_000 },
   scale: { channels: [1, 100, 10_000], starts: 10, deliveries: 50, append: { messages: 1000, durationMs: 3000 } },
+  awareness: { statuslineRounds: 200, pushes: 150 },
 };

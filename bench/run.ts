@@ -4,7 +4,9 @@
  *
  *     node dist/bench/run.js [--full] [--out FILE] [--only SUITE,…]
  *
- * Suites: context, wake, delivery, throughput, idle, scale (all by default).
+ * Suites: context, wake, delivery, throughput, idle, scale, awareness (all by default).
+ * Figures of backchannel alone (awareness: the baseline has no status line and no push)
+ * get a second table, and go to the JSON as `solo`.
  * The run fails (exit 1) when any message was lost or duplicated, whatever else it
  * measured.
  */
@@ -19,6 +21,8 @@ import type { Figure, RunContext } from "./figures.js";
 import { describeMachine } from "./machine.js";
 import { FULL, QUICK, type Plan } from "./plan.js";
 import { analyse, renderTable, writeResult, type RunResult } from "./report.js";
+import { analyseSolo, renderSoloTable, type SoloFigure, type SoloResult } from "./solo.js";
+import { awarenessFigures } from "./suites/awareness.js";
 import { contextFigures } from "./suites/context.js";
 import { deliveryFigures } from "./suites/delivery.js";
 import { idleFigures } from "./suites/idle.js";
@@ -27,13 +31,14 @@ import { throughputFigures } from "./suites/throughput.js";
 import { wakeFigures } from "./suites/wake.js";
 
 /** The suites, in the order they run. */
-const SUITES: Record<string, (plan: Plan, ctx: RunContext) => Promise<Figure[]>> = {
+const SUITES: Record<string, (plan: Plan, ctx: RunContext) => Promise<(Figure | SoloFigure)[]>> = {
   context: (_plan, ctx) => contextFigures(DESIGNS, ctx),
   wake: (plan, ctx) => wakeFigures(DESIGNS, plan.wake, ctx),
   delivery: (plan, ctx) => deliveryFigures(DESIGNS, plan.delivery, ctx),
   throughput: (plan, ctx) => throughputFigures(DESIGNS, plan.throughput, ctx),
   idle: (plan, ctx) => idleFigures(DESIGNS, plan.idle, ctx),
   scale: (plan, ctx) => scaleFigures(DESIGNS, plan.scale, ctx),
+  awareness: (plan, ctx) => awarenessFigures(plan.awareness, ctx),
 };
 
 /** bench/results/latest.json in the source tree (this file runs from dist/bench/). */
@@ -57,7 +62,7 @@ async function main(): Promise<void> {
     root,
     log: (line) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`),
   };
-  const figures: Figure[] = [];
+  const figures: (Figure | SoloFigure)[] = [];
   try {
     for (const [name, suite] of Object.entries(SUITES)) {
       if (only.includes(name)) figures.push(...(await suite(plan, ctx)));
@@ -72,11 +77,18 @@ async function main(): Promise<void> {
     commit,
     machine: describeMachine(tmpdir()),
     loadAverage: { before: loadBefore, after: loadavg()[0]! },
-    figures: analyse(figures),
+    figures: analyse(figures.filter((figure): figure is Figure => !("solo" in figure))),
   };
+  const solo = analyseSolo(figures.filter((figure): figure is SoloFigure => "solo" in figure));
+  const record: RunResult & { solo: SoloResult[] } = { ...result, solo };
   const out = values.out ?? DEFAULT_OUT;
-  await writeResult(out, result);
-  process.stdout.write(`${renderTable(result)}\n\nRaw samples: ${out} (${result.durationSeconds} s)\n`);
+  await writeResult(out, record);
+  const tables = [
+    // Left out when empty (`--only awareness`): the solo table has its own heading.
+    ...(result.figures.length > 0 || solo.length === 0 ? [renderTable(result)] : []),
+    ...(solo.length > 0 ? [renderSoloTable(result, solo)] : []),
+  ];
+  process.stdout.write(`${tables.join("\n\n")}\n\nRaw samples: ${out} (${result.durationSeconds} s)\n`);
 }
 
 /** The commit measured, e.g. "5c44dd1+dirty"; "unknown" outside a git checkout. */
