@@ -188,13 +188,13 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
     const frame = await readerFrame();
     // The playground opened the channel; the agent's server is another process. Both
     // are children of this test process, so both fall back to the same session key.
-    const wall = structured<{ wall: { until: string } }>(
+    const wall = structured<{ until: string }>(
       await agent.callTool({ name: "post_wall", arguments: { text: "Reviewing <i>chapter 2</i>, back soon", duration_s: 3 } }),
     );
     await frame.locator("#wall", { hasText: "Reviewing <i>chapter 2</i>, back soon" }).waitFor();
     assert.equal(await frame.locator("#wall i").count(), 0, "wall text stays text");
     await frame.waitForFunction(() => document.getElementById("wall")?.textContent === "", undefined, { timeout: 10_000 });
-    assert.ok(Date.now() >= Date.parse(wall.wall.until) - 1000, "it went at its end, not before");
+    assert.ok(Date.now() >= Date.parse(wall.until) - 1000, "it went at its end, not before");
   });
 
   test("select → Ask → question: the agent gets the ask with quote, paragraph and question; the answer shows in that card", async () => {

@@ -26,7 +26,8 @@ export const openReaderOutput = z.object({
   channel_id: z.string(),
   title: z.string(),
   words: z.number().int(),
-  watch_command: z.string().describe("Run it in the background to be woken when the user asks."),
+  // What to do with it is in the result's text and the instructions; a description here would cost context on every turn.
+  watch_command: z.string(),
 });
 
 /** Offsets of a passage in one block of the rendered document. */

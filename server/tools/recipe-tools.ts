@@ -23,8 +23,8 @@ export const readRecipeInput = z.object({
 
 /** The output of `read_recipe`: the list, or one recipe with its text. */
 export const readRecipeOutput = z.object({
-  recipes: z.array(summarySchema).optional().describe("Every recipe (when no name was given)."),
-  recipe: summarySchema.extend({ text: z.string() }).optional().describe("The recipe asked for."),
+  recipes: z.array(summarySchema).optional(),
+  recipe: summarySchema.extend({ text: z.string() }).optional(),
 });
 
 /** Registers `read_recipe` and the `backchannel://recipes/{name}` resources on `server`, from this installation's `recipes/`. */
@@ -34,7 +34,7 @@ export function registerRecipeTools(server: McpServer): void {
     {
       title: "Read a recipe",
       description:
-        "Playbooks for using backchannel: how to be woken when the app writes (watcher, Monitor, long-poll, /loop), per host. No name: the list.",
+        "Playbooks: how to be woken when the app writes (watcher, Monitor, long-poll, /loop), signals per host. No name: the list.",
       inputSchema: compactSchema(readRecipeInput),
       outputSchema: compactSchema(readRecipeOutput),
     },

@@ -7,7 +7,6 @@ import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { CHANNEL_ID_PATTERN, EVENT_PATTERN } from "../core/ids.js";
 import { isJsonValue, MAX_JSON_DEPTH } from "../core/json.js";
-import { WALL_DEFAULT_SECONDS, WALL_MAX_CHARS, WALL_MAX_SECONDS } from "../core/limits.js";
 
 /** A channel id, as the tools accept it. */
 export const channelIdSchema = z
@@ -27,11 +26,11 @@ export const cursorSchema = z
   .int()
   .min(0)
   .max(2 ** 50)
-  .describe("The cursor of your previous poll: acknowledges messages up to it. Omit to read and clear.");
+  .describe("Cursor of your last poll (acknowledges up to it). Omit to read and clear.");
 
 /** How long a poll may wait for a message, up to `maxMs`. */
 export function waitSchema(maxMs: number) {
-  return z.number().int().min(0).max(maxMs).describe(`Wait up to this many ms for a message (max ${maxMs}).`);
+  return z.number().int().min(0).max(maxMs).describe("Wait up to this many ms for a message.");
 }
 
 /**
@@ -84,15 +83,15 @@ export const uiPollOutput = pollOutput.extend({
   wall: wallSchema.nullable().describe("The agent's status for every reader of the session, or null."),
 });
 
-/** The input of `post_wall`. Text and duration are checked by the session, whose messages say what to change. */
-export const wallInput = z.object({
-  text: z.string().optional().describe(`One line for every open reader and the status line, up to ${WALL_MAX_CHARS} characters.`),
-  duration_s: z.number().int().optional().describe(`Seconds it stays up (default ${WALL_DEFAULT_SECONDS}, max ${WALL_MAX_SECONDS}).`),
-  clear: z.boolean().optional().describe("true: take the wall down."),
-});
+/**
+ * The input of `post_wall`. Text and duration are checked by the session, whose
+ * messages say what to change; the tool's description gives the bounds (every byte of a
+ * model-visible schema is context the model pays for on every turn).
+ */
+export const wallInput = z.object({ text: z.string().optional(), duration_s: z.number().int().optional(), clear: z.boolean().optional() });
 
-/** The output of `post_wall`. */
-export const wallOutput = z.object({ wall: wallSchema.nullable() });
+/** The output of `post_wall`: when the wall goes, or `null` once it is down (the model knows its text). */
+export const wallOutput = z.object({ until: z.string().nullable() });
 
 /** The bounds zod writes for `.int()`: true of every JSON number a caller can send, so saying them costs context for nothing. */
 const SAFE_INTEGER_BOUNDS: Readonly<Record<string, number>> = { minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER };

@@ -8,16 +8,15 @@ import type { McpServer } from "@modelcontextprotocol/server";
 import { InvalidWallError, type Session } from "../awareness/session.js";
 import { messageError, toolError, toolResult } from "./results.js";
 import { compactSchema, wallInput, wallOutput } from "./schemas.js";
+import { WALL_DEFAULT_SECONDS, WALL_MAX_CHARS, WALL_MAX_SECONDS } from "../core/limits.js";
 
 /** Registers `post_wall` on `server`, for the host session `session`. */
 export function registerWallTools(server: McpServer, session: Session): void {
   server.registerTool(
     "post_wall",
     {
-      title: "Post a status for the user",
-      description:
-        "Show one line of status in every open reader of this session and in the user's status line until it expires " +
-        "(duration_s, default 1 h, max 3 days), or take it down with clear: true. Not queued: readers opened later see it too.",
+      title: "Post a status",
+      description: `Show the user one line (text, max ${WALL_MAX_CHARS} chars) in every open reader and their status line for duration_s (default ${WALL_DEFAULT_SECONDS}, max ${WALL_MAX_SECONDS}); clear: true takes it down.`,
       inputSchema: compactSchema(wallInput),
       outputSchema: compactSchema(wallOutput),
     },
@@ -26,11 +25,11 @@ export function registerWallTools(server: McpServer, session: Session): void {
         if (clear) {
           if (text !== undefined) return messageError("pass either text or clear: true, not both");
           const wasUp = await session.clearWall();
-          return toolResult({ wall: null }, wasUp ? "Took the wall down." : "No wall was up.");
+          return toolResult({ until: null }, wasUp ? "Took the wall down." : "No wall was up.");
         }
         if (text === undefined) return messageError("pass the status to show as text, or clear: true to take the wall down");
         const wall = await session.postWall(text, duration_s);
-        return toolResult({ wall }, `The wall shows "${wall.text}" until ${wall.until}.`);
+        return toolResult({ until: wall.until }, `The wall shows "${wall.text}" until ${wall.until}.`);
       } catch (error) {
         return error instanceof InvalidWallError ? messageError(error.message) : toolError(error);
       }
