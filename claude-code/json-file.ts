@@ -7,15 +7,15 @@ import type { JsonValue } from "../server/core/json.js";
 
 /**
  * The parsed content of the JSON file at `path`.
- * @returns `null` when there is no file.
+ * @returns `undefined` when there is no file (a file may hold `null`).
  * @throws SyntaxError when it is not JSON; other I/O errors as they are.
  */
-export function readJsonFile(path: string): JsonValue | null {
+export function readJsonFile(path: string): JsonValue | undefined {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
   }
   return JSON.parse(text) as JsonValue;

@@ -40,14 +40,14 @@ export function isJsonObject(value: JsonValue | undefined): value is JsonObject 
  * @throws SettingsFileError when it is not JSON or not an object; I/O errors as they are.
  */
 export function readJsonObject(path: string): JsonObject | null {
-  let value: JsonValue | null;
+  let value: JsonValue | undefined;
   try {
     value = readJsonFile(path);
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     throw new SettingsFileError(path, `it is not JSON (${error.message})`);
   }
-  if (value === null) return null;
+  if (value === undefined) return null;
   if (!isJsonObject(value)) throw new SettingsFileError(path, `it holds ${Array.isArray(value) ? "an array" : JSON.stringify(value)}, not a JSON object`);
   return value;
 }

@@ -38,14 +38,14 @@ export function stashPathFor(settingsPath: string): string {
  * @throws Error with the file and the problem when it is not a stash; I/O errors as they are.
  */
 export function readStash(path: string): Stash | null {
-  let value: Partial<Stash> | null;
+  let value: Partial<Stash> | null | undefined;
   try {
-    value = readJsonFile(path) as Partial<Stash> | null;
+    value = readJsonFile(path) as Partial<Stash> | null | undefined;
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     throw new Error(`${path} is not a backchannel stash: it is not JSON (${error.message})`);
   }
-  if (value === null) return null;
+  if (value === undefined) return null;
   if (typeof value !== "object" || value === null || Array.isArray(value) || typeof value.settings_existed !== "boolean") {
     throw new Error(`${path} is not a backchannel stash: it has no settings_existed flag`);
   }
