@@ -21,7 +21,7 @@ export interface Figure {
 
 /** The settings of a run that suites read. */
 export interface RunContext {
-  /** "quick" (the default, under 2 minutes) or "full". */
+  /** "quick" (the default, about 2½ minutes) or "full". */
   mode: "quick" | "full";
   /** A temporary folder for this run's data directories, removed at the end. */
   root: string;
