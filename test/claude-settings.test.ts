@@ -103,7 +103,7 @@ test("an existing statusLine is stashed, still shows first, and comes back byte 
   // The installed command, run through the shell as Claude Code runs it, shows theirs then ours.
   const dataDir = join(dir, "data");
   const store = new FileStore({ dataDir });
-  await store.updateSession("claude-6161", (record) => withChannel(record, { id: "r-1", app: "reader" }));
+  await store.sessions.update("claude-6161", (record) => withChannel(record, { id: "r-1", app: "reader" }));
   await store.append("r-1", "agent", "ask", { text: "why?" });
   const shown = await runShell((now.statusLine as { command: string }).command, { BACKCHANNEL_HOME: dataDir, CLAUDE_PID: "6161" }, '{"session_id":"s"}');
   assert.equal(shown, "their line | reader: 1 question\n");

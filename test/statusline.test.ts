@@ -72,14 +72,14 @@ function statusline(args: string[] = [], options: { env?: NodeJS.ProcessEnv; inp
 
 /** Adds channel `id` of `app` to session `key` and puts `asks` questions and the `others` events in its agent queue. */
 async function channelWith(key: string, id: string, app: string, asks: number, others: string[] = []): Promise<void> {
-  await store.updateSession(key, (record) => withChannel(record, { id, app }));
+  await store.sessions.update(key, (record) => withChannel(record, { id, app }));
   for (let i = 0; i < asks; i++) await store.append(id, "agent", "ask", { thread_id: `t-${i}`, text: `question ${i}?` });
   for (const event of others) await store.append(id, "agent", event, {});
 }
 
 /** Puts up `text` as the wall of session `key` until `until`. */
 async function postWall(key: string, text: string, until: Date): Promise<void> {
-  await store.updateSession(key, (record) => ({ ...record, wall: { text, posted_at: new Date().toISOString(), until: until.toISOString() } }));
+  await store.sessions.update(key, (record) => ({ ...record, wall: { text, posted_at: new Date().toISOString(), until: until.toISOString() } }));
 }
 
 /** `HH:MM` of `date` in the time zone `timeZone`. */
@@ -133,7 +133,7 @@ describe("what it shows", () => {
     await channelWith(key, "r-ok", "reader", 1);
     await channelWith(key, "r-bad", "reader", 1);
     await writeFile(join(dataDir, "channels", "r-bad", "agent.json"), "not a queue\n");
-    await store.updateSession(key, (record) => withChannel(record, { id: "../escape", app: "reader" }));
+    await store.sessions.update(key, (record) => withChannel(record, { id: "../escape", app: "reader" }));
     const result = await statusline();
     assert.deepEqual([result.code, result.stdout], [0, "reader: 1 question\n"]);
   });
@@ -282,7 +282,7 @@ test(
       await agent.callTool({ name: "post_wall", arguments: { text: "Reading chapter 3", duration_s: 600 } });
       assert.match(await nextStatusline(), /^reader: 2 questions · Reading chapter 3 \(until \d\d:\d\d\)$/);
       assert.deepEqual(
-        (await store.readSession(expected)).channels.map((channel) => channel.id),
+        (await store.sessions.read(expected)).channels.map((channel) => channel.id),
         [channelId],
         "the server recorded the channel under the fake claude's session",
       );

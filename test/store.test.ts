@@ -270,13 +270,13 @@ describe("state documents and channels", () => {
     try {
       const store = new FileStore({ dataDir: dir, limits: { channelTtlMs: 60_000 } });
       const wall = { text: "Back soon", posted_at: new Date().toISOString(), until: new Date(Date.now() + 60_000).toISOString() };
-      await store.updateSession("claude-101", (record) => ({ ...record, wall }));
-      await store.updateSession("claude-202", (record) => ({ ...record, wall }));
+      await store.sessions.update("claude-101", (record) => ({ ...record, wall }));
+      await store.sessions.update("claude-202", (record) => ({ ...record, wall }));
       const longAgo = new Date(Date.now() - 120_000);
       await utimes(sessionFile(dir, "claude-101"), longAgo, longAgo);
       await store.removeIdleChannels();
-      assert.equal((await store.readSession("claude-101")).wall, null, "the idle session is gone");
-      assert.deepEqual((await store.readSession("claude-202")).wall, wall);
+      assert.equal((await store.sessions.read("claude-101")).wall, null, "the idle session is gone");
+      assert.deepEqual((await store.sessions.read("claude-202")).wall, wall);
     } finally {
       await done();
     }

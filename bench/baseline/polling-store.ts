@@ -11,11 +11,9 @@
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { DEFAULT_LIMITS, type Limits } from "../../server/core/limits.js";
 import { assertEvent, isChannelId } from "../../server/core/ids.js";
-import { channelDir, channelsDir, queueFile, queueFileName, sessionFile, sessionsDir, stateFile, type QueueName } from "../../server/core/paths.js";
-import { basename } from "node:path";
+import { channelDir, channelsDir, queueFile, queueFileName, stateFile, type QueueName } from "../../server/core/paths.js";
 import { emptyQueue, parseQueueFile, type JsonValue, type QueueFile, type QueueMessage } from "../../server/store/queue-file.js";
-import { updateSession } from "../../server/store/session-file.js";
-import { readSession, type SessionRecord } from "../../server/store/session-record.js";
+import { SessionFiles } from "../../server/store/session-file.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../../server/store/store.js";
 import { subscribeToFile } from "../../server/store/change-watch.js";
 import { withExclusiveLock } from "./lock.js";
@@ -23,8 +21,12 @@ import { withExclusiveLock } from "./lock.js";
 /** The plain polling {@link ChannelStore}. */
 export class PollingStore implements ChannelStore {
   readonly limits: Readonly<Limits> = DEFAULT_LIMITS;
+  // Session records are not what the baseline is measured on: it shares backchannel's.
+  readonly sessions: SessionFiles;
 
-  constructor(readonly dataDir: string) {}
+  constructor(readonly dataDir: string) {
+    this.sessions = new SessionFiles(dataDir, this.limits.lockStaleMs);
+  }
 
   async append(channelId: string, queue: QueueName, event: string, data: JsonValue = {}): Promise<AppendResult> {
     assertEvent(event);
@@ -71,21 +73,8 @@ export class PollingStore implements ChannelStore {
     });
   }
 
-  // Session records are not what the baseline is measured on: it shares backchannel's.
-  async readSession(key: string): Promise<SessionRecord> {
-    return readSession(this.dataDir, key);
-  }
-
-  async updateSession(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord> {
-    return updateSession(this.dataDir, key, this.limits.lockStaleMs, update);
-  }
-
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
     return subscribeToFile(channelDir(this.dataDir, channelId), queueFileName(queue));
-  }
-
-  watchSession(key: string): ChangeSubscription {
-    return subscribeToFile(sessionsDir(this.dataDir), basename(sessionFile(this.dataDir, key)));
   }
 
   async peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {

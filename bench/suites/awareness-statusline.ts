@@ -83,14 +83,14 @@ async function fillBusySession(dataDir: string): Promise<void> {
   const store = new FileStore({ dataDir });
   const key = `claude-${BUSY_PID}`;
   for (const id of ["bench-reader-1", "bench-reader-2", "bench-reader-3"]) {
-    await store.updateSession(key, (record) => withChannel(record, { id, app: "reader" }));
+    await store.sessions.update(key, (record) => withChannel(record, { id, app: "reader" }));
     for (let i = 0; i < 2; i += 1) {
       await store.append(id, "agent", "ask", { thread_id: `t${i}`, quote: "truth", question: `Question ${i} on ${id}?`, history: [] });
     }
   }
   const now = Date.now();
   const wall = { text: WALL_TEXT, posted_at: new Date(now).toISOString(), until: new Date(now + 3_600_000).toISOString() };
-  await store.updateSession(key, (record) => ({ ...record, wall }));
+  await store.sessions.update(key, (record) => ({ ...record, wall }));
 }
 
 /**

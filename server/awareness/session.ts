@@ -46,7 +46,7 @@ export class Session {
     if (known === app || (known !== undefined && app === "channel")) return;
     const label = known === "reader" ? "reader" : app;
     await this.store.updateState(channelId, SESSION_STATE, () => ({ key: this.key }));
-    await this.store.updateSession(this.key, (record) => withChannel(record, { id: channelId, app: label }));
+    await this.store.sessions.update(this.key, (record) => withChannel(record, { id: channelId, app: label }));
     this.recorded.set(channelId, label);
   }
 
@@ -64,14 +64,14 @@ export class Session {
     }
     const now = Date.now();
     const wall: Wall = { text: line, posted_at: new Date(now).toISOString(), until: new Date(now + seconds * 1000).toISOString() };
-    await this.store.updateSession(this.key, (record) => ({ ...record, wall }));
+    await this.store.sessions.update(this.key, (record) => ({ ...record, wall }));
     return wall;
   }
 
   /** Takes the wall down. @returns whether one was up. */
   async clearWall(): Promise<boolean> {
     let wasUp = false;
-    await this.store.updateSession(this.key, (record) => {
+    await this.store.sessions.update(this.key, (record) => {
       wasUp = activeWall(record) !== null;
       return { ...record, wall: null };
     });
@@ -87,7 +87,7 @@ export class Session {
 
   /** The wall of session `key` while it lasts, else `null`. */
   async wallOf(key: string): Promise<Wall | null> {
-    return activeWall(await this.store.readSession(key));
+    return activeWall(await this.store.sessions.read(key));
   }
 
   /**
@@ -99,7 +99,7 @@ export class Session {
    */
   async followWall(key: string, signal: AbortSignal, onChange: () => void, recheckMs = 5000): Promise<Wall | null> {
     // Subscribed before the read, so that a change right after it still counts.
-    const subscription = this.store.watchSession(key);
+    const subscription = this.store.sessions.watch(key);
     let before: Wall | null;
     try {
       before = await this.wallOf(key);

@@ -29,8 +29,6 @@ import {
   queueFile,
   queueFileName,
   resolveDataDir,
-  sessionFile,
-  sessionsDir,
   stateFile,
   type QueueName,
 } from "../core/paths.js";
@@ -55,8 +53,7 @@ import {
   type QueueFile,
   type QueueMessage,
 } from "./queue-file.js";
-import { removeIdleSessions, updateSession } from "./session-file.js";
-import { readSession, type SessionRecord } from "./session-record.js";
+import { removeIdleSessions, SessionFiles } from "./session-file.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "./store.js";
 
 /** Options of {@link FileStore}. */
@@ -84,6 +81,7 @@ export class FileStore implements ChannelStore {
   readonly dataDir: string;
   /** The limits in force. */
   readonly limits: Readonly<Limits>;
+  readonly sessions: SessionFiles;
   private readonly warn: (message: string) => void;
   private readonly fallbackWakeMs: number;
   private readonly touched = new Map<string, number>();
@@ -93,6 +91,7 @@ export class FileStore implements ChannelStore {
     this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...options.limits });
     this.warn = options.warn ?? ((message) => process.stderr.write(`backchannel: ${message}\n`));
     this.fallbackWakeMs = options.fallbackWakeMs ?? 5000;
+    this.sessions = new SessionFiles(this.dataDir, this.limits.lockStaleMs);
   }
 
   async append(channelId: string, queue: QueueName, event: string, data: JsonValue = {}): Promise<AppendResult> {
@@ -166,22 +165,8 @@ export class FileStore implements ChannelStore {
     });
   }
 
-  async readSession(key: string): Promise<SessionRecord> {
-    return readSession(this.dataDir, key);
-  }
-
-  async updateSession(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord> {
-    return updateSession(this.dataDir, key, this.limits.lockStaleMs, update);
-  }
-
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
     return subscribeToFile(this.ensureChannelDir(channelId), queueFileName(queue));
-  }
-
-  watchSession(key: string): ChangeSubscription {
-    const name = basename(sessionFile(this.dataDir, key));
-    mkdirSync(sessionsDir(this.dataDir), { recursive: true, mode: 0o700 });
-    return subscribeToFile(sessionsDir(this.dataDir), name);
   }
 
   async peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {

@@ -1,5 +1,6 @@
 /**
- * Writing session files (see ./session-record.ts for their content).
+ * Session files as a store: read, changed under their lock, watched, and swept when
+ * idle. Their content, and the lock-free read the status line uses, are in ./session-record.ts.
  *
  * Invariants:
  * - a session file is changed only under its lock, by whole-file atomic replacement,
@@ -11,33 +12,46 @@
  */
 import { mkdirSync } from "node:fs";
 import { readdir, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { SESSION_KEY_PATTERN } from "../core/ids.js";
 import { sessionFile, sessionsDir } from "../core/paths.js";
 import { writeFileAtomic } from "./atomic-write.js";
+import { subscribeToFile } from "./change-watch.js";
 import { withLock } from "./lock.js";
 import { readSession, type SessionRecord } from "./session-record.js";
+import type { ChangeSubscription, SessionStore } from "./store.js";
 
-/**
- * Changes a session file under its lock: `update` gets the current record and returns
- * the new one, which replaces the file atomically.
- * @returns the new record.
- * @throws LockTimeoutError, I/O errors, whatever `update` throws (nothing changed then).
- */
-export async function updateSession(
-  dataDir: string,
-  key: string,
-  lockStaleMs: number,
-  update: (current: SessionRecord) => SessionRecord,
-): Promise<SessionRecord> {
-  const path = sessionFile(dataDir, key);
-  mkdirSync(sessionsDir(dataDir), { recursive: true, mode: 0o700 });
-  return withLock(path, lockStaleMs, (lock) => {
-    const next = update(readSession(dataDir, key));
-    lock.assertHeld();
-    writeFileAtomic(path, JSON.stringify(next));
-    return next;
-  });
+/** Session files in one data directory: the file-backed {@link SessionStore}. */
+export class SessionFiles implements SessionStore {
+  /**
+   * @param dataDir the data directory.
+   * @param lockStaleMs when a session file's lock counts as left by a killed process.
+   */
+  constructor(
+    private readonly dataDir: string,
+    private readonly lockStaleMs: number,
+  ) {}
+
+  async read(key: string): Promise<SessionRecord> {
+    return readSession(this.dataDir, key);
+  }
+
+  async update(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord> {
+    const path = sessionFile(this.dataDir, key);
+    mkdirSync(sessionsDir(this.dataDir), { recursive: true, mode: 0o700 });
+    return withLock(path, this.lockStaleMs, (lock) => {
+      const next = update(readSession(this.dataDir, key));
+      lock.assertHeld();
+      writeFileAtomic(path, JSON.stringify(next));
+      return next;
+    });
+  }
+
+  watch(key: string): ChangeSubscription {
+    const name = basename(sessionFile(this.dataDir, key));
+    mkdirSync(sessionsDir(this.dataDir), { recursive: true, mode: 0o700 });
+    return subscribeToFile(sessionsDir(this.dataDir), name);
+  }
 }
 
 /**

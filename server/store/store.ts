@@ -52,6 +52,23 @@ export interface ChangeSubscription {
   close(): void;
 }
 
+/**
+ * The records of host sessions (see ./session-record.ts). Every method throws Error for
+ * a key that does not match SESSION_KEY_PATTERN.
+ */
+export interface SessionStore {
+  /** The record of session `key`; an empty one for a session never written. */
+  read(key: string): Promise<SessionRecord>;
+  /**
+   * Changes a session record atomically, as {@link ChannelStore.updateState} does a state document.
+   * @returns the new record.
+   * @throws LockTimeoutError, whatever `update` throws (nothing changed then).
+   */
+  update(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord>;
+  /** Subscribes to changes of a session record (its wall, its channels). */
+  watch(key: string): ChangeSubscription;
+}
+
 /** A channel and when it was last written. */
 export interface ChannelInfo {
   id: string;
@@ -85,22 +102,10 @@ export interface ChannelStore {
    * @throws StateTooLargeError (nothing changed), LockTimeoutError, whatever `update` throws.
    */
   updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue>;
-  /**
-   * The record of a host session (its channels and its wall), see ./session-file.ts.
-   * @returns an empty record for a session never written.
-   * @throws Error for a key that does not match SESSION_KEY_PATTERN.
-   */
-  readSession(key: string): Promise<SessionRecord>;
-  /**
-   * Changes a session record atomically, as {@link updateState} does a state document.
-   * @returns the new record.
-   * @throws LockTimeoutError, whatever `update` throws (nothing changed then).
-   */
-  updateSession(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord>;
+  /** The host sessions' records (their channels and walls), kept beside the channels. */
+  readonly sessions: SessionStore;
   /** Subscribes to changes of a queue, for watchers that only look (subscribe, then {@link peek}). */
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription;
-  /** Subscribes to changes of a session record (its wall, its channels). @throws Error for an invalid key. */
-  watchSession(key: string): ChangeSubscription;
   /** The messages waiting in a queue, changing nothing. */
   peek(channelId: string, queue: QueueName): Promise<QueueMessage[]>;
   /** Every channel in the store. */
