@@ -58,22 +58,27 @@ export class AgentInbox {
   }
 
   /**
-   * Watches `channelId` from now on (nothing when it is watched already) and reads it
-   * once more, so that a caller that just changed the queue (a poll that took messages)
-   * is reflected at once rather than at the next file-system event.
+   * Watches `channelId` from now on, with a first read; nothing when it is watched already.
    * @throws InvalidChannelIdError.
    */
   async watch(channelId: string): Promise<void> {
-    if (this.closed) return;
-    let entry = this.watched.get(channelId);
-    if (!entry) {
-      if (this.watched.size >= this.maxChannels) this.unwatch(this.watched.keys().next().value!);
-      // Subscribed before the first read, so that no change after it is missed.
-      entry = { subscription: this.store.watchQueue(channelId, "agent"), stop: new AbortController(), seen: "", messages: [] };
-      this.watched.set(channelId, entry);
-      void this.follow(channelId, entry);
-    }
+    if (this.closed || this.watched.has(channelId)) return;
+    if (this.watched.size >= this.maxChannels) this.unwatch(this.watched.keys().next().value!);
+    // Subscribed before the first read, so that no change after it is missed.
+    const entry: Watched = { subscription: this.store.watchQueue(channelId, "agent"), stop: new AbortController(), seen: "", messages: [] };
+    this.watched.set(channelId, entry);
+    void this.follow(channelId, entry);
     await this.check(channelId, entry);
+  }
+
+  /**
+   * Reads a watched channel again now, so that a caller that just changed its queue (a
+   * poll that took messages) is reflected at once rather than at the next file-system
+   * event. Nothing for a channel not watched.
+   */
+  async refresh(channelId: string): Promise<void> {
+    const entry = this.watched.get(channelId);
+    if (entry) await this.check(channelId, entry);
   }
 
   /** Stops every watch; later calls to {@link watch} do nothing. */

@@ -83,6 +83,11 @@ export class Awareness {
     }
   }
 
+  /** Reads a channel the model just polled again, so that what it took stops counting as waiting at once. */
+  async refresh(channelId: string): Promise<void> {
+    await this.inbox.refresh(channelId);
+  }
+
   /** Keeps `tool`'s description (`base` plus what waits) current from now on. */
   describeWaiting(tool: RegisteredTool, base: string): void {
     this.descriptions.push(new WaitingDescription(tool, base, this.inbox));
