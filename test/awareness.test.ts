@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { z } from "zod";
+import { FileStore } from "../server/store/file-store.js";
 import { connectServer, structured, tempDataDir } from "./helpers.js";
 
 /** Every server of a test plays the same Claude Code session. */
@@ -115,6 +116,19 @@ for (const era of ["2025-11-25", "2026-07-28"] as const) describe(`tool-descript
     const { tools } = await agent.listTools();
     assert.deepEqual(tools.find((tool) => tool.name === "poll_agent_messages")!._meta?.["anthropic/alwaysLoad"], true);
   });
+});
+
+test("a reader stays a reader in its session when another process of the session polls it", async () => {
+  const session = { CLAUDE_PID: "737373" };
+  const [opener, poller] = await Promise.all([connectServer(dataDir, session), connectServer(dataDir, session)]);
+  try {
+    const channelId = await openReader(opener);
+    await poller.callTool({ name: "poll_agent_messages", arguments: { channel_id: channelId } });
+    const record = await new FileStore({ dataDir }).sessions.read("claude-737373");
+    assert.deepEqual(record.channels, [{ id: channelId, app: "reader" }]);
+  } finally {
+    await Promise.all([opener.close(), poller.close()]);
+  }
 });
 
 describe("Claude Code channel push", () => {

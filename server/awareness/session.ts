@@ -44,9 +44,13 @@ export class Session {
   async addChannel(channelId: string, app: string): Promise<void> {
     const known = this.recorded.get(channelId);
     if (known === app || (known !== undefined && app === "channel")) return;
-    const label = known === "reader" ? "reader" : app;
     await this.store.updateState(channelId, SESSION_STATE, () => ({ key: this.key }));
-    await this.store.sessions.update(this.key, (record) => withChannel(record, { id: channelId, app: label }));
+    let label = app;
+    await this.store.sessions.update(this.key, (record) => {
+      // Another process of the session may have recorded it as a reader already.
+      if (record.channels.some((channel) => channel.id === channelId && channel.app === "reader")) label = "reader";
+      return withChannel(record, { id: channelId, app: label });
+    });
     this.recorded.set(channelId, label);
   }
 
