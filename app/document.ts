@@ -11,7 +11,7 @@
  * blocks, so an anchor stored on the server finds its passage again after a reload.
  */
 import markdownIt, { type MarkdownIt } from "markdown-it";
-import type { PassageAnchor, ReaderDocument } from "../server/reader/protocol.js";
+import type { PassageAnchor, ReaderDocument } from "../protocol/reader.js";
 
 /** Elements that count as blocks; only those that contain no other block are used. */
 const BLOCK_SELECTOR = "p, li, h1, h2, h3, h4, h5, h6, pre, td, th, dt, dd";

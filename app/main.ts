@@ -7,7 +7,7 @@
  *    `reader_state` (also after a re-render), starts receiving, then sends `ready`.
  */
 import { App, applyDocumentTheme, applyHostFonts, applyHostStyleVariables, type McpUiHostContext } from "@modelcontextprotocol/ext-apps";
-import type { AnswerData, AskData, PassageAnchor, ReaderState, ReaderThread, StatusData, ThreadRole } from "../server/reader/protocol.js";
+import type { AnswerData, AskData, PassageAnchor, ReaderState, ReaderThread, StatusData, ThreadRole } from "../protocol/reader.js";
 import { AppChannel, textOf, type ChannelWall } from "./channel.js";
 import { anchorOf, blockOf, highlight, renderDocument, renderToc, unhighlight } from "./document.js";
 import { ThreadCard } from "./threads.js";

@@ -3,7 +3,7 @@
  * under its paragraph on narrow screens). User text only ever becomes `textContent`;
  * agent text is markdown rendered with raw HTML off.
  */
-import type { HistoryEntry, ReaderThread, ThreadRole } from "../server/reader/protocol.js";
+import type { HistoryEntry, ReaderThread, ThreadRole } from "../protocol/reader.js";
 import { markdown } from "./document.js";
 
 /** What a card asks of the reader. */

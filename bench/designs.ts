@@ -29,7 +29,7 @@ export interface Design {
   timerPeriodMs: { watcher: number; app: number };
 }
 
-const CLI = fileURLToPath(new URL("../server/cli.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../cli/main.js", import.meta.url));
 const BASELINE_SERVER = fileURLToPath(new URL("./baseline/server.js", import.meta.url));
 const BASELINE_WATCHER = fileURLToPath(new URL("./baseline/watcher.js", import.meta.url));
 

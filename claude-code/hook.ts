@@ -7,8 +7,8 @@
  * pass on whole, or input it cannot read leads to no output at all, and Claude Code
  * then keeps the tool's own result.
  */
-import type { JsonValue } from "../server/core/json.js";
-import { toolKind } from "../server/tools/tool-kinds.js";
+import type { JsonValue } from "../core/json.js";
+import { toolKind } from "../protocol/tool-kinds.js";
 import { readStdin } from "./stdin.js";
 
 /** The one-line summary is cut to this many characters. */

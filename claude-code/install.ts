@@ -13,8 +13,8 @@
  * the next uninstall).
  */
 import { rmSync } from "node:fs";
-import { backchannelCommand } from "../server/core/commands.js";
-import type { JsonValue } from "../server/core/json.js";
+import { backchannelCommand } from "../core/commands.js";
+import type { JsonValue } from "../core/json.js";
 import { isJsonObject, readJsonObject, SettingsFileError, writeJsonObject, type JsonObject } from "./settings-file.js";
 import { readStash, removeStash, stashPathFor } from "./stash.js";
 

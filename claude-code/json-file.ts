@@ -3,7 +3,7 @@
  * only Node's fs: the status line reads the stash on every run and must start fast.
  */
 import { readFileSync } from "node:fs";
-import type { JsonValue } from "../server/core/json.js";
+import type { JsonValue } from "../core/json.js";
 
 /**
  * The parsed content of the JSON file at `path`.

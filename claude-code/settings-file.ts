@@ -6,8 +6,8 @@
 import { chmodSync, existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import type { JsonValue } from "../server/core/json.js";
-import { writeFileAtomic } from "../server/store/atomic-write.js";
+import type { JsonValue } from "../core/json.js";
+import { writeFileAtomic } from "../store/file/atomic-write.js";
 import { readJsonFile } from "./json-file.js";
 
 /** A JSON object, as settings.json and its `statusLine` are. */

@@ -14,7 +14,7 @@
  */
 import { rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import type { JsonValue } from "../server/core/json.js";
+import type { JsonValue } from "../core/json.js";
 import { readJsonFile } from "./json-file.js";
 
 /** What a stash file holds. */

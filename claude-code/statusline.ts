@@ -8,7 +8,7 @@
  * It runs every few seconds, so it imports only the store's plain file readers (never
  * the MCP SDK) and reads without locks.
  */
-import { sessionKey } from "../server/core/session-key.js";
+import { sessionKey } from "../core/session-key.js";
 import { stashedCommand } from "./stash.js";
 import { readStdin } from "./stdin.js";
 import { waitingLine } from "./waiting.js";

@@ -6,10 +6,10 @@
  * replaced or appended atomically, so an unlocked read sees whole records) and never
  * writes: the status line runs every few seconds and must not disturb the server.
  */
-import { ASK_EVENT, ringsDoorbell } from "../server/core/events.js";
-import { queueFile } from "../server/core/paths.js";
-import { readQueueFile, type QueueMessage } from "../server/store/queue-file.js";
-import { activeWall, readSession, type SessionRecord, type Wall } from "../server/store/session-record.js";
+import { ASK_EVENT, ringsDoorbell } from "../core/events.js";
+import { queueFile } from "../core/paths.js";
+import { readQueueFile, type QueueMessage } from "../store/file/queue-file.js";
+import { activeWall, readSession, type SessionRecord, type Wall } from "../store/session-record.js";
 
 /** Longest wall text shown; the rest is cut with "…" (the status line is one line among the host's). */
 const WALL_CHARS = 60;

@@ -3,7 +3,7 @@
  * delaying the first answers: a sweep over 10,000 channels takes seconds) and then
  * hourly. Failures are reported on stderr and never stop the server.
  */
-import type { FileStore } from "./store/file-store.js";
+import type { FileStore } from "../store/file/file-store.js";
 
 /** How often a running server removes idle channels. */
 export const SWEEP_INTERVAL_MS = 60 * 60 * 1000;

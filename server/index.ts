@@ -9,14 +9,14 @@
  */
 export { registerChannelTools, type ChannelToolOptions } from "./tools/channel-tools.js";
 export { createServer, type ServerOptions } from "./server.js";
-export { FileStore, type FileStoreOptions } from "./store/file-store.js";
-export type { AppendResult, ChannelInfo, ChannelStore, PollOptions, PollResult } from "./store/store.js";
-export type { JsonValue, QueueMessage } from "./store/queue-file.js";
-export { LockTimeoutError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "./store/errors.js";
-export { CHANNEL_ID_PATTERN, EVENT_PATTERN, InvalidChannelIdError, InvalidEventError, mintChannelId } from "./core/ids.js";
-export { DEFAULT_LIMITS, type Limits } from "./core/limits.js";
-export { resolveDataDir, type QueueName } from "./core/paths.js";
+export { FileStore, type FileStoreOptions } from "../store/file/file-store.js";
+export type { AppendResult, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store/store.js";
+export type { JsonValue, QueueMessage } from "../store/file/queue-file.js";
+export { LockTimeoutError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
+export { CHANNEL_ID_PATTERN, EVENT_PATTERN, InvalidChannelIdError, InvalidEventError, mintChannelId } from "../core/ids.js";
+export { DEFAULT_LIMITS, type Limits } from "../core/limits.js";
+export { resolveDataDir, type QueueName } from "../core/paths.js";
 export { registerReaderTools, type ReaderToolOptions } from "./tools/reader-tools.js";
 export { READER_RESOURCE_URI } from "./reader/resource.js";
-export type { AnswerData, AskData, HistoryEntry, ReaderDocument, ReaderState, ReaderThread, StatusData } from "./reader/protocol.js";
+export type { AnswerData, AskData, HistoryEntry, ReaderDocument, ReaderState, ReaderThread, StatusData } from "../protocol/reader.js";
 export { createMcpRequestListener, listen, MCP_PATH, type ListenOptions, type RequestListener } from "./transports/http.js";

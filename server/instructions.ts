@@ -3,7 +3,7 @@
  * under 2 KB because Claude Code cuts longer ones; everything else is in the recipes.
  */
 
-import { backchannelCommand } from "./core/commands.js";
+import { backchannelCommand } from "../core/commands.js";
 
 /** The reader loop, naming this installation's watcher command. */
 export const INSTRUCTIONS = `backchannel shows documents in an in-chat reader: the user highlights a passage and asks, and your answer appears in a card in the margin. You only act during a turn, so keep a watcher armed to be woken.

@@ -12,11 +12,10 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { backchannelCommand } from "./core/commands.js";
+import { backchannelCommand } from "../core/commands.js";
+import { RECIPES_DIR } from "../core/package.js";
 
-/** The folder of the recipes: `recipes/` at the package root, found from `dist/server/`. */
-export const RECIPES_DIR = fileURLToPath(new URL("../../recipes/", import.meta.url));
+export { RECIPES_DIR };
 
 
 /** A recipe name: lower-case words joined by `-`. Nothing that could name a path. */

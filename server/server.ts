@@ -5,13 +5,13 @@
 import { McpServer } from "@modelcontextprotocol/server";
 import { Awareness } from "./awareness/awareness.js";
 import { CLAUDE_CHANNEL_CAPABILITY } from "./awareness/claude-channel.js";
-import type { ChannelStore } from "./store/store.js";
+import type { ChannelStore } from "../store/store.js";
 import { registerChannelTools, type ChannelToolOptions } from "./tools/channel-tools.js";
 import { registerReaderTools, type ReaderToolOptions } from "./tools/reader-tools.js";
 import { registerRecipeTools } from "./tools/recipe-tools.js";
 import { registerWallTools } from "./tools/wall-tools.js";
 import { INSTRUCTIONS } from "./instructions.js";
-import { NAME, VERSION } from "./version.js";
+import { NAME, VERSION } from "../core/package.js";
 
 /** Options of {@link createServer}. */
 export interface ServerOptions extends ChannelToolOptions, ReaderToolOptions {

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { z } from "zod";
-import { FileStore } from "../server/store/file-store.js";
-import { connectServer, structured, tempDataDir } from "./helpers.js";
+import { FileStore } from "../store/file/file-store.js";
+import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 
 /** Every server of a test plays the same Claude Code session. */
 const SESSION = { CLAUDE_PID: "424242" };

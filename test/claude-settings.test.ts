@@ -10,9 +10,9 @@ import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, readlink, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, test } from "node:test";
-import { FileStore } from "../server/store/file-store.js";
-import { withChannel } from "../server/store/session-record.js";
-import { CLI, tempDataDir } from "./helpers.js";
+import { FileStore } from "../store/file/file-store.js";
+import { withChannel } from "../store/session-record.js";
+import { CLI, tempDataDir } from "./support/helpers.js";
 
 /** A settings file as people write them: 2-space indentation, a trailing newline, a status line of their own. */
 const WITH_STATUS_LINE = `{

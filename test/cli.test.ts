@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { CLI, tempDataDir } from "./helpers.js";
+import { CLI, tempDataDir } from "./support/helpers.js";
 
 function run(args: string[], env: Record<string, string> = {}) {
   return spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 10_000 });

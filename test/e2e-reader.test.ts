@@ -20,7 +20,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { chromium, type Browser, type Frame, type Page } from "playwright-core";
-import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, connectServer, startPlayground, structured, tempDataDir, type PlaygroundProcess } from "./helpers.js";
+import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, connectServer, startPlayground, structured, tempDataDir, type PlaygroundProcess } from "./support/helpers.js";
 
 interface Message {
   seq: number;

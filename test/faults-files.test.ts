@@ -8,12 +8,12 @@ import { execFileSync, spawn } from "node:child_process";
 import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FileStore } from "../server/store/file-store.js";
-import { mintChannelId } from "../server/core/ids.js";
-import { channelDir, channelsDir, queueFile, stateFile } from "../server/core/paths.js";
-import { QueueFullError } from "../server/store/errors.js";
+import { FileStore } from "../store/file/file-store.js";
+import { mintChannelId } from "../core/ids.js";
+import { channelDir, channelsDir, queueFile, stateFile } from "../core/paths.js";
+import { QueueFullError } from "../store/errors.js";
 import { toolError } from "../server/tools/results.js";
-import { tempDataDir } from "./helpers.js";
+import { tempDataDir } from "./support/helpers.js";
 
 let dataDir: string;
 let outside: string;
@@ -219,7 +219,7 @@ describe("flooding", () => {
       [
         "--input-type=module",
         "-e",
-        `import { FileStore } from ${JSON.stringify(new URL("../server/store/file-store.js", import.meta.url).href)};
+        `import { FileStore } from ${JSON.stringify(new URL("../store/file/file-store.js", import.meta.url).href)};
          const store = new FileStore({ dataDir: ${JSON.stringify(dataDir)}, limits: { maxQueueMessages: 20 } });
          let refused = 0;
          process.stdout.write("flooding\\n");

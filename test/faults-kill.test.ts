@@ -8,10 +8,10 @@ import { after, before, describe, test } from "node:test";
 import { spawn } from "node:child_process";
 import { readdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { FileStore } from "../server/store/file-store.js";
-import { channelDir, queueFile } from "../server/core/paths.js";
-import { readQueueFile, type QueueMessage } from "../server/store/queue-file.js";
-import { connectServer, structured, tempDataDir } from "./helpers.js";
+import { FileStore } from "../store/file/file-store.js";
+import { channelDir, queueFile } from "../core/paths.js";
+import { readQueueFile, type QueueMessage } from "../store/file/queue-file.js";
+import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}.js`, import.meta.url));
 const STALE_MS = 2000;

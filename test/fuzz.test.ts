@@ -13,8 +13,8 @@ import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
-import { CHANNEL_ID_PATTERN, SESSION_KEY_PATTERN } from "../server/core/ids.js";
-import { connectServer, stderrOf } from "./helpers.js";
+import { CHANNEL_ID_PATTERN, SESSION_KEY_PATTERN } from "../core/ids.js";
+import { connectServer, stderrOf } from "./support/helpers.js";
 
 const CALLS = Number(process.env.FUZZ_CALLS ?? 10_000);
 const IN_FLIGHT = 8;

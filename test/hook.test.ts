@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { MAX_CONTEXT_CHARS } from "../claude-code/hook.js";
-import { CLI, connectServer, tempDataDir } from "./helpers.js";
+import { CLI, connectServer, tempDataDir } from "./support/helpers.js";
 
 /** A tool result as the SDK client returns it. */
 interface Result {

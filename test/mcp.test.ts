@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { SESSION_KEY_PATTERN } from "../server/core/ids.js";
+import { SESSION_KEY_PATTERN } from "../core/ids.js";
 import type { Client } from "@modelcontextprotocol/client";
-import { connectServer, structured, tempDataDir } from "./helpers.js";
+import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 
 interface PollResult {
   messages: { seq: number; event: string; data: unknown; ts: string }[];
@@ -48,7 +48,7 @@ describe("tools/list", () => {
 
   test("the server sends instructions that name the loop", () => {
     const instructions = agent.getInstructions() ?? "";
-    assert.match(instructions, /`node \S+cli\.js watch <channel_id>`/, "the exact watcher command of this installation");
+    assert.match(instructions, /`node \S+main\.js watch <channel_id>`/, "the exact watcher command of this installation");
     assert.match(instructions, /poll_agent_messages/);
     assert.ok(instructions.length < 2048, `instructions are ${instructions.length} characters`);
   });

@@ -8,9 +8,9 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { FileStore } from "../server/store/file-store.js";
-import type { QueueMessage } from "../server/store/queue-file.js";
-import { tempDataDir } from "./helpers.js";
+import { FileStore } from "../store/file/file-store.js";
+import type { QueueMessage } from "../store/file/queue-file.js";
+import { tempDataDir } from "./support/helpers.js";
 
 const WRITERS = 8;
 const PER_WRITER = 200;

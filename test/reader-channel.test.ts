@@ -15,7 +15,7 @@ import { App } from "@modelcontextprotocol/ext-apps";
 import { AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { InMemoryTransport, type CallToolRequest, type CallToolResult, type Client } from "@modelcontextprotocol/client";
 import { AppChannel, type ChannelMessage, type ChannelState } from "../app/channel.js";
-import { connectServer, structured, tempDataDir } from "./helpers.js";
+import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 
 const INFO = { name: "channel-test", version: "0.0.0" };
 

@@ -11,7 +11,7 @@ import { createServer as createHttpServer, request, type Server } from "node:htt
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createMcpRequestListener, FileStore, listen } from "../server/index.js";
-import { connectServer, structured, tempDataDir } from "./helpers.js";
+import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 
 interface Opened {
   channel_id: string;

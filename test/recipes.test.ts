@@ -11,12 +11,12 @@ import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { backchannelCommand } from "../server/core/commands.js";
+import { backchannelCommand } from "../core/commands.js";
 import { fillPlaceholders, RECIPES_DIR, shellWords } from "../server/recipes.js";
-import { connectServer, structured, tempDataDir } from "./helpers.js";
-import { codeBlocks, commands, fill, toolCalls } from "./fixtures/recipe-text.js";
-import { readRecipe } from "./fixtures/scripted-agent.js";
-import { runShellCommand } from "./fixtures/shell-command.js";
+import { connectServer, structured, tempDataDir } from "./support/helpers.js";
+import { codeBlocks, commands, fill, toolCalls } from "./support/recipe-text.js";
+import { readRecipe } from "./support/scripted-agent.js";
+import { runShellCommand } from "./support/shell-command.js";
 
 /** A safety net only, for tests that run commands: a watcher that never answers must fail the test, not hang it. */
 const SAFETY_NET = { timeout: 60_000 };
@@ -122,10 +122,12 @@ test("an installed copy (package.json `files` only) serves its own recipes, nami
     const { files } = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { files: string[] };
     for (const path of [...files, "package.json"]) await cp(join(root, path), join(install, path), { recursive: true });
     await symlink(join(root, "node_modules"), join(install, "node_modules"));
-    const cli = join(install, "dist", "server", "cli.js");
+    // Started through dist/server/cli.js, the path users' host configs name; it names dist/cli/main.js.
+    const shim = join(install, "dist", "server", "cli.js");
+    const cli = join(install, "dist", "cli", "main.js");
     const env = { ...(process.env as Record<string, string>), BACKCHANNEL_HOME: dataDir };
     const installed = new Client({ name: "installed", version: "0.0.0" });
-    await installed.connect(new StdioClientTransport({ command: process.execPath, args: [cli], env, stderr: "pipe" }));
+    await installed.connect(new StdioClientTransport({ command: process.execPath, args: [shim], env, stderr: "pipe" }));
     try {
       const watcher = await readRecipe(installed, "background-watcher");
       assert.ok(watcher.includes(`node ${cli} watch <channel_id>`), "the recipe names the installed copy's command");

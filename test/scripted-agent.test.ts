@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
-import { connectServer, tempDataDir } from "./helpers.js";
-import { ScriptedAgent, type AgentReport, type RunOptions, type WakeMode } from "./fixtures/scripted-agent.js";
-import { startSimulatedApp, type AppOutcome } from "./fixtures/simulated-app.js";
+import { connectServer, tempDataDir } from "./support/helpers.js";
+import { ScriptedAgent, type AgentReport, type RunOptions, type WakeMode } from "./support/scripted-agent.js";
+import { startSimulatedApp, type AppOutcome } from "./support/simulated-app.js";
 
 /** In long-poll mode questions come 500–1,500 ms apart, so polls wait; one that took this long surely did. */
 const LONG_POLL_GAP_MS = 500;

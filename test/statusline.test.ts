@@ -12,13 +12,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, test } from "node:test";
-import { sessionKey } from "../server/core/session-key.js";
-import { FileStore } from "../server/store/file-store.js";
-import { withChannel } from "../server/store/session-record.js";
+import { sessionKey } from "../core/session-key.js";
+import { FileStore } from "../store/file/file-store.js";
+import { withChannel } from "../store/session-record.js";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { fileURLToPath } from "node:url";
-import { CLI, connectServer, tempDataDir } from "./helpers.js";
+import { CLI, connectServer, tempDataDir } from "./support/helpers.js";
 
 /** The built fixture that plays Claude Code's process tree. */
 const FAKE_CLAUDE = fileURLToPath(new URL("./fixtures/fake-claude.js", import.meta.url));

@@ -6,11 +6,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { FileStore } from "../server/store/file-store.js";
-import { InvalidChannelIdError } from "../server/core/ids.js";
-import { MessageTooLargeError, QueueFullError } from "../server/store/errors.js";
-import { channelDir, queueFile, sessionFile } from "../server/core/paths.js";
-import { tempDataDir } from "./helpers.js";
+import { FileStore } from "../store/file/file-store.js";
+import { InvalidChannelIdError } from "../core/ids.js";
+import { MessageTooLargeError, QueueFullError } from "../store/errors.js";
+import { channelDir, queueFile, sessionFile } from "../core/paths.js";
+import { tempDataDir } from "./support/helpers.js";
 
 let dataDir: string;
 let cleanup: () => Promise<void>;

@@ -5,12 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rename, symlink, writeFile } from "node:fs/promises";
 import { watch } from "node:fs";
 import { dirname, join } from "node:path";
-import { FileStore } from "../server/store/file-store.js";
-import { queueFile } from "../server/core/paths.js";
-import { spawnWatcher, tempDataDir } from "./helpers.js";
+import { FileStore } from "../store/file/file-store.js";
+import { queueFile } from "../core/paths.js";
+import { spawnWatcher, tempDataDir } from "./support/helpers.js";
 
 let dataDir: string;
 let cleanup: () => Promise<void>;
@@ -59,7 +59,7 @@ describe("exit mode", () => {
   test("exits 2 on timeout, saying how to re-arm", async () => {
     const watcher = spawnWatcher(dataDir, ["quiet", "--timeout", "0.3"]);
     assert.equal(await watcher.exited, 2);
-    assert.match(watcher.stdout(), /No message on quiet after 0\.3 s\. Re-arm: node \S+cli\.js watch quiet$/m);
+    assert.match(watcher.stdout(), /No message on quiet after 0\.3 s\. Re-arm: node \S+main\.js watch quiet$/m);
   });
 
   for (const bad of ["../x", "a/b", "x".repeat(65)]) {
@@ -125,7 +125,7 @@ describe("follow mode", () => {
   test("ends with exit 2 at its timeout", async () => {
     const watcher = spawnWatcher(dataDir, ["follow-end", "--follow", "--timeout", "0.3"]);
     assert.equal(await watcher.exited, 2);
-    assert.match(watcher.stdout(), /Re-arm: node \S+cli\.js watch follow-end --follow$/m);
+    assert.match(watcher.stdout(), /Re-arm: node \S+main\.js watch follow-end --follow$/m);
   });
 });
 
@@ -145,7 +145,11 @@ describe("--notify", () => {
 
   test("without notify-send, one line on stderr says so and watching goes on", async () => {
     await store.append("no-notifier", "agent", "ready");
-    const watcher = spawnWatcher(dataDir, ["no-notifier", "--notify"], { PATH: dirname(process.execPath) });
+    // A PATH with node alone: notify-send may share node's folder (/usr/bin on Debian).
+    const bin = join(dataDir, "node-only-bin");
+    await mkdir(bin);
+    await symlink(process.execPath, join(bin, "node"));
+    const watcher = spawnWatcher(dataDir, ["no-notifier", "--notify"], { PATH: bin });
     assert.equal(await watcher.exited, 0);
     assert.match(watcher.stdout(), /1 message waiting on no-notifier \(ready\)/);
     assert.match(watcher.stderr(), /no desktop notification: notify-send not found \(on Debian and Ubuntu: apt-get install libnotify-bin/);

@@ -13,12 +13,12 @@
  * - with `--notify`, a desktop notification tells the person too (./notify.ts).
  */
 import { lstat, readdir } from "node:fs/promises";
-import { watchCommand } from "../server/core/commands.js";
-import { isChannelId } from "../server/core/ids.js";
-import { channelDir, channelsDir, queueFileName, queueFile } from "../server/core/paths.js";
+import { watchCommand } from "../core/commands.js";
+import { isChannelId } from "../core/ids.js";
+import { channelDir, channelsDir, queueFileName, queueFile } from "../core/paths.js";
 import { desktopNotifier } from "./notify.js";
-import { subscribeToFile, type FileSubscription } from "../server/store/change-watch.js";
-import { CorruptQueueFileError, readQueueFile, type QueueMessage } from "../server/store/queue-file.js";
+import { subscribeToFile, type FileSubscription } from "../store/file/change-watch.js";
+import { CorruptQueueFileError, readQueueFile, type QueueMessage } from "../store/file/queue-file.js";
 
 /** Exit codes of the watcher. */
 export const WATCH_EXIT = { message: 0, error: 1, timeout: 2 } as const;

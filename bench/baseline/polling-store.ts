@@ -9,13 +9,13 @@
  * atomic replacement, event-driven waiting, and how the lock is waited for.
  */
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { DEFAULT_LIMITS, type Limits } from "../../server/core/limits.js";
-import { assertEvent, isChannelId } from "../../server/core/ids.js";
-import { channelDir, channelsDir, queueFile, queueFileName, stateFile, type QueueName } from "../../server/core/paths.js";
-import { emptyQueue, parseQueueFile, type JsonValue, type QueueFile, type QueueMessage } from "../../server/store/queue-file.js";
-import { SessionFiles } from "../../server/store/session-file.js";
-import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../../server/store/store.js";
-import { subscribeToFile } from "../../server/store/change-watch.js";
+import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
+import { assertEvent, isChannelId } from "../../core/ids.js";
+import { channelDir, channelsDir, queueFile, queueFileName, stateFile, type QueueName } from "../../core/paths.js";
+import { emptyQueue, parseQueueFile, type JsonValue, type QueueFile, type QueueMessage } from "../../store/file/queue-file.js";
+import { SessionFiles } from "../../store/file/session-file.js";
+import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../../store/store.js";
+import { subscribeToFile } from "../../store/file/change-watch.js";
 import { withExclusiveLock } from "./lock.js";
 
 /** The plain polling {@link ChannelStore}. */

@@ -4,7 +4,7 @@
  * `node dist/bench/baseline/server.js`; the data directory is `$BACKCHANNEL_HOME`.
  */
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import { resolveDataDir } from "../../server/core/paths.js";
+import { resolveDataDir } from "../../core/paths.js";
 import { createServer } from "../../server/server.js";
 import { PollingStore } from "./polling-store.js";
 

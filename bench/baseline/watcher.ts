@@ -9,8 +9,8 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
-import { queueFile, resolveDataDir } from "../../server/core/paths.js";
-import { parseQueueFile, type QueueMessage } from "../../server/store/queue-file.js";
+import { queueFile, resolveDataDir } from "../../core/paths.js";
+import { parseQueueFile, type QueueMessage } from "../../store/file/queue-file.js";
 
 /** How often the baseline watcher reads the queue file. */
 const BASELINE_WATCH_INTERVAL_MS = 500;

@@ -20,8 +20,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RunContext } from "../figures.js";
 import { runNode, type OneShot } from "../procs/one-shot.js";
-import { FileStore } from "../../server/store/file-store.js";
-import { withChannel } from "../../server/store/session-record.js";
+import { FileStore } from "../../store/file/file-store.js";
+import { withChannel } from "../../store/session-record.js";
 
 /** The samples, in ms. */
 export interface StatuslineSamples {
@@ -34,7 +34,7 @@ export interface StatuslineSamples {
   busyOverBare: number[];
 }
 
-const CLI = fileURLToPath(new URL("../../server/cli.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
 /** What Claude Code pipes to the status line (a few of its fields). */
 const HOST_INPUT = JSON.stringify({ session_id: "bench-session", cwd: "/tmp" });
 /** The CLAUDE_PID of the busy session, and of one with no session file. */

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import type { Design, DesignName } from "../designs.js";
 import type { Figure, RunContext } from "../figures.js";
 import { startServer } from "../procs/server.js";
-import { channelDir, queueFile } from "../../server/core/paths.js";
+import { channelDir, queueFile } from "../../core/paths.js";
 import { measureDelivery } from "./delivery.js";
 import { startWorkers, type WorkerProcess } from "../procs/worker.js";
 import { fillQueue, type RunSize } from "./throughput.js";

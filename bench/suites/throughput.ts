@@ -24,8 +24,8 @@ import type { Figure, RunContext } from "../figures.js";
 import { assertExactlyOnce, type Tally } from "../integrity.js";
 import { startWorkers, type WorkerProcess } from "../procs/worker.js";
 import { withTimeout } from "../timing.js";
-import { queueFile } from "../../server/core/paths.js";
-import { readQueueFile } from "../../server/store/queue-file.js";
+import { queueFile } from "../../core/paths.js";
+import { readQueueFile } from "../../store/file/queue-file.js";
 import type { WorkerReport } from "../workers/queue-worker.js";
 
 /** How a throughput run is sized. */

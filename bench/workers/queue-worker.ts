@@ -12,8 +12,8 @@
  */
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
-import { FileStore } from "../../server/store/file-store.js";
-import type { ChannelStore } from "../../server/store/store.js";
+import { FileStore } from "../../store/file/file-store.js";
+import type { ChannelStore } from "../../store/store.js";
 import { PollingStore } from "../baseline/polling-store.js";
 import type { DesignName } from "../designs.js";
 

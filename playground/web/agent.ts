@@ -5,7 +5,7 @@
  * `answer` through `notify_ui` — exactly the calls a model makes.
  */
 import type { Client, CallToolResult } from "@modelcontextprotocol/client";
-import type { AskData } from "../../server/reader/protocol.js";
+import type { AskData } from "../../protocol/reader.js";
 
 interface AgentMessage {
   seq: number;

@@ -4,8 +4,8 @@
  * never takes or acknowledges a message, so the queue stays the truth and every
  * signal built on the inbox is a doorbell followed by a pull.
  */
-import type { QueueMessage } from "../store/queue-file.js";
-import type { ChangeSubscription, ChannelStore } from "../store/store.js";
+import type { QueueMessage } from "../../store/file/queue-file.js";
+import type { ChangeSubscription, ChannelStore } from "../../store/store.js";
 
 /** Called with the channel whose waiting messages changed, and those messages. */
 export type InboxListener = (channelId: string, messages: readonly QueueMessage[]) => void;

@@ -5,8 +5,8 @@
  * when enabled, pushes Claude Code channel notifications.
  */
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/server";
-import { sessionKey } from "../core/session-key.js";
-import type { ChannelStore } from "../store/store.js";
+import { sessionKey } from "../../core/session-key.js";
+import type { ChannelStore } from "../../store/store.js";
 import { AgentInbox } from "./agent-inbox.js";
 import { ClaudeChannelPusher } from "./claude-channel.js";
 import { Session } from "./session.js";

@@ -18,9 +18,9 @@
  * The agent still reads the queue with `poll_agent_messages`.
  */
 import type { McpServer } from "@modelcontextprotocol/server";
-import { ASK_EVENT, ringsDoorbell } from "../core/events.js";
-import type { JsonValue, QueueMessage } from "../store/queue-file.js";
-import type { ChannelStore } from "../store/store.js";
+import { ASK_EVENT, ringsDoorbell } from "../../core/events.js";
+import type { JsonValue, QueueMessage } from "../../store/file/queue-file.js";
+import type { ChannelStore } from "../../store/store.js";
 import type { AgentInbox } from "./agent-inbox.js";
 
 /** The experimental capability a server declares to send channel notifications. */

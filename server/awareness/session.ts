@@ -7,10 +7,10 @@
  * side. The channel records that key in its own folder (state document `session`), and
  * the session file lists the channel, so that the status line reads one file.
  */
-import { WALL_DEFAULT_SECONDS, WALL_MAX_CHARS, WALL_MAX_SECONDS } from "../core/limits.js";
-import { SESSION_KEY_PATTERN } from "../core/ids.js";
-import { activeWall, withChannel, type Wall } from "../store/session-record.js";
-import type { ChannelStore } from "../store/store.js";
+import { WALL_DEFAULT_SECONDS, WALL_MAX_CHARS, WALL_MAX_SECONDS } from "../../core/limits.js";
+import { SESSION_KEY_PATTERN } from "../../core/ids.js";
+import { activeWall, withChannel, type Wall } from "../../store/session-record.js";
+import type { ChannelStore } from "../../store/store.js";
 
 /** The state document in which a channel records its session. */
 export const SESSION_STATE = "session";

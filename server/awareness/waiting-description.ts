@@ -10,8 +10,8 @@
  * updating a description writes no file, so it can never wake the inbox again.
  */
 import type { RegisteredTool } from "@modelcontextprotocol/server";
-import { ASK_EVENT, ringsDoorbell } from "../core/events.js";
-import type { QueueMessage } from "../store/queue-file.js";
+import { ASK_EVENT, ringsDoorbell } from "../../core/events.js";
+import type { QueueMessage } from "../../store/file/queue-file.js";
 import type { AgentInbox } from "./agent-inbox.js";
 
 /** Longest piece of a question quoted in a description (Claude Code cuts descriptions at 2 KB). */

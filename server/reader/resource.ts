@@ -4,13 +4,13 @@
  * anything else).
  */
 import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
+import { appHtmlPath } from "../../core/package.js";
 
 /** The URI hosts render for `open_reader`. */
 export const READER_RESOURCE_URI = "ui://backchannel/reader.html";
 
-/** Where the build puts the reader, relative to this module in `dist/server/reader/`. */
-export const READER_HTML_PATH = fileURLToPath(new URL("../../app/reader.html", import.meta.url));
+/** Where the build puts the reader. */
+export const READER_HTML_PATH = appHtmlPath("reader");
 
 /** Thrown when the reader was not built. */
 export class ReaderNotBuiltError extends Error {

@@ -8,15 +8,15 @@
  */
 import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
 import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
-import type { QueueName } from "../core/paths.js";
-import type { JsonValue, QueueMessage } from "../store/queue-file.js";
-import type { ChannelStore, PollResult } from "../store/store.js";
-import type { Wall } from "../store/session-record.js";
+import type { QueueName } from "../../core/paths.js";
+import type { JsonValue, QueueMessage } from "../../store/file/queue-file.js";
+import type { ChannelStore, PollResult } from "../../store/store.js";
+import type { Wall } from "../../store/session-record.js";
 import { Awareness } from "../awareness/awareness.js";
 import { progressTicker } from "./progress.js";
 import { toolError, toolResult } from "./results.js";
 import { compactSchema, notifyInput, notifyOutput, pollInput, pollOutput, uiPollOutput } from "./schemas.js";
-import { DEFAULT_LIMITS } from "../core/limits.js";
+import { DEFAULT_LIMITS } from "../../core/limits.js";
 
 /** Options of {@link registerChannelTools}. */
 export interface ChannelToolOptions {

@@ -6,11 +6,11 @@
  */
 import { registerAppResource, registerAppTool, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
 import type { CallToolResult, McpServer } from "@modelcontextprotocol/server";
-import { watchCommand } from "../core/commands.js";
-import { mintChannelId } from "../core/ids.js";
-import type { ChannelStore } from "../store/store.js";
+import { watchCommand } from "../../core/commands.js";
+import { mintChannelId } from "../../core/ids.js";
+import type { ChannelStore } from "../../store/store.js";
 import { Awareness } from "../awareness/awareness.js";
-import type { ReaderDocument } from "../reader/protocol.js";
+import type { ReaderDocument } from "../../protocol/reader.js";
 import { CorruptReaderStateError, readDocument, readThreads, recordMessage, writeDocument } from "../reader/reader-state.js";
 import { READER_RESOURCE_URI, readReaderHtml, ReaderNotBuiltError } from "../reader/resource.js";
 import {

@@ -4,10 +4,10 @@
  * says what was wrong and what to do; never a stack trace).
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { InvalidChannelIdError, InvalidEventError } from "../core/ids.js";
-import { InvalidDataError } from "../core/json.js";
-import { CorruptQueueFileError } from "../store/queue-file.js";
-import { LockTimeoutError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
+import { InvalidChannelIdError, InvalidEventError } from "../../core/ids.js";
+import { InvalidDataError } from "../../core/json.js";
+import { CorruptQueueFileError } from "../../store/file/queue-file.js";
+import { LockTimeoutError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../../store/errors.js";
 
 /** A successful tool result. `text` is what hosts that ignore `structuredContent` show. */
 export function toolResult<T extends Record<string, unknown>>(structured: T, text: string): CallToolResult & { structuredContent: T } {

@@ -5,8 +5,8 @@
  */
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { CHANNEL_ID_PATTERN, EVENT_PATTERN } from "../core/ids.js";
-import { isJsonValue, MAX_JSON_DEPTH } from "../core/json.js";
+import { CHANNEL_ID_PATTERN, EVENT_PATTERN } from "../../core/ids.js";
+import { isJsonValue, MAX_JSON_DEPTH } from "../../core/json.js";
 
 /** A channel id, as the tools accept it. */
 export const channelIdSchema = z

@@ -8,7 +8,7 @@ import type { McpServer } from "@modelcontextprotocol/server";
 import { InvalidWallError, type Session } from "../awareness/session.js";
 import { messageError, toolError, toolResult } from "./results.js";
 import { compactSchema, wallInput, wallOutput } from "./schemas.js";
-import { WALL_DEFAULT_SECONDS, WALL_MAX_CHARS, WALL_MAX_SECONDS } from "../core/limits.js";
+import { WALL_DEFAULT_SECONDS, WALL_MAX_CHARS, WALL_MAX_SECONDS } from "../../core/limits.js";
 
 /** Registers `post_wall` on `server`, for the host session `session`. */
 export function registerWallTools(server: McpServer, session: Session): void {

@@ -10,11 +10,11 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import type { AddressInfo } from "node:net";
 import { localhostHostValidation, localhostOriginValidation, toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler } from "@modelcontextprotocol/server";
-import { limitsFromEnv } from "../core/limits.js";
+import { limitsFromEnv } from "../../core/limits.js";
 import { createServer, type ServerOptions } from "../server.js";
 import { startIdleSweep } from "../idle-sweep.js";
-import { FileStore } from "../store/file-store.js";
-import { VERSION } from "../version.js";
+import { FileStore } from "../../store/file/file-store.js";
+import { VERSION } from "../../core/package.js";
 
 
 /** The path of the MCP endpoint. */

@@ -2,12 +2,12 @@
  * backchannel over stdio: stdout carries protocol only; everything for people goes to stderr.
  */
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import { limitsFromEnv } from "../core/limits.js";
+import { limitsFromEnv } from "../../core/limits.js";
 import { createServer } from "../server.js";
-import { sessionKey } from "../core/session-key.js";
+import { sessionKey } from "../../core/session-key.js";
 import { startIdleSweep } from "../idle-sweep.js";
-import { FileStore } from "../store/file-store.js";
-import { VERSION } from "../version.js";
+import { FileStore } from "../../store/file/file-store.js";
+import { VERSION } from "../../core/package.js";
 
 /** Options of {@link runStdioServer}. */
 export interface StdioServerOptions {

@@ -31,10 +31,10 @@
  * watcher has nothing else to do meanwhile.
  */
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
-import { EVENT_PATTERN } from "../core/ids.js";
-import type { JsonValue } from "../core/json.js";
+import { EVENT_PATTERN } from "../../core/ids.js";
+import type { JsonValue } from "../../core/json.js";
 
-export type { JsonValue } from "../core/json.js";
+export type { JsonValue } from "../../core/json.js";
 
 /** One message in a queue. `seq` is unique in its queue for ever; `ts` is ISO-8601 UTC. */
 export interface QueueMessage {

@@ -20,9 +20,9 @@ import { randomBytes } from "node:crypto";
 import { lstatSync, mkdirSync, renameSync } from "node:fs";
 import { lstat, readdir, rename, rm, utimes } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { assertChannelId, assertEvent, isChannelId } from "../core/ids.js";
-import { InvalidDataError, jsonProblem } from "../core/json.js";
-import { DEFAULT_LIMITS, type Limits } from "../core/limits.js";
+import { assertChannelId, assertEvent, isChannelId } from "../../core/ids.js";
+import { InvalidDataError, jsonProblem } from "../../core/json.js";
+import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import {
   channelDir,
   channelsDir,
@@ -31,10 +31,10 @@ import {
   resolveDataDir,
   stateFile,
   type QueueName,
-} from "../core/paths.js";
+} from "../../core/paths.js";
 import { TEMP_SUFFIX, writeFileAtomic } from "./atomic-write.js";
 import { subscribeToFile } from "./change-watch.js";
-import { MessageTooLargeError, QueueFullError, StateTooLargeError } from "./errors.js";
+import { MessageTooLargeError, QueueFullError, StateTooLargeError } from "../errors.js";
 import { withLock } from "./lock.js";
 import { ALREADY_DURABLE, appendToLog, truncateLog, type PendingSync } from "./log-append.js";
 import {
@@ -54,7 +54,7 @@ import {
   type QueueMessage,
 } from "./queue-file.js";
 import { removeIdleSessions, SessionFiles } from "./session-file.js";
-import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "./store.js";
+import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store.js";
 
 /** Options of {@link FileStore}. */
 export interface FileStoreOptions {

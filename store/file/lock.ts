@@ -26,7 +26,7 @@
  */
 import { lstatSync, mkdirSync, rmdirSync } from "node:fs";
 import lockfile from "proper-lockfile";
-import { LockTimeoutError } from "./errors.js";
+import { LockTimeoutError } from "../errors.js";
 
 /** Longest wait between two attempts. */
 const MAX_RETRY_MS = 10;

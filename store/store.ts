@@ -4,7 +4,7 @@
  * change to the tools.
  */
 import type { QueueName } from "../core/paths.js";
-import type { JsonValue, QueueMessage } from "./queue-file.js";
+import type { JsonValue, QueueMessage } from "./file/queue-file.js";
 import type { SessionRecord } from "./session-record.js";
 
 /** What an append returns: the message's `seq` and how many messages now wait in the queue. */

@@ -11,8 +11,8 @@ import { fileURLToPath } from "node:url";
 import { Client, type ClientCapabilities } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
-/** The built CLI entry, `dist/server/cli.js`. */
-export const CLI = fileURLToPath(new URL("../server/cli.js", import.meta.url));
+/** The built CLI entry, `dist/cli/main.js`. */
+export const CLI = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
 
 /** A fresh data directory under the system temp folder, and a function that removes it. */
 export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
@@ -135,7 +135,7 @@ export function structured<T>(result: { structuredContent?: unknown; isError?: b
 }
 
 /** The built playground server, `dist/playground/server.js`. */
-export const PLAYGROUND = fileURLToPath(new URL("../playground/server.js", import.meta.url));
+export const PLAYGROUND = fileURLToPath(new URL("../../playground/server.js", import.meta.url));
 
 /** A running playground (`node dist/playground/server.js --port 0`) and the URL it printed. */
 export interface PlaygroundProcess {

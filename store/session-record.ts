@@ -10,7 +10,7 @@
  */
 import { sessionFile } from "../core/paths.js";
 import { SESSION_MAX_CHANNELS } from "../core/limits.js";
-import { CorruptQueueFileError, readTextNoFollow } from "./queue-file.js";
+import { CorruptQueueFileError, readTextNoFollow } from "./file/queue-file.js";
 
 /** A channel of a session: its id and the app it serves (`reader`, or `channel` for any other). */
 export type SessionChannel = { id: string; app: string };

@@ -13,13 +13,13 @@
 import { mkdirSync } from "node:fs";
 import { readdir, rm, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { SESSION_KEY_PATTERN } from "../core/ids.js";
-import { sessionFile, sessionsDir } from "../core/paths.js";
+import { SESSION_KEY_PATTERN } from "../../core/ids.js";
+import { sessionFile, sessionsDir } from "../../core/paths.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { subscribeToFile } from "./change-watch.js";
 import { withLock } from "./lock.js";
-import { readSession, type SessionRecord } from "./session-record.js";
-import type { ChangeSubscription, SessionStore } from "./store.js";
+import { readSession, type SessionRecord } from "../session-record.js";
+import type { ChangeSubscription, SessionStore } from "../store.js";
 
 /** Session files in one data directory: the file-backed {@link SessionStore}. */
 export class SessionFiles implements SessionStore {

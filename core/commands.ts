@@ -3,17 +3,14 @@
  * names this installation's own entry point, so it works wherever the agent's shell
  * starts, whether or not `backchannel` is on the PATH.
  */
-import { fileURLToPath } from "node:url";
-
-/** The CLI entry of this installation (`dist/server/cli.js`). */
-const CLI_PATH = fileURLToPath(new URL("../cli.js", import.meta.url));
+import { CLI_ENTRY } from "./package.js";
 
 /**
  * The command prefix that runs `backchannel`: `$BACKCHANNEL_COMMAND` when set (e.g.
  * `npx backchannel` for an installed package), else `node <this installation's cli.js>`.
  */
 export function backchannelCommand(env: NodeJS.ProcessEnv = process.env): string {
-  return env.BACKCHANNEL_COMMAND || `node ${quoteArg(CLI_PATH)}`;
+  return env.BACKCHANNEL_COMMAND || `node ${quoteArg(CLI_ENTRY)}`;
 }
 
 /** The command that arms the watcher on `channelId` (exit mode, or follow mode with `follow`). */
