@@ -253,7 +253,9 @@ function parseWall(structured: unknown): ChannelWall | null {
 export function textOf(content: unknown): string {
   if (!Array.isArray(content)) return "";
   return content
-    .map((block) => (block && typeof block === "object" && (block as { type?: unknown }).type === "text" ? String((block as { text: unknown }).text) : ""))
+    .map((block) =>
+      block && typeof block === "object" && (block as { type?: unknown }).type === "text" ? String((block as { text: unknown }).text) : "",
+    )
     .join("\n")
     .trim();
 }

@@ -148,7 +148,14 @@ async function record(card: ThreadCard, id: string, role: ThreadRole, text: stri
   try {
     const result = await app.callServerTool({
       name: "reader_record",
-      arguments: { channel_id: channelId, thread_id: thread.thread_id, quote: thread.quote, paragraph: thread.paragraph, anchor: thread.anchor, message: { id, role, text } },
+      arguments: {
+        channel_id: channelId,
+        thread_id: thread.thread_id,
+        quote: thread.quote,
+        paragraph: thread.paragraph,
+        anchor: thread.anchor,
+        message: { id, role, text },
+      },
     });
     if (result.isError) throw new Error(textOf(result.content));
   } catch (error) {
@@ -177,7 +184,10 @@ function updateAskButton(): void {
   const selection = document.getSelection();
   const range = selection && selection.rangeCount > 0 && !selection.isCollapsed ? selection.getRangeAt(0) : null;
   const anchor: PassageAnchor | null = range && blockOf(range.startContainer) && elements.doc.contains(range.startContainer) ? anchorOf(range) : null;
-  if (!range || !anchor) return hideAskButton();
+  if (!range || !anchor) {
+    hideAskButton();
+    return;
+  }
   const rects = range.getClientRects();
   const last = rects[rects.length - 1] ?? range.getBoundingClientRect();
   const origin = elements.layout.getBoundingClientRect();
@@ -192,7 +202,11 @@ function hideAskButton(): void {
 
 let layoutFrame = 0;
 function scheduleLayout(): void {
-  if (layoutFrame === 0) layoutFrame = requestAnimationFrame(() => ((layoutFrame = 0), layout()));
+  if (layoutFrame === 0)
+    layoutFrame = requestAnimationFrame(() => {
+      layoutFrame = 0;
+      layout();
+    });
 }
 
 /**

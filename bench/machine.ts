@@ -36,7 +36,7 @@ export function machineLine(machine: Machine): string {
 }
 
 function fsTypeName(magic: number): string {
-  const names: Record<number, string> = { 0xef53: "ext2/3/4", 0x01021994: "tmpfs", 0x58465342: "xfs", 0x9123683e: "btrfs", 0x794c7630: "overlayfs" };
+  const names: Record<number, string> = { 61267: "ext2/3/4", 16914836: "tmpfs", 1481003842: "xfs", 2435016766: "btrfs", 2035054128: "overlayfs" };
   return names[magic] ?? `fs 0x${magic.toString(16)}`;
 }
 

@@ -55,8 +55,7 @@ export function analyse(figures: Figure[]): FigureResult[] {
 
 function ratioOf(figure: Figure, backchannel: number, baseline: number): number | null {
   const floor = figure.unit === "ms" ? 1 : 0;
-  const [numerator, denominator] =
-    figure.better === "lower" ? [baseline, Math.max(backchannel, floor)] : [backchannel, baseline];
+  const [numerator, denominator] = figure.better === "lower" ? [baseline, Math.max(backchannel, floor)] : [backchannel, baseline];
   if (denominator <= 0) return numerator > 0 ? Infinity : null;
   return numerator / denominator;
 }

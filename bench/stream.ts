@@ -53,7 +53,11 @@ export async function streamLatencies(
     calledAt.set(seq, called);
   }
   await withTimeout(receiving, arrivalTimeoutMs + 1000, `${where}: the last arrivals`);
-  assertExactlyOnce(where, [...sentAt.keys()].map(String), arrived.map((arrival) => String(arrival.seq)));
+  assertExactlyOnce(
+    where,
+    [...sentAt.keys()].map(String),
+    arrived.map((arrival) => String(arrival.seq)),
+  );
   const firstSeq = Math.min(...sentAt.keys());
   const counted = arrived.filter((arrival) => arrival.seq !== firstSeq);
   return {

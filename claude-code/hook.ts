@@ -75,7 +75,9 @@ export async function runPostToolUseHook(): Promise<number> {
   try {
     output = postToolUseOutput(JSON.parse(text) as JsonValue);
   } catch (error) {
-    process.stderr.write(`backchannel hook post-tool-use: stdin is not Claude Code's hook input (${(error as Error).message.replace(/\s+/g, " ")}); nothing done\n`);
+    process.stderr.write(
+      `backchannel hook post-tool-use: stdin is not Claude Code's hook input (${(error as Error).message.replace(/\s+/g, " ")}); nothing done\n`,
+    );
     return 0;
   }
   if (output) process.stdout.write(`${JSON.stringify(output)}\n`);

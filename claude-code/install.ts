@@ -103,9 +103,11 @@ export function uninstallStatusline(settingsPath: string): Outcome {
   } else {
     writeJsonObject(settingsPath, next);
     message =
-      stash === null ? `Removed backchannel's status line from ${settingsPath}; ${stashPath} was missing, so there was no previous status line to put back.` :
-      stash.statusLine === undefined ? `Removed backchannel's status line from ${settingsPath} (there was none before).` :
-      `Removed backchannel's status line from ${settingsPath} and put the previous one back.`;
+      stash === null
+        ? `Removed backchannel's status line from ${settingsPath}; ${stashPath} was missing, so there was no previous status line to put back.`
+        : stash.statusLine === undefined
+          ? `Removed backchannel's status line from ${settingsPath} (there was none before).`
+          : `Removed backchannel's status line from ${settingsPath} and put the previous one back.`;
   }
   removeStash(stashPath);
   return { ok: true, message };
@@ -118,7 +120,8 @@ export function uninstallStatusline(settingsPath: string): Outcome {
 function statusLineOf(path: string, settings: JsonObject | null): JsonObject | undefined {
   const value: JsonValue | undefined = settings?.statusLine;
   if (value === undefined) return undefined;
-  if (!isJsonObject(value)) throw new SettingsFileError(path, `its statusLine is ${JSON.stringify(value)}, not an object like {"type": "command", "command": "…"}`);
+  if (!isJsonObject(value))
+    throw new SettingsFileError(path, `its statusLine is ${JSON.stringify(value)}, not an object like {"type": "command", "command": "…"}`);
   return value;
 }
 

@@ -48,7 +48,8 @@ export function readJsonObject(path: string): JsonObject | null {
     throw new SettingsFileError(path, `it is not JSON (${error.message})`);
   }
   if (value === undefined) return null;
-  if (!isJsonObject(value)) throw new SettingsFileError(path, `it holds ${Array.isArray(value) ? "an array" : JSON.stringify(value)}, not a JSON object`);
+  if (!isJsonObject(value))
+    throw new SettingsFileError(path, `it holds ${Array.isArray(value) ? "an array" : JSON.stringify(value)}, not a JSON object`);
   return value;
 }
 

@@ -49,7 +49,11 @@ export function readStash(path: string): Stash | null {
   if (typeof value !== "object" || value === null || Array.isArray(value) || typeof value.settings_existed !== "boolean") {
     throw new Error(`${path} is not a backchannel stash: it has no settings_existed flag`);
   }
-  return { settings: typeof value.settings === "string" ? value.settings : "", settings_existed: value.settings_existed, ...("statusLine" in value ? { statusLine: value.statusLine } : {}) };
+  return {
+    settings: typeof value.settings === "string" ? value.settings : "",
+    settings_existed: value.settings_existed,
+    ...("statusLine" in value ? { statusLine: value.statusLine } : {}),
+  };
 }
 
 /**

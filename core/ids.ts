@@ -5,6 +5,7 @@
  * A channel id becomes a folder name, so it is checked here, before any path is
  * built from it (see `channelDir` in ./paths.ts).
  */
+import { CallerError } from "./errors.js";
 
 /** A channel id: 1 to 64 letters, digits, `_` or `-`. Nothing that could name a path. */
 export const CHANNEL_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -23,7 +24,7 @@ export const STATE_NAME_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
 export const SESSION_KEY_PATTERN = /^(claude|pid)-[0-9]{1,10}$/;
 
 /** Thrown when a string is not a valid channel id; the message says what a valid one looks like. */
-export class InvalidChannelIdError extends Error {
+export class InvalidChannelIdError extends CallerError {
   override readonly name = "InvalidChannelIdError";
   constructor(readonly channelId: unknown) {
     super(
@@ -34,7 +35,7 @@ export class InvalidChannelIdError extends Error {
 }
 
 /** Thrown when a string is not a valid event name. */
-export class InvalidEventError extends Error {
+export class InvalidEventError extends CallerError {
   override readonly name = "InvalidEventError";
   constructor(readonly event: unknown) {
     super(`invalid event name ${describe(event)}: use 1 to 64 characters from A-Z, a-z, 0-9, "_", ".", ":" and "-"`);

@@ -3,6 +3,7 @@
  * levels deep. The depth bound keeps every later step (validation, serialisation, the
  * app's rendering) far from the stack's limit, whoever sent the value.
  */
+import { CallerError } from "./errors.js";
 
 /** Any value JSON can carry. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -11,7 +12,7 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 export const MAX_JSON_DEPTH = 64;
 
 /** Thrown when message data is not JSON or is nested too deeply. */
-export class InvalidDataError extends Error {
+export class InvalidDataError extends CallerError {
   override readonly name = "InvalidDataError";
   constructor(reason: string) {
     super(`invalid data: ${reason}; send plain JSON nested at most ${MAX_JSON_DEPTH} levels deep`);

@@ -25,11 +25,7 @@ export type QueueName = (typeof QUEUE_NAMES)[number];
  * Unixes, `~/Library/Application Support/backchannel` on macOS,
  * `%LOCALAPPDATA%\backchannel` on Windows). Every process of the user resolves the same one.
  */
-export function resolveDataDir(
-  env: NodeJS.ProcessEnv = process.env,
-  platform: NodeJS.Platform = process.platform,
-  home: string = homedir(),
-): string {
+export function resolveDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home: string = homedir()): string {
   if (env.BACKCHANNEL_HOME) return env.BACKCHANNEL_HOME;
   if (platform === "darwin") return join(home, "Library", "Application Support", "backchannel");
   if (platform === "win32") return join(env.LOCALAPPDATA ?? join(home, "AppData", "Local"), "backchannel");

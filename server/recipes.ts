@@ -14,9 +14,9 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { backchannelCommand } from "../core/commands.js";
 import { RECIPES_DIR } from "../core/package.js";
+import { CallerError } from "../core/errors.js";
 
 export { RECIPES_DIR };
-
 
 /** A recipe name: lower-case words joined by `-`. Nothing that could name a path. */
 export const RECIPE_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -38,7 +38,7 @@ export interface Recipe extends RecipeSummary {
 }
 
 /** Thrown for a name that names no recipe; `names` lists those that exist. */
-export class UnknownRecipeError extends Error {
+export class UnknownRecipeError extends CallerError {
   override readonly name = "UnknownRecipeError";
   constructor(
     readonly recipe: string,

@@ -3,6 +3,7 @@
  * reaches the model or the app as the text of a tool error.
  */
 import type { QueueName } from "../core/paths.js";
+import { CallerError } from "../core/errors.js";
 
 /** Names the queue in words a caller understands. */
 export function describeQueue(channelId: string, queue: QueueName): string {
@@ -10,21 +11,18 @@ export function describeQueue(channelId: string, queue: QueueName): string {
 }
 
 /** One message's `data` is larger than `maxMessageBytes`. */
-export class MessageTooLargeError extends Error {
+export class MessageTooLargeError extends CallerError {
   override readonly name = "MessageTooLargeError";
   constructor(
     readonly bytes: number,
     readonly limit: number,
   ) {
-    super(
-      `message too large: its data is ${bytes} bytes of JSON, the limit is ${limit}; ` +
-        `send less (split it, or send a summary) and try again`,
-    );
+    super(`message too large: its data is ${bytes} bytes of JSON, the limit is ${limit}; ` + `send less (split it, or send a summary) and try again`);
   }
 }
 
 /** A queue is at one of its limits; nothing was added and nothing queued was dropped. */
-export class QueueFullError extends Error {
+export class QueueFullError extends CallerError {
   override readonly name = "QueueFullError";
   constructor(
     readonly channelId: string,
@@ -42,7 +40,7 @@ export class QueueFullError extends Error {
 }
 
 /** The lock of a queue stayed busy longer than the store waits for it. */
-export class LockTimeoutError extends Error {
+export class LockTimeoutError extends CallerError {
   override readonly name = "LockTimeoutError";
   constructor(
     readonly path: string,
@@ -52,8 +50,16 @@ export class LockTimeoutError extends Error {
   }
 }
 
+/** A poll's cursor (`after`) is not a whole number >= 0. */
+export class InvalidCursorError extends CallerError {
+  override readonly name = "InvalidCursorError";
+  constructor(readonly after: unknown) {
+    super(`after must be a whole number >= 0 (the cursor of your last poll), not ${String(after)}`);
+  }
+}
+
 /** A state document is larger than `maxStateBytes`; the stored one is unchanged. */
-export class StateTooLargeError extends Error {
+export class StateTooLargeError extends CallerError {
   override readonly name = "StateTooLargeError";
   constructor(
     readonly stateName: string,

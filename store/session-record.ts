@@ -67,9 +67,7 @@ export function activeWall(record: SessionRecord, now: number = Date.now()): Wal
 function parseSession(value: unknown): SessionRecord {
   const record = value as Partial<SessionRecord> | null;
   if (typeof record !== "object" || record === null || !Array.isArray(record.channels)) throw new Error("not a session");
-  const channels = record.channels.filter(
-    (channel): channel is SessionChannel => typeof channel?.id === "string" && typeof channel.app === "string",
-  );
+  const channels = record.channels.filter((channel): channel is SessionChannel => typeof channel?.id === "string" && typeof channel.app === "string");
   const wall = record.wall;
   const wallOk = wall && typeof wall.text === "string" && typeof wall.until === "string" && typeof wall.posted_at === "string";
   return { channels, wall: wallOk ? wall : null };

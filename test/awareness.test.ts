@@ -69,54 +69,55 @@ async function untilDescription(client: Client, changes: ReturnType<typeof count
   for (let seen = changes.count; !pattern.test(await pollAgentDescription(client)); seen += 1) await changes.reach(seen + 1);
 }
 
-for (const era of ["2025-11-25", "2026-07-28"] as const) describe(`tool-description notify (${era})`, () => {
-  let agent: Client;
-  let app: Client;
-  const changes = counter();
-  before(async () => {
-    [agent, app] = await Promise.all([connectServer(dataDir, SESSION, { modern: era === "2026-07-28" }), connectServer(dataDir, SESSION)]);
-    agent.setNotificationHandler("notifications/tools/list_changed", () => changes.hit());
-    // 2026-07-28 delivers change notifications only on a subscriptions/listen stream the client opens.
-    if (era === "2026-07-28") await agent.listen({ toolsListChanged: true });
+for (const era of ["2025-11-25", "2026-07-28"] as const)
+  describe(`tool-description notify (${era})`, () => {
+    let agent: Client;
+    let app: Client;
+    const changes = counter();
+    before(async () => {
+      [agent, app] = await Promise.all([connectServer(dataDir, SESSION, { modern: era === "2026-07-28" }), connectServer(dataDir, SESSION)]);
+      agent.setNotificationHandler("notifications/tools/list_changed", () => changes.hit());
+      // 2026-07-28 delivers change notifications only on a subscriptions/listen stream the client opens.
+      if (era === "2026-07-28") await agent.listen({ toolsListChanged: true });
+    });
+    after(() => Promise.all([agent.close(), app.close()]));
+
+    test("one list_changed per change of what waits, none when nothing changed", async () => {
+      const channelId = await openReader(agent);
+      assert.doesNotMatch(await pollAgentDescription(agent), /Waiting now/);
+
+      await ask(app, channelId, "What does universally mean here?");
+      await changes.reach(1);
+      assert.match(await pollAgentDescription(agent), /Waiting now: 1 \(ask "What does universally mean here\?" on ch-/);
+
+      await ask(app, channelId, "And acknowledged?");
+      await changes.reach(2);
+      assert.match(await pollAgentDescription(agent), /Waiting now: 2 \(ask "What does universally mean here\?"/);
+
+      // Changes that do not change what waits for the agent: a message to the app, a
+      // `ready` (which never rings), the app's own state. None may notify; the next real
+      // change is the barrier that shows it: exactly one more notification, not two.
+      await agent.callTool({ name: "notify_ui", arguments: { channel_id: channelId, event: "hello" } });
+      await app.callTool({ name: "notify_agent", arguments: { channel_id: channelId, event: "ready" } });
+      await app.callTool({ name: "poll_ui_messages", arguments: { channel_id: channelId } });
+
+      // From inside a tool call: the poll takes everything, and the description drops it.
+      const polled = structured<{ messages: unknown[] }>(await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: channelId } }));
+      assert.equal(polled.messages.length, 3);
+      await changes.reach(3);
+      assert.doesNotMatch(await pollAgentDescription(agent), /Waiting now/);
+      assert.equal(changes.count, 3);
+
+      await ask(app, channelId, "One more?");
+      await changes.reach(4);
+      assert.equal(changes.count, 4, "the no-op changes above sent no notification");
+    });
+
+    test("poll_agent_messages is always loaded in Claude Code, so its description is never stale", async () => {
+      const { tools } = await agent.listTools();
+      assert.deepEqual(tools.find((tool) => tool.name === "poll_agent_messages")!._meta?.["anthropic/alwaysLoad"], true);
+    });
   });
-  after(() => Promise.all([agent.close(), app.close()]));
-
-  test("one list_changed per change of what waits, none when nothing changed", async () => {
-    const channelId = await openReader(agent);
-    assert.doesNotMatch(await pollAgentDescription(agent), /Waiting now/);
-
-    await ask(app, channelId, "What does universally mean here?");
-    await changes.reach(1);
-    assert.match(await pollAgentDescription(agent), /Waiting now: 1 \(ask "What does universally mean here\?" on ch-/);
-
-    await ask(app, channelId, "And acknowledged?");
-    await changes.reach(2);
-    assert.match(await pollAgentDescription(agent), /Waiting now: 2 \(ask "What does universally mean here\?"/);
-
-    // Changes that do not change what waits for the agent: a message to the app, a
-    // `ready` (which never rings), the app's own state. None may notify; the next real
-    // change is the barrier that shows it: exactly one more notification, not two.
-    await agent.callTool({ name: "notify_ui", arguments: { channel_id: channelId, event: "hello" } });
-    await app.callTool({ name: "notify_agent", arguments: { channel_id: channelId, event: "ready" } });
-    await app.callTool({ name: "poll_ui_messages", arguments: { channel_id: channelId } });
-
-    // From inside a tool call: the poll takes everything, and the description drops it.
-    const polled = structured<{ messages: unknown[] }>(await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: channelId } }));
-    assert.equal(polled.messages.length, 3);
-    await changes.reach(3);
-    assert.doesNotMatch(await pollAgentDescription(agent), /Waiting now/);
-    assert.equal(changes.count, 3);
-
-    await ask(app, channelId, "One more?");
-    await changes.reach(4);
-    assert.equal(changes.count, 4, "the no-op changes above sent no notification");
-  });
-
-  test("poll_agent_messages is always loaded in Claude Code, so its description is never stale", async () => {
-    const { tools } = await agent.listTools();
-    assert.deepEqual(tools.find((tool) => tool.name === "poll_agent_messages")!._meta?.["anthropic/alwaysLoad"], true);
-  });
-});
 
 test("a reader stays a reader in its session when another process of the session polls it", async () => {
   const session = { CLAUDE_PID: "737373" };
@@ -179,7 +180,10 @@ describe("Claude Code channel push", () => {
       await untilDescription(other, otherSaw, /Waiting now: 5 /);
       assert.equal(all.count, questions.length);
       assert.equal(fromOther.length, 0, "the owner pushes, the other does not");
-      assert.deepEqual(fromOwner.map((push) => push.meta.seq), ["1", "2", "3", "4", "5"]);
+      assert.deepEqual(
+        fromOwner.map((push) => push.meta.seq),
+        ["1", "2", "3", "4", "5"],
+      );
       for (const push of fromOwner) {
         assert.equal(push.meta.channel_id, channelId);
         assert.equal(push.meta.event, "ask");
@@ -196,7 +200,11 @@ describe("Claude Code channel push", () => {
       await app.callTool({ name: "notify_agent", arguments: { channel_id: channelId, event: "ready" } });
       await ask(app, channelId, "And a seventh?");
       await all.reach(questions.length + 2);
-      assert.deepEqual(fromOther.map((push) => push.meta.seq), ["6", "8"], "ready (seq 7) is not pushed");
+      assert.deepEqual(
+        fromOther.map((push) => push.meta.seq),
+        ["6", "8"],
+        "ready (seq 7) is not pushed",
+      );
     } finally {
       await Promise.all([owner.close(), other.close(), app.close()]);
     }
@@ -234,7 +242,9 @@ describe("wall", () => {
     await began;
     // The app's process belongs to another session (CLAUDE_PID 999): the wall is the
     // one of the session that opened the channel.
-    const posted = structured<{ until: string }>(await agent.callTool({ name: "post_wall", arguments: { text: "Reading chapter 3", duration_s: 600 } }));
+    const posted = structured<{ until: string }>(
+      await agent.callTool({ name: "post_wall", arguments: { text: "Reading chapter 3", duration_s: 600 } }),
+    );
     const result = await waiting;
     assert.ok(Date.now() - started < 15_000, "the wall ended the poll's wait");
     assert.deepEqual(result.messages, []);

@@ -75,7 +75,10 @@ test("a missing settings file is created with its folder, and removed again by u
   const settings = join(folder, "settings.json");
   const installed = install(settings);
   assert.equal(installed.status, 0, installed.stderr);
-  assert.match(installed.stdout, /^Installed backchannel's status line in .*settings\.json \(there was none before\)\.\nClaude Code shows it at its next status line refresh/);
+  assert.match(
+    installed.stdout,
+    /^Installed backchannel's status line in .*settings\.json \(there was none before\)\.\nClaude Code shows it at its next status line refresh/,
+  );
   assert.deepEqual(await readJson(settings), { statusLine: ours(folder, { refreshInterval: 5 }) });
   assert.deepEqual(await readJson(stashOf(folder)), { settings, settings_existed: false });
 
@@ -105,7 +108,11 @@ test("an existing statusLine is stashed, still shows first, and comes back byte 
   const store = new FileStore({ dataDir });
   await store.sessions.update("claude-6161", (record) => withChannel(record, { id: "r-1", app: "reader" }));
   await store.append("r-1", "agent", "ask", { text: "why?" });
-  const shown = await runShell((now.statusLine as { command: string }).command, { BACKCHANNEL_HOME: dataDir, CLAUDE_PID: "6161" }, '{"session_id":"s"}');
+  const shown = await runShell(
+    (now.statusLine as { command: string }).command,
+    { BACKCHANNEL_HOME: dataDir, CLAUDE_PID: "6161" },
+    '{"session_id":"s"}',
+  );
   assert.equal(shown, "their line | reader: 1 question\n");
 
   const removed = uninstall(settings);
@@ -123,7 +130,11 @@ test("without a statusLine, the other keys and their order are kept, and uninsta
   const now = await readJson(settings);
   assert.deepEqual(Object.keys(now), ["theme", "env", "hooks", "includeCoAuthoredBy", "statusLine"]);
   assert.deepEqual(now.statusLine, ours(dir, { refreshInterval: 5 }));
-  assert.match(await readFile(settings, "utf8"), /^\{\n  "theme": "dark",\n  "env": \{\n    "A": "1"\n  \},[^]*\n\}\n$/, "2-space indentation, trailing newline");
+  assert.match(
+    await readFile(settings, "utf8"),
+    /^\{\n {2}"theme": "dark",\n {2}"env": \{\n {4}"A": "1"\n {2}\},[\s\S]*\n\}\n$/,
+    "2-space indentation, trailing newline",
+  );
 
   const removed = uninstall(settings);
   assert.equal(removed.status, 0, removed.stderr);
@@ -175,7 +186,10 @@ test("uninstall refuses, changing nothing, when the user replaced the statusLine
   const refused = uninstall(settings);
   assert.equal(refused.status, 1);
   assert.equal(refused.stdout, "");
-  assert.match(refused.stderr, /statusLine in .*settings\.json is no longer backchannel's .*nothing was changed.*backchannel-statusline\.settings\.json/);
+  assert.match(
+    refused.stderr,
+    /statusLine in .*settings\.json is no longer backchannel's .*nothing was changed.*backchannel-statusline\.settings\.json/,
+  );
   assert.equal(await readFile(settings, "utf8"), settingsBefore);
   assert.equal(await readFile(stashOf(dir), "utf8"), stashBefore);
 });

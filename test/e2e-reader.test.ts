@@ -20,7 +20,16 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { chromium, type Browser, type Frame, type Page } from "playwright-core";
-import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, connectServer, startPlayground, structured, tempDataDir, type PlaygroundProcess } from "./support/helpers.js";
+import {
+  browserSkipReason,
+  CHROMIUM_ARGS,
+  CHROMIUM_PATH,
+  connectServer,
+  startPlayground,
+  structured,
+  tempDataDir,
+  type PlaygroundProcess,
+} from "./support/helpers.js";
 
 interface Message {
   seq: number;
@@ -123,7 +132,9 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
       { threadId, shown },
     );
     const sentAt = Date.now();
-    structured(await agent.callTool({ name: "notify_ui", arguments: { channel_id: channelId, event: "answer", data: { thread_id: threadId, text } } }));
+    structured(
+      await agent.callTool({ name: "notify_ui", arguments: { channel_id: channelId, event: "answer", data: { thread_id: threadId, text } } }),
+    );
     await frame.locator(`.card[data-thread="${threadId}"] .message.agent`, { hasText: shown }).waitFor();
     const answeredAt = await frame.evaluate(() => (window as unknown as { __answeredAt: number }).__answeredAt);
     return answeredAt - sentAt;
@@ -157,7 +168,9 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
         return Number.isInteger(middle) ? (sorted[middle - 1]! + sorted[middle]!) / 2 : sorted[Math.floor(middle)]!;
       };
       const show = (values: number[]) => `${values.join(", ")} ms (median ${median(values)} ms)`;
-      process.stderr.write(`\nreader e2e timings: Ask → ask at the agent: ${show(timings.askToAgent!)}; notify_ui → answer on screen: ${show(timings.answerToScreen!)}\n`);
+      process.stderr.write(
+        `\nreader e2e timings: Ask → ask at the agent: ${show(timings.askToAgent!)}; notify_ui → answer on screen: ${show(timings.answerToScreen!)}\n`,
+      );
     }
   });
 
@@ -175,7 +188,8 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
 
   test("status replaces the previous one and disappears at its until", async () => {
     const frame = await readerFrame();
-    const status = (data: Record<string, unknown>) => agent.callTool({ name: "notify_ui", arguments: { channel_id: channelId, event: "status", data } });
+    const status = (data: Record<string, unknown>) =>
+      agent.callTool({ name: "notify_ui", arguments: { channel_id: channelId, event: "status", data } });
     structured(await status({ text: "Reading section 1…" }));
     await frame.locator("#status", { hasText: "Reading section 1…" }).waitFor();
     structured(await status({ text: "Reading <b>section 2</b>…", until: new Date(Date.now() + 1_500).toISOString() }));
@@ -215,7 +229,11 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
     assert.equal(await frame.locator(`mark[data-thread="${firstThread}"]`).textContent(), "sequence number", "the passage is highlighted");
 
     timings.answerToScreen!.push(await answer(frame, firstThread, "It orders the messages and is **never reused**.", "It orders the messages"));
-    assert.equal(await frame.locator(`.card[data-thread="${firstThread}"] .message.agent strong`).textContent(), "never reused", "markdown is rendered");
+    assert.equal(
+      await frame.locator(`.card[data-thread="${firstThread}"] .message.agent strong`).textContent(),
+      "never reused",
+      "markdown is rendered",
+    );
     assert.equal(await frame.locator(`.card[data-thread="${firstThread}"] .card-note`).isHidden(), true, "no longer waiting");
   });
 

@@ -130,9 +130,16 @@ describe("disk trouble (a real tmpfs)", () => {
         (failure: unknown) => failure,
       );
       assert.equal((error as NodeJS.ErrnoException).code, "ENOSPC");
-      assert.match(toolError(error).content[0]!.type === "text" ? (toolError(error).content[0] as { text: string }).text : "", /ENOSPC\): the disk is full; free some space/);
+      assert.match(
+        toolError(error).content[0]!.type === "text" ? (toolError(error).content[0] as { text: string }).text : "",
+        /ENOSPC\): the disk is full; free some space/,
+      );
       assert.equal(await readFile(queueFile(at, "full-disk", "ui"), "utf8"), before, "the previous queue file is intact");
-      assert.deepEqual((await readdir(channelDir(at, "full-disk"))).filter((name) => name.endsWith(".tmp")), [], "no temp file left");
+      assert.deepEqual(
+        (await readdir(channelDir(at, "full-disk"))).filter((name) => name.endsWith(".tmp")),
+        [],
+        "no temp file left",
+      );
     } finally {
       unmount(at);
     }
@@ -153,7 +160,11 @@ describe("disk trouble (a real tmpfs)", () => {
       assert.equal((error as NodeJS.ErrnoException).code, "EROFS");
       assert.match((toolError(error).content[0] as { text: string }).text, /EROFS\): the data directory is not writable/);
       assert.equal(await readFile(queueFile(at, "read-only", "ui"), "utf8"), before);
-      assert.deepEqual((await store.poll("read-only", "ui", { after: 0 })).messages.map((m) => m.data), [{ n: 1 }], "reading still works");
+      assert.deepEqual(
+        (await store.poll("read-only", "ui", { after: 0 })).messages.map((m) => m.data),
+        [{ n: 1 }],
+        "reading still works",
+      );
     } finally {
       unmount(at);
     }

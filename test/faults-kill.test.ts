@@ -66,7 +66,7 @@ describe("SIGKILL under load", () => {
     const env = { BACKCHANNEL_LOCK_STALE_MS: String(STALE_MS) };
     const writers = new Map<string, ReturnType<typeof spawnLines>>();
     // Progress: any writer's acknowledgement wakes whoever waits for the next one.
-    let progressWaiters: (() => void)[] = [];
+    const progressWaiters: (() => void)[] = [];
     const onAck = () => progressWaiters.splice(0).forEach((wake) => wake());
     const nextAck = () => new Promise<void>((resolve) => progressWaiters.push(resolve));
     const startWriter = (id: string) => writers.set(id, spawnLines("looping-writer", [dataDir, channel, id], env, onAck));
@@ -128,7 +128,10 @@ describe("SIGKILL under load", () => {
 
     // Every queue file parses, and none was moved aside as corrupt.
     assert.ok(readQueueFile(queueFile(dataDir, channel, "agent")));
-    assert.deepEqual((await readdir(channelDir(dataDir, channel))).filter((name) => name.includes(".corrupt-")), []);
+    assert.deepEqual(
+      (await readdir(channelDir(dataDir, channel))).filter((name) => name.includes(".corrupt-")),
+      [],
+    );
 
     let acknowledged = 0;
     const seen = new Set<string>();
@@ -184,7 +187,9 @@ describe("a reader killed mid-poll", () => {
     const agent = await connectServer(dataDir);
     try {
       await agent.callTool({ name: "notify_ui", arguments: { channel_id: "killed-reader", event: "answer", data: { n: 1 } } });
-      const first = structured<{ cursor: number }>(await app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "killed-reader", after: 0 } }));
+      const first = structured<{ cursor: number }>(
+        await app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "killed-reader", after: 0 } }),
+      );
       assert.equal(first.cursor, 1);
       // The app's server dies while a long-poll with the next cursor waits, and a message lands meanwhile.
       const waiting = app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "killed-reader", after: 1, wait_ms: 10_000 } });
@@ -200,7 +205,10 @@ describe("a reader killed mid-poll", () => {
         const result = structured<{ messages: QueueMessage[] }>(
           await again.callTool({ name: "poll_ui_messages", arguments: { channel_id: "killed-reader", after: 1 } }),
         );
-        assert.deepEqual(result.messages.map((m) => m.data), [{ n: 2 }, { n: 3 }]);
+        assert.deepEqual(
+          result.messages.map((m) => m.data),
+          [{ n: 2 }, { n: 3 }],
+        );
       } finally {
         await again.close();
       }

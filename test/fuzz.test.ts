@@ -60,16 +60,74 @@ const random = prng(SEED);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 
 const PATH_TRICKS = [
-  "../x", "../../../../../../etc/passwd", "/etc/passwd", "/etc/shadow", "a/b", "..", ".", "./", "~/.ssh/id_rsa",
-  "C:\\Windows\\system32\\config", "\\\\?\\C:\\x", "\\\\server\\share", "file:///etc/passwd", "%2e%2e%2f%2e%2e%2f",
-  "..%00/", "a\u0000b", "/dev/zero", "/dev/urandom", "/dev/stdin", "/proc/self/fd/0", "/proc/self/environ", "/proc/self/mem",
-  "CON", "NUL", "aux.json", "ui.json", "agent.json", "channels", "state.doc.json", "/", "/tmp", "\u202e/etc/passwd",
+  "../x",
+  "../../../../../../etc/passwd",
+  "/etc/passwd",
+  "/etc/shadow",
+  "a/b",
+  "..",
+  ".",
+  "./",
+  "~/.ssh/id_rsa",
+  "C:\\Windows\\system32\\config",
+  "\\\\?\\C:\\x",
+  "\\\\server\\share",
+  "file:///etc/passwd",
+  "%2e%2e%2f%2e%2e%2f",
+  "..%00/",
+  "a\u0000b",
+  "/dev/zero",
+  "/dev/urandom",
+  "/dev/stdin",
+  "/proc/self/fd/0",
+  "/proc/self/environ",
+  "/proc/self/mem",
+  "CON",
+  "NUL",
+  "aux.json",
+  "ui.json",
+  "agent.json",
+  "channels",
+  "state.doc.json",
+  "/",
+  "/tmp",
+  "\u202e/etc/passwd",
 ];
 const SPECIAL_STRINGS = [
-  "", " ", "\t", "\r\n", "\u0000", "\u0007\u001b[31m", "\ud800", "\uffff", "\u202e\u0301\u200b", "😀".repeat(40),
-  "x".repeat(64), "x".repeat(65), "ch-" + "a".repeat(61), "ch-" + "a".repeat(62), "ready", "ask", "answer", "a".repeat(1024),
-  "<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "${process.exit()}", "`rm -rf /`", "__proto__", "constructor",
-  "prototype", "null", "NaN", "-1", "1e309", "margin-comments", "bidirectional-events", "fuzz-channel", "fuzz_2",
+  "",
+  " ",
+  "\t",
+  "\r\n",
+  "\u0000",
+  "\u0007\u001b[31m",
+  "\ud800",
+  "\uffff",
+  "\u202e\u0301\u200b",
+  "😀".repeat(40),
+  "x".repeat(64),
+  "x".repeat(65),
+  "ch-" + "a".repeat(61),
+  "ch-" + "a".repeat(62),
+  "ready",
+  "ask",
+  "answer",
+  "a".repeat(1024),
+  "<script>alert(1)</script>",
+  "<img src=x onerror=alert(1)>",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template placeholder is the hostile text here
+  "${process.exit()}",
+  "`rm -rf /`",
+  "__proto__",
+  "constructor",
+  "prototype",
+  "null",
+  "NaN",
+  "-1",
+  "1e309",
+  "margin-comments",
+  "bidirectional-events",
+  "fuzz-channel",
+  "fuzz_2",
 ];
 const NUMBERS = [-1, 0, 1, 2, 63, 64, 65, 1.5, -0.5, 2 ** 31, 2 ** 50, 2 ** 50 + 1, 2 ** 53 + 2, 1e308, -1e308, 30_001, 300_001];
 
@@ -199,7 +257,9 @@ test(`${CALLS} hostile calls across every tool are all answered, without a crash
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
 
-  t.diagnostic(`calls=${next} results=${counts.results} isError=${counts.errors} protocol-errors=${counts.protocolErrors} tools=${shapes.map((s) => s.name).join(",")}`);
+  t.diagnostic(
+    `calls=${next} results=${counts.results} isError=${counts.errors} protocol-errors=${counts.protocolErrors} tools=${shapes.map((s) => s.name).join(",")}`,
+  );
   assert.equal(closed, false, `the server stayed up: ${stderrOf(client).slice(-2000)}`);
   assert.equal(next, CALLS);
   assert.deepEqual(stackTraces, [], "no stack trace reached a caller");

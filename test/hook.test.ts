@@ -148,7 +148,7 @@ describe("data tools get one line, and the model all of the data", () => {
     assert.equal(output, data(head!, text));
     const parsed = JSON.parse(output) as { hookSpecificOutput: { updatedToolOutput: string; additionalContext: string } };
     assert.doesNotMatch(parsed.hookSpecificOutput.updatedToolOutput, /\n/);
-    assert.match(parsed.hookSpecificOutput.additionalContext, /Why do marmots care about tariffs\?[^]*Which dawn\?/);
+    assert.match(parsed.hookSpecificOutput.additionalContext, /Why do marmots care about tariffs\?[\s\S]*Which dawn\?/);
   });
 
   test("poll_ui_messages and read_recipe: multi-line texts carry their data", async () => {
@@ -182,7 +182,7 @@ describe("data tools get one line, and the model all of the data", () => {
     const stateLine = textOf(state);
     const output = await hookOn("reader_state", stateArgs, state);
     assert.equal(output, data(stateLine, `${stateLine}\n${JSON.stringify(state.structuredContent)}`));
-    assert.match(output, /Hedgehogs hibernate\.[^]*Why dawn\?/, "the document and the thread reach the model");
+    assert.match(output, /Hedgehogs hibernate\.[\s\S]*Why dawn\?/, "the document and the thread reach the model");
   });
 
   test("data too long to hand over whole is left to the tool's own result (never cut: a poll has cleared it)", async () => {
@@ -201,7 +201,15 @@ describe("stays silent, exit 0", () => {
     assert.equal(errored.isError, true);
     const inputs: [string, string][] = [
       ["another server's tool", hookInput("create_issue", { title: "x" }, { content: [{ type: "text", text: "Created issue #1" }] }, "github")],
-      ["a built-in tool", JSON.stringify({ hook_event_name: "PostToolUse", tool_name: "Bash", tool_input: { command: "ls" }, tool_response: { stdout: "a\nb", stderr: "" } })],
+      [
+        "a built-in tool",
+        JSON.stringify({
+          hook_event_name: "PostToolUse",
+          tool_name: "Bash",
+          tool_input: { command: "ls" },
+          tool_response: { stdout: "a\nb", stderr: "" },
+        }),
+      ],
       ["a tool name with no server", JSON.stringify({ hook_event_name: "PostToolUse", tool_name: "mcp__notify_ui", tool_response: "Sent" })],
       ["another hook event", JSON.stringify({ hook_event_name: "PreToolUse", tool_name: "mcp__backchannel__notify_ui", tool_input: {} })],
       ["an error result", hookInput("read_recipe", { name: "no-such-recipe" }, errored)],
@@ -225,7 +233,8 @@ describe("stays silent, exit 0", () => {
 });
 
 test("--help gives the settings.json snippet; an unknown hook exits 1", async () => {
-  const snippet = '{"hooks":{"PostToolUse":[{"matcher":"mcp__backchannel__.*","hooks":[{"type":"command","command":"npx backchannel hook post-tool-use"}]}]}}';
+  const snippet =
+    '{"hooks":{"PostToolUse":[{"matcher":"mcp__backchannel__.*","hooks":[{"type":"command","command":"npx backchannel hook post-tool-use"}]}]}}';
   const help = await new Promise<string>((resolve) => {
     const child = spawn(process.execPath, [CLI, "hook", "post-tool-use", "--help"]);
     let out = "";

@@ -61,7 +61,10 @@ describe("across server processes", () => {
     );
     assert.deepEqual(sent, { seq: 1, pending: 1 });
     const received = structured<PollResult>(await app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "cross", after: 0 } }));
-    assert.deepEqual(received.messages.map((m) => [m.seq, m.event, m.data]), [[1, "answer", { thread_id: "t1", text: "hi" }]]);
+    assert.deepEqual(
+      received.messages.map((m) => [m.seq, m.event, m.data]),
+      [[1, "answer", { thread_id: "t1", text: "hi" }]],
+    );
     assert.equal(received.cursor, 1);
   });
 
@@ -69,7 +72,10 @@ describe("across server processes", () => {
     await app.callTool({ name: "notify_agent", arguments: { channel_id: "cross", event: "ask", data: { question: "why?" } } });
     const result = await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: "cross" } });
     const polled = structured<PollResult>(result);
-    assert.deepEqual(polled.messages.map((m) => m.data), [{ question: "why?" }]);
+    assert.deepEqual(
+      polled.messages.map((m) => m.data),
+      [{ question: "why?" }],
+    );
     const text = (result.content as { type: string; text: string }[])[0]!.text;
     assert.match(text, /1 message/);
     assert.match(text, /why\?/, "hosts that show only text still get the message");
@@ -121,7 +127,10 @@ test("long-poll: poll_ui_messages waiting 10 s returns within 200 ms of notify_u
   const sentReturned = performance.now();
   const result = structured<PollResult>(await waiting);
   const latency = performance.now() - sentReturned;
-  assert.deepEqual(result.messages.map((m) => m.data), [{ text: "now" }]);
+  assert.deepEqual(
+    result.messages.map((m) => m.data),
+    [{ text: "now" }],
+  );
   assert.ok(latency < 200, `returned ${latency.toFixed(1)} ms after notify_ui returned (send took ${(sentReturned - sentAt).toFixed(1)} ms)`);
 });
 

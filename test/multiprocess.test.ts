@@ -44,7 +44,10 @@ function assertExactlyOnce(received: QueueMessage[], writerSeqs: number[][]): vo
   assert.equal(received.length, WRITERS * PER_WRITER, "nothing lost");
   const allGiven = writerSeqs.flat();
   assert.equal(new Set(allGiven).size, allGiven.length, "no seq handed out twice");
-  assert.deepEqual([...seqs].sort((a, b) => a - b), [...allGiven].sort((a, b) => a - b));
+  assert.deepEqual(
+    [...seqs].sort((a, b) => a - b),
+    [...allGiven].sort((a, b) => a - b),
+  );
   const byWriter = new Map<string, number[]>();
   for (const { data } of received) {
     const { writer, n } = data as { writer: string; n: number };

@@ -14,7 +14,7 @@ import { after, before, describe, test } from "node:test";
 import { App } from "@modelcontextprotocol/ext-apps";
 import { AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { InMemoryTransport, type CallToolRequest, type CallToolResult, type Client } from "@modelcontextprotocol/client";
-import { AppChannel, type ChannelMessage, type ChannelState } from "../app/channel.js";
+import { AppChannel, type ChannelMessage, type ChannelState } from "backchannel/app";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 
 const INFO = { name: "channel-test", version: "0.0.0" };
@@ -63,7 +63,13 @@ class TestHost {
       this.pollWaiters.splice(0).forEach((wake) => wake());
     }
     const run = () => this.client.callTool(params, this.serialised ? {} : { signal }) as Promise<CallToolResult>;
-    const result = await (this.serialised ? (this.queue = this.queue.then(run, run)) : run()).finally(() => {
+    let call = run;
+    if (this.serialised) {
+      const queued = this.queue.then(run, run);
+      this.queue = queued;
+      call = () => queued;
+    }
+    const result = await call().finally(() => {
       if (!isPoll) return;
       this.pendingPolls -= 1;
       this.polls.push({ aborted: signal.aborted, ms: Date.now() - started });
@@ -142,7 +148,14 @@ describe("AppChannel", () => {
     await fromAgent("ch-order", "status", { text: "three" });
     await got.waitFor(3);
     channel.stop();
-    assert.deepEqual(got.seen.map((message) => [message.seq, message.event]), [[1, "status"], [2, "answer"], [3, "status"]]);
+    assert.deepEqual(
+      got.seen.map((message) => [message.seq, message.event]),
+      [
+        [1, "status"],
+        [2, "answer"],
+        [3, "status"],
+      ],
+    );
     assert.deepEqual(got.seen[1]?.data, { thread_id: "t", text: "two" });
   });
 
@@ -156,9 +169,17 @@ describe("AppChannel", () => {
     const sendMs = Date.now() - started;
     assert.equal(seq, 1);
     assert.ok(sendMs < 1_000, `the send took ${sendMs} ms`);
-    const { messages } = structured<{ messages: ChannelMessage[] }>(await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: "ch-cancel" } }));
-    assert.deepEqual(messages.map((message) => [message.event, message.data]), [["ask", { question: "q" }]]);
-    assert.ok(host.polls.some((poll) => poll.aborted), "the pending poll was cancelled");
+    const { messages } = structured<{ messages: ChannelMessage[] }>(
+      await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: "ch-cancel" } }),
+    );
+    assert.deepEqual(
+      messages.map((message) => [message.event, message.data]),
+      [["ask", { question: "q" }]],
+    );
+    assert.ok(
+      host.polls.some((poll) => poll.aborted),
+      "the pending poll was cancelled",
+    );
     assert.equal(channel.shortPolling, false);
     channel.stop();
   });

@@ -54,7 +54,8 @@ after(async () => {
 describe("open_reader", () => {
   test("is visible to the model and names the reader's ui:// resource; the state tools are app-only", async () => {
     const { tools } = await model.listTools();
-    const meta = (name: string) => tools.find((tool) => tool.name === name)?._meta as { ui?: { resourceUri?: string; visibility?: string[] } } | undefined;
+    const meta = (name: string) =>
+      tools.find((tool) => tool.name === name)?._meta as { ui?: { resourceUri?: string; visibility?: string[] } } | undefined;
     assert.equal(meta("open_reader")?.ui?.resourceUri, "ui://backchannel/reader.html");
     assert.equal(meta("open_reader")?.ui?.visibility, undefined);
     assert.deepEqual(meta("reader_state")?.ui?.visibility, ["app"]);
@@ -84,8 +85,14 @@ describe("open_reader", () => {
   });
 
   test("takes one of markdown, text and path (none: the user is asked, where the client can ask; see awareness.test.ts)", async () => {
-    assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { title: "nothing" } })), /as markdown, text or path \(this client cannot ask/);
-    assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { text: "a", markdown: "b" } })), /one of markdown, text or path, not several/);
+    assert.match(
+      errorText(await model.callTool({ name: "open_reader", arguments: { title: "nothing" } })),
+      /as markdown, text or path \(this client cannot ask/,
+    );
+    assert.match(
+      errorText(await model.callTool({ name: "open_reader", arguments: { text: "a", markdown: "b" } })),
+      /one of markdown, text or path, not several/,
+    );
     assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { text: "  \n" } })), /the document is empty/);
   });
 
@@ -130,7 +137,10 @@ describe("open_reader", () => {
   test("a file over the size limit: refused with its size and the limit", async () => {
     const path = join(files, "big.md");
     await writeFile(path, "word ".repeat(210_000));
-    assert.match(errorText(await model.callTool({ name: "open_reader", arguments: { path } })), /is 1050000 bytes, more than the 1048576 the reader opens/);
+    assert.match(
+      errorText(await model.callTool({ name: "open_reader", arguments: { path } })),
+      /is 1050000 bytes, more than the 1048576 the reader opens/,
+    );
   });
 });
 
@@ -140,7 +150,14 @@ describe("reader_record", () => {
     const record = (id: string, role: "user" | "agent", text: string) =>
       app.callTool({
         name: "reader_record",
-        arguments: { channel_id, thread_id: "t-1", quote: "two", paragraph: "One two three.", anchor: { block: 0, start: 4, end: 7 }, message: { id, role, text } },
+        arguments: {
+          channel_id,
+          thread_id: "t-1",
+          quote: "two",
+          paragraph: "One two three.",
+          anchor: { block: 0, start: 4, end: 7 },
+          message: { id, role, text },
+        },
       });
     assert.deepEqual(structured(await record("q-1", "user", "Why two?")), { recorded: true, messages: 1 });
     assert.deepEqual(structured(await record("ui:1", "agent", "Because.")), { recorded: true, messages: 2 });

@@ -37,7 +37,10 @@ before(async () => {
   ({ dir: dataDir, cleanup } = await tempDataDir());
   client = await connectServer(dataDir);
   toolNames = (await client.listTools()).tools.map((tool) => tool.name);
-  names = (await readdir(RECIPES_DIR)).filter((file) => file.endsWith(".md")).map((file) => file.slice(0, -3)).sort();
+  names = (await readdir(RECIPES_DIR))
+    .filter((file) => file.endsWith(".md"))
+    .map((file) => file.slice(0, -3))
+    .sort();
 });
 after(async () => {
   await client.close();
@@ -49,7 +52,19 @@ describe("the instructions", () => {
     const instructions = client.getInstructions() ?? "";
     assert.ok(Buffer.byteLength(instructions) < 2048, `${Buffer.byteLength(instructions)} bytes`);
     assert.ok(instructions.includes(`\`${backchannelCommand()} watch <channel_id>\``), "the exact command");
-    for (const step of ["open_reader", "background", "poll_agent_messages", "ready", "hello", "ask", "answer", "thread_id", "short", "again", "read_recipe"]) {
+    for (const step of [
+      "open_reader",
+      "background",
+      "poll_agent_messages",
+      "ready",
+      "hello",
+      "ask",
+      "answer",
+      "thread_id",
+      "short",
+      "again",
+      "read_recipe",
+    ]) {
       assert.ok(instructions.includes(step), `mentions ${step}`);
     }
   });
@@ -66,7 +81,10 @@ describe("read_recipe and the recipe resources", () => {
       // A hard-coded command would not run where this installation is not on the PATH.
       assert.doesNotMatch(raw, /npx backchannel|(?<!\}\})\bbackchannel (watch|serve)|cli\.js/, `${name} hard-codes a command`);
       for (const placeholder of raw.match(/\{\{[^}]*\}\}/g) ?? []) {
-        assert.ok(["{{backchannel}}", "{{backchannel.json}}", "{{backchannel.command}}", "{{backchannel.args}}"].includes(placeholder), `${name}: ${placeholder}`);
+        assert.ok(
+          ["{{backchannel}}", "{{backchannel.json}}", "{{backchannel.command}}", "{{backchannel.args}}"].includes(placeholder),
+          `${name}: ${placeholder}`,
+        );
       }
     }
   });
@@ -74,7 +92,10 @@ describe("read_recipe and the recipe resources", () => {
   test("without a name: every recipe, with a title, a summary and its resource URI", async () => {
     const result = await client.callTool({ name: "read_recipe", arguments: {} });
     const { recipes } = structured<{ recipes: Summary[] }>(result);
-    assert.deepEqual(recipes.map((recipe) => recipe.name), names);
+    assert.deepEqual(
+      recipes.map((recipe) => recipe.name),
+      names,
+    );
     for (const recipe of recipes) {
       assert.ok(recipe.title.length > 0 && recipe.summary.length > 40, `${recipe.name} has a title and a summary`);
       assert.equal(recipe.uri, `backchannel://recipes/${recipe.name}`);
@@ -223,7 +244,8 @@ async function runToolCall(recipe: string, args: Record<string, unknown>, toolNa
   if (toolName === "poll_ui_messages") await call("notify_ui", { channel_id: channelId, event: "answer", data: {} });
   const result = await call(toolName, args);
   assert.notEqual(result.isError, true, `${recipe}: ${source} failed: ${JSON.stringify(result.content)}`);
-  if (toolName.startsWith("poll_")) assert.ok(structured<{ messages: unknown[] }>(result).messages.length > 0, `${recipe}: ${source} read the waiting message`);
+  if (toolName.startsWith("poll_"))
+    assert.ok(structured<{ messages: unknown[] }>(result).messages.length > 0, `${recipe}: ${source} read the waiting message`);
 }
 
 async function call(name: string, args: Record<string, unknown>) {
@@ -276,7 +298,8 @@ async function runStatuslineSetup(recipe: string, line: string): Promise<void> {
     const command = runShellCommand(commandLine, { BACKCHANNEL_HOME: dataDir, CLAUDE_CONFIG_DIR: config });
     assert.equal(await command.exited, 0, `${recipe}: ${commandLine} failed: ${command.stderr()}`);
   };
-  const statusLine = async () => (JSON.parse(await readFile(join(config, "settings.json"), "utf8").catch(() => "{}")) as { statusLine?: { command: string } }).statusLine;
+  const statusLine = async () =>
+    (JSON.parse(await readFile(join(config, "settings.json"), "utf8").catch(() => "{}")) as { statusLine?: { command: string } }).statusLine;
   try {
     const uninstall = shellWords(line).includes("uninstall");
     // An uninstall is checked on a status line installed first.
@@ -340,11 +363,19 @@ async function checkServer(recipe: string, argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   const server = new Client({ name: "recipe-host", version: "0.0.0" });
   await server.connect(
-    new StdioClientTransport({ command: command!, args, env: { ...(process.env as Record<string, string>), BACKCHANNEL_HOME: dataDir }, stderr: "pipe" }),
+    new StdioClientTransport({
+      command: command!,
+      args,
+      env: { ...(process.env as Record<string, string>), BACKCHANNEL_HOME: dataDir },
+      stderr: "pipe",
+    }),
   );
   try {
     const { tools } = await server.listTools();
-    assert.ok(tools.some((tool) => tool.name === "read_recipe"), `${recipe}: ${argv.join(" ")} serves backchannel`);
+    assert.ok(
+      tools.some((tool) => tool.name === "read_recipe"),
+      `${recipe}: ${argv.join(" ")} serves backchannel`,
+    );
     if (argv.includes("--claude-channel")) {
       assert.deepEqual(server.getServerCapabilities()?.experimental?.["claude/channel"], {}, `${recipe}: ${argv.join(" ")} declares claude/channel`);
     }

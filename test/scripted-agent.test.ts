@@ -104,7 +104,10 @@ test("long-poll mode: poll_agent_messages with wait_ms and a progress token gets
   t.diagnostic(`long-poll mode: ${assertConversation(result)}`);
   const polls = result.report.polls.map(({ ms, progress }) => `${ms.toFixed(0)} ms: ${progress}`).join(", ");
   // A waiting poll reports progress as its wait begins.
-  assert.ok(result.report.polls.some(({ progress }) => progress > 0), `progress arrived (${polls})`);
+  assert.ok(
+    result.report.polls.some(({ progress }) => progress > 0),
+    `progress arrived (${polls})`,
+  );
   for (const { ms, progress } of result.report.polls) assert.ok(ms < WAITED_MS || progress > 0, `a poll that waited got progress (${polls})`);
   assert.deepEqual(errors, [], "no progress notification with an unknown token");
 });
@@ -114,11 +117,17 @@ test("long-poll mode without a progress token: no progress notification at all",
   const result = await session("long-poll", {
     run: { progressToken: false },
     // Replaces the SDK's own progress routing: this client never asks for progress, so anything arriving is a stray.
-    prepare: (agent) => agent.setNotificationHandler("notifications/progress", () => void (progress += 1)),
+    prepare: (agent) =>
+      agent.setNotificationHandler("notifications/progress", () => {
+        progress += 1;
+      }),
     minDelayMs: LONG_POLL_GAP_MS,
   });
   t.diagnostic(`long-poll mode, no token: ${assertConversation(result)}`);
-  assert.ok(result.report.polls.some(({ ms }) => ms >= WAITED_MS), "some poll waited");
+  assert.ok(
+    result.report.polls.some(({ ms }) => ms >= WAITED_MS),
+    "some poll waited",
+  );
   assert.equal(progress, 0);
 });
 

@@ -205,7 +205,9 @@ describe("the session", () => {
     assert.equal((await statusline([], { env: envWith({ CLAUDE_PID: "5152" }) })).stdout, "");
   });
 
-  test("is the topmost ancestor named claude without CLAUDE_PID", { skip: process.platform !== "linux" && "the walk through /proc runs on Linux" }, async (t) => {
+  test("is the topmost ancestor named claude without CLAUDE_PID", {
+    skip: process.platform !== "linux" && "the walk through /proc runs on Linux",
+  }, async (t) => {
     const bin = await mkdtemp(join(tmpdir(), "backchannel-claude-"));
     try {
       // A shell named claude (its /proc comm is the link's name), twice: the host's
@@ -236,66 +238,64 @@ describe("the session", () => {
   });
 });
 
-test(
-  "a real server and the status line under one Claude Code process tree agree on the session without being told",
-  { skip: process.platform !== "linux" && "the walk through /proc runs on Linux" },
-  async (t) => {
-    const bin = await mkdtemp(join(tmpdir(), "backchannel-claude-"));
-    const claude = join(bin, "claude");
-    await symlink(process.execPath, claude);
-    const transport = new StdioClientTransport({
-      command: claude,
-      args: [FAKE_CLAUDE, CLI],
-      env: envWith({ CLAUDE_PID: undefined }) as Record<string, string>,
-      stderr: "pipe",
-    });
-    let stderr = "";
-    const waiters: (() => void)[] = [];
-    transport.stderr?.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      waiters.splice(0).forEach((wake) => wake());
-    });
-    const nextStatusline = async (): Promise<string> => {
-      const seen = stderr.length;
-      process.kill(transport.pid!, "SIGUSR2");
-      for (;;) {
-        const line = /statusline: (.*)\n/.exec(stderr.slice(seen));
-        if (line) return line[1]!;
-        await new Promise<void>((resolve) => waiters.push(resolve));
-      }
-    };
-    const agent = new Client({ name: "fake-claude-code", version: "0.0.0" });
-    // The app's calls come through another process of another session, as in Claude Desktop.
-    const app = await connectServer(dataDir, { CLAUDE_PID: "1" });
-    try {
-      await agent.connect(transport);
-      const ambient = sessionKey({});
-      const expected = ambient.startsWith("claude-") ? ambient : `claude-${transport.pid}`;
-      t.diagnostic(`expecting session ${expected} (fake claude ${transport.pid})`);
-      assert.equal(await nextStatusline(), "", "silent while nothing waits");
-
-      const opened = await agent.callTool({ name: "open_reader", arguments: { markdown: "# Walk\n\nUp the process tree." } });
-      const channelId = (opened.structuredContent as { channel_id: string }).channel_id;
-      for (const question of ["Up to where?", "Why the topmost?"]) {
-        await app.callTool({ name: "notify_agent", arguments: { channel_id: channelId, event: "ask", data: { question } } });
-      }
-      await agent.callTool({ name: "post_wall", arguments: { text: "Reading chapter 3", duration_s: 600 } });
-      assert.match(await nextStatusline(), /^reader: 2 questions · Reading chapter 3 \(until \d\d:\d\d\)$/);
-      assert.deepEqual(
-        (await store.sessions.read(expected)).channels.map((channel) => channel.id),
-        [channelId],
-        "the server recorded the channel under the fake claude's session",
-      );
-
-      await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: channelId } });
-      await agent.callTool({ name: "post_wall", arguments: { clear: true } });
-      assert.equal(await nextStatusline(), "", "silent again once the questions are read and the wall is down");
-    } finally {
-      await Promise.all([agent.close(), app.close()]);
-      await rm(bin, { recursive: true, force: true });
+test("a real server and the status line under one Claude Code process tree agree on the session without being told", {
+  skip: process.platform !== "linux" && "the walk through /proc runs on Linux",
+}, async (t) => {
+  const bin = await mkdtemp(join(tmpdir(), "backchannel-claude-"));
+  const claude = join(bin, "claude");
+  await symlink(process.execPath, claude);
+  const transport = new StdioClientTransport({
+    command: claude,
+    args: [FAKE_CLAUDE, CLI],
+    env: envWith({ CLAUDE_PID: undefined }) as Record<string, string>,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  const waiters: (() => void)[] = [];
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+    waiters.splice(0).forEach((wake) => wake());
+  });
+  const nextStatusline = async (): Promise<string> => {
+    const seen = stderr.length;
+    process.kill(transport.pid!, "SIGUSR2");
+    for (;;) {
+      const line = /statusline: (.*)\n/.exec(stderr.slice(seen));
+      if (line) return line[1]!;
+      await new Promise<void>((resolve) => waiters.push(resolve));
     }
-  },
-);
+  };
+  const agent = new Client({ name: "fake-claude-code", version: "0.0.0" });
+  // The app's calls come through another process of another session, as in Claude Desktop.
+  const app = await connectServer(dataDir, { CLAUDE_PID: "1" });
+  try {
+    await agent.connect(transport);
+    const ambient = sessionKey({});
+    const expected = ambient.startsWith("claude-") ? ambient : `claude-${transport.pid}`;
+    t.diagnostic(`expecting session ${expected} (fake claude ${transport.pid})`);
+    assert.equal(await nextStatusline(), "", "silent while nothing waits");
+
+    const opened = await agent.callTool({ name: "open_reader", arguments: { markdown: "# Walk\n\nUp the process tree." } });
+    const channelId = (opened.structuredContent as { channel_id: string }).channel_id;
+    for (const question of ["Up to where?", "Why the topmost?"]) {
+      await app.callTool({ name: "notify_agent", arguments: { channel_id: channelId, event: "ask", data: { question } } });
+    }
+    await agent.callTool({ name: "post_wall", arguments: { text: "Reading chapter 3", duration_s: 600 } });
+    assert.match(await nextStatusline(), /^reader: 2 questions · Reading chapter 3 \(until \d\d:\d\d\)$/);
+    assert.deepEqual(
+      (await store.sessions.read(expected)).channels.map((channel) => channel.id),
+      [channelId],
+      "the server recorded the channel under the fake claude's session",
+    );
+
+    await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: channelId } });
+    await agent.callTool({ name: "post_wall", arguments: { clear: true } });
+    assert.equal(await nextStatusline(), "", "silent again once the questions are read and the wall is down");
+  } finally {
+    await Promise.all([agent.close(), app.close()]);
+    await rm(bin, { recursive: true, force: true });
+  }
+});
 
 test("starts fast: the median of 10 runs with 3 channels waiting is well under a second", async (t) => {
   const key = `claude-${PID}`;

@@ -31,7 +31,10 @@ describe("seq", () => {
     assert.deepEqual([first.seq, second.seq], [1, 2]);
     assert.equal(second.pending, 2);
     const drained = await store.poll("seq", "ui");
-    assert.deepEqual(drained.messages.map((m) => m.seq), [1, 2]);
+    assert.deepEqual(
+      drained.messages.map((m) => m.seq),
+      [1, 2],
+    );
     assert.equal(drained.pending, 0);
     const third = await store.append("seq", "ui", "a");
     assert.equal(third.seq, 3);
@@ -53,10 +56,16 @@ describe("cursor reads", () => {
     const { store } = quietStore();
     for (let n = 1; n <= 5; n++) await store.append("cursor", "ui", "e", { n });
     const all = await store.poll("cursor", "ui", { after: 0 });
-    assert.deepEqual(all.messages.map((m) => m.seq), [1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      all.messages.map((m) => m.seq),
+      [1, 2, 3, 4, 5],
+    );
     assert.equal(all.cursor, 5);
     const fromTwo = await store.poll("cursor", "ui", { after: 2 });
-    assert.deepEqual(fromTwo.messages.map((m) => m.seq), [3, 4, 5]);
+    assert.deepEqual(
+      fromTwo.messages.map((m) => m.seq),
+      [3, 4, 5],
+    );
     assert.deepEqual(await store.peek("cursor", "ui").then((ms) => ms.map((m) => m.seq)), [3, 4, 5], "1 and 2 were deleted");
     const again = await store.poll("cursor", "ui", { after: 2 });
     assert.deepEqual(again.messages, fromTwo.messages, "a lost response costs nothing");
@@ -71,7 +80,10 @@ describe("cursor reads", () => {
     await store.poll("ahead", "ui", { after: 40 });
     const { seq } = await store.append("ahead", "ui", "e");
     assert.equal(seq, 41);
-    assert.deepEqual((await store.poll("ahead", "ui", { after: 40 })).messages.map((m) => m.seq), [41]);
+    assert.deepEqual(
+      (await store.poll("ahead", "ui", { after: 40 })).messages.map((m) => m.seq),
+      [41],
+    );
   });
 
   test("a negative or fractional cursor is refused", async () => {
@@ -87,7 +99,10 @@ describe("read-and-clear", () => {
     await store.append("clear", "agent", "ask", { q: 1 });
     await store.append("clear", "agent", "ask", { q: 2 });
     const first = await store.poll("clear", "agent");
-    assert.deepEqual(first.messages.map((m) => m.data), [{ q: 1 }, { q: 2 }]);
+    assert.deepEqual(
+      first.messages.map((m) => m.data),
+      [{ q: 1 }, { q: 2 }],
+    );
     assert.equal(first.cursor, 2);
     const second = await store.poll("clear", "agent");
     assert.deepEqual(second.messages, []);
@@ -117,7 +132,10 @@ describe("limits", () => {
       assert.match(error.message, /message too large: .* the limit is 100; send less/);
       return true;
     });
-    assert.deepEqual((await store.peek("big", "ui")).map((m) => m.data), [{ ok: true }]);
+    assert.deepEqual(
+      (await store.peek("big", "ui")).map((m) => m.data),
+      [{ ok: true }],
+    );
   });
 
   test("a queue at maxQueueMessages refuses the next message, keeps what it has, and says the reader is not reading", async () => {
@@ -129,7 +147,10 @@ describe("limits", () => {
       assert.match(error.message, /is full \(3 messages\): the agent is not reading it/);
       return true;
     });
-    assert.deepEqual((await store.peek("full", "agent")).map((m) => m.data), [{ n: 1 }, { n: 2 }, { n: 3 }]);
+    assert.deepEqual(
+      (await store.peek("full", "agent")).map((m) => m.data),
+      [{ n: 1 }, { n: 2 }, { n: 3 }],
+    );
     await store.poll("full", "agent");
     assert.equal((await store.append("full", "agent", "e", { n: 5 })).seq, 4, "room again once read");
   });
@@ -172,7 +193,10 @@ describe("corrupt files", () => {
       const aside = files.find((name) => name.startsWith("ui.json.corrupt-"));
       assert.ok(aside, `a .corrupt- file in ${files.join(", ")}`);
       assert.equal(await readFile(join(channelDir(dataDir, channel), aside), "utf8"), content, "kept, not deleted");
-      assert.deepEqual((await store.poll(channel, "ui")).messages.map((m) => m.event), ["after"]);
+      assert.deepEqual(
+        (await store.poll(channel, "ui")).messages.map((m) => m.event),
+        ["after"],
+      );
     });
   }
 
@@ -212,7 +236,10 @@ describe("long-poll", () => {
     const waiting = store.poll("wait", "ui", { after: 0, waitMs: 10_000 });
     setImmediate(() => void store.append("wait", "ui", "e", { n: 1 }));
     const result = await waiting;
-    assert.deepEqual(result.messages.map((m) => m.data), [{ n: 1 }]);
+    assert.deepEqual(
+      result.messages.map((m) => m.data),
+      [{ n: 1 }],
+    );
 
     const controller = new AbortController();
     const started = Date.now();
@@ -236,7 +263,10 @@ describe("state documents and channels", () => {
     await store.updateState("state", "doc", () => ({ title: "t" }));
     await store.updateState("state", "doc", (current) => ({ ...(current as object), n: 1 }));
     assert.deepEqual(await store.readState("state", "doc"), { title: "t", n: 1 });
-    await assert.rejects(store.updateState("state", "doc", () => "x".repeat(100)), /limit is 64/);
+    await assert.rejects(
+      store.updateState("state", "doc", () => "x".repeat(100)),
+      /limit is 64/,
+    );
     assert.deepEqual(await store.readState("state", "doc"), { title: "t", n: 1 });
     await assert.rejects(store.readState("state", "../x"), /invalid state name/);
   });
@@ -257,7 +287,10 @@ describe("state documents and channels", () => {
       const longAgo = new Date(Date.now() - 120_000);
       await utimes(channelDir(dir, "old"), longAgo, longAgo);
       assert.deepEqual(await store.removeIdleChannels(), ["old"]);
-      assert.deepEqual((await store.listChannels()).map((c) => c.id), ["fresh"]);
+      assert.deepEqual(
+        (await store.listChannels()).map((c) => c.id),
+        ["fresh"],
+      );
       await store.remove("fresh");
       assert.deepEqual(await store.listChannels(), []);
     } finally {
@@ -332,9 +365,16 @@ describe("the queue log", () => {
     const path = queueFile(dataDir, "torn", "agent");
     // A write cut short (a full disk, a crash): no newline at its end.
     await writeFile(path, `${await readFile(path, "utf8")}{"seq":2,"event":"ask","da`);
-    assert.deepEqual((await store.peek("torn", "agent")).map((m) => m.seq), [1], "the torn record is not acted on");
+    assert.deepEqual(
+      (await store.peek("torn", "agent")).map((m) => m.seq),
+      [1],
+      "the torn record is not acted on",
+    );
     assert.equal((await store.append("torn", "agent", "ask", { n: 2 })).seq, 2);
-    assert.deepEqual((await store.poll("torn", "agent")).messages.map((m) => m.data), [{ n: 1 }, { n: 2 }]);
+    assert.deepEqual(
+      (await store.poll("torn", "agent")).messages.map((m) => m.data),
+      [{ n: 1 }, { n: 2 }],
+    );
     assert.deepEqual(warnings, [], "a torn tail is not corruption");
     assert.ok((await readFile(path, "utf8")).endsWith("\n"));
   });
@@ -356,9 +396,15 @@ describe("the queue log", () => {
     await mkdir(channelDir(dataDir, "format-1"), { recursive: true });
     const ts = new Date().toISOString();
     await writeFile(path, JSON.stringify({ version: 1, next_seq: 8, messages: [{ seq: 7, event: "e", data: { old: true }, ts }] }));
-    assert.deepEqual((await store.peek("format-1", "ui")).map((m) => m.data), [{ old: true }]);
+    assert.deepEqual(
+      (await store.peek("format-1", "ui")).map((m) => m.data),
+      [{ old: true }],
+    );
     assert.equal((await store.append("format-1", "ui", "e", { new: true })).seq, 8);
     assert.match(await readFile(path, "utf8"), /^\{"version":2,"next_seq":8\}\n/);
-    assert.deepEqual((await store.poll("format-1", "ui", { after: 6 })).messages.map((m) => m.seq), [7, 8]);
+    assert.deepEqual(
+      (await store.poll("format-1", "ui", { after: 6 })).messages.map((m) => m.seq),
+      [7, 8],
+    );
   });
 });

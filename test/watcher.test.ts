@@ -113,9 +113,7 @@ describe("follow mode", () => {
     await mkdir(dirname(path), { recursive: true });
     await writeFile(`${path}.tmp`, JSON.stringify({ version: 1, next_seq: 7, messages }));
     await rename(`${path}.tmp`, path);
-    assert.deepEqual(await watcher.lines(1), [
-      '6 messages waiting on burst (ask x6). Read with poll_agent_messages {"channel_id":"burst"}.',
-    ]);
+    assert.deepEqual(await watcher.lines(1), ['6 messages waiting on burst (ask x6). Read with poll_agent_messages {"channel_id":"burst"}.']);
     await store.append("burst", "agent", "ready");
     assert.equal((await watcher.lines(2))[1], "burst #7 ready: {}");
     watcher.child.kill();

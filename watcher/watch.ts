@@ -163,7 +163,9 @@ function notificationBody(messages: QueueMessage[]): string {
 function preview(data: unknown): string {
   const record = typeof data === "object" && data !== null ? (data as Record<string, unknown>) : {};
   const chosen = [record.question, record.text].find((value) => typeof value === "string") ?? JSON.stringify(data);
-  const flat = String(chosen).replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
+  const flat = String(chosen)
+    .replace(/[\u0000-\u001f\u007f]+/g, " ")
+    .trim();
   return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS)}…` : flat;
 }
 

@@ -38,7 +38,8 @@ export class TimedLog<T> {
     const deadline = performance.now() + timeoutMs;
     while (this.entries.length <= index) {
       const left = deadline - performance.now();
-      if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (${this.entries.length} arrived, waiting for #${index + 1})`);
+      if (left <= 0)
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (${this.entries.length} arrived, waiting for #${index + 1})`);
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);

@@ -47,8 +47,7 @@ function startWorker(): { ready: Promise<void>; process: WorkerProcess } {
     exited = new Error(`queue worker exited ${code}: ${stderr.trim()}`);
     for (const waiter of waiting.splice(0)) waiter.reject(exited);
   });
-  const nextLine = () =>
-    new Promise<string>((resolve, reject) => (exited ? reject(exited) : waiting.push({ resolve, reject })));
+  const nextLine = () => new Promise<string>((resolve, reject) => (exited ? reject(exited) : waiting.push({ resolve, reject })));
   const send = (command: WorkerCommand) => child.stdin.write(`${JSON.stringify(command)}\n`);
   return {
     ready: nextLine().then(() => undefined),

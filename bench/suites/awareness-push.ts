@@ -73,7 +73,8 @@ async function measureKind(app: ServerProcess, dataDir: string, channelPush: boo
       if (channelPush) {
         const push = await agent.pushes.at(sent.length, NOTIFY_TIMEOUT_MS, `the channel push of seq ${seq}`);
         const { channel_id, event, seq: pushed } = push.value.meta;
-        if (channel_id !== channelId || event !== "ask" || pushed !== String(seq)) throw new Error(`a push for another message: ${JSON.stringify(push.value.meta)}, sent seq ${seq}`);
+        if (channel_id !== channelId || event !== "ask" || pushed !== String(seq))
+          throw new Error(`a push for another message: ${JSON.stringify(push.value.meta)}, sent seq ${seq}`);
         at = push.at;
       }
       // With the channel push too: a drain before the ask's own list_changed would cancel it (same summary), and the wait below would hang.
@@ -89,7 +90,11 @@ async function measureKind(app: ServerProcess, dataDir: string, channelPush: boo
       latencies.fromReturn.push(at - returnedAt);
       latencies.fromCall.push(at - calledAt);
     }
-    assertExactlyOnce("awareness channel push", channelPush ? sent : [], agent.pushes.entries.map((entry) => entry.value.meta.seq ?? "?"));
+    assertExactlyOnce(
+      "awareness channel push",
+      channelPush ? sent : [],
+      agent.pushes.entries.map((entry) => entry.value.meta.seq ?? "?"),
+    );
     if (agent.listChanged.entries.length !== changes) {
       throw new Error(`${agent.listChanged.entries.length} list_changed for ${changes} changes of what waits`);
     }
@@ -119,5 +124,9 @@ async function expectWaiting(agent: SessionServer, expected: string): Promise<vo
  */
 async function drain(agent: SessionServer, channelId: string, seq: number): Promise<void> {
   const { messages } = await agent.call<{ messages: QueueMessage[] }>("poll_agent_messages", { channel_id: channelId });
-  assertExactlyOnce("awareness", [String(seq)], messages.map((message) => String(message.seq)));
+  assertExactlyOnce(
+    "awareness",
+    [String(seq)],
+    messages.map((message) => String(message.seq)),
+  );
 }

@@ -105,7 +105,11 @@ async function measureRoundTrips(
         const { code } = await withTimeout(watcher.exited, DELIVERY_TIMEOUT_MS, `${design.name} watcher to exit`);
         if (code !== 0) throw new Error(`${design.name} watcher exited with ${code}, not 0`);
         const { messages } = await agent.call<{ messages: QueueMessage[] }>("poll_agent_messages", { channel_id: channelId });
-        assertExactlyOnce(`${design.name} round trip (ask)`, [`t${i}`], messages.map((message) => threadOf(message.data)));
+        assertExactlyOnce(
+          `${design.name} round trip (ask)`,
+          [`t${i}`],
+          messages.map((message) => threadOf(message.data)),
+        );
         await agent.call("notify_ui", { channel_id: channelId, event: "answer", data: { thread_id: `t${i}`, text: "because" } });
         const { message, at } = await reader.next(DELIVERY_TIMEOUT_MS);
         assertExactlyOnce(`${design.name} round trip (answer)`, [`t${i}`], [threadOf(message.data)]);

@@ -61,7 +61,11 @@ export async function throughputFigures(designs: readonly Design[], plan: Throug
   const totals = new Map<DesignName, { lost: number; duplicated: number; errors: number }>();
   const count = (design: Design, run: ThroughputRun) => {
     const total = totals.get(design.name) ?? { lost: 0, duplicated: 0, errors: 0 };
-    totals.set(design.name, { lost: total.lost + run.tally.lost, duplicated: total.duplicated + run.tally.duplicated, errors: total.errors + run.errors });
+    totals.set(design.name, {
+      lost: total.lost + run.tally.lost,
+      duplicated: total.duplicated + run.tally.duplicated,
+      errors: total.errors + run.errors,
+    });
     return run;
   };
   for (const processes of plan.processes) {
@@ -92,13 +96,37 @@ export async function throughputFigures(designs: readonly Design[], plan: Throug
       for (const worker of [...appenders, ...drainers]) worker.close();
     }
     const label = `${processes} proc${processes === 1 ? "" : "s"}`;
-    figures.push({ key: `throughput.append.${processes}`, name: `appends/s, ${label} on one queue`, unit: "/s", better: "higher", samples: oneQueue });
+    figures.push({
+      key: `throughput.append.${processes}`,
+      name: `appends/s, ${label} on one queue`,
+      unit: "/s",
+      better: "higher",
+      samples: oneQueue,
+    });
     if (processes > 1) {
-      figures.push({ key: `throughput.ownChannels.${processes}`, name: `appends/s, ${label}, a channel each`, unit: "/s", better: "higher", samples: own });
+      figures.push({
+        key: `throughput.ownChannels.${processes}`,
+        name: `appends/s, ${label}, a channel each`,
+        unit: "/s",
+        better: "higher",
+        samples: own,
+      });
     }
     figures.push(
-      { key: `throughput.mixedAppend.${processes}`, name: `appends/s, ${label} + ${label} draining`, unit: "/s", better: "higher", samples: mixedAppend },
-      { key: `throughput.mixedDrain.${processes}`, name: `drains/s, ${label} + ${label} draining`, unit: "/s", better: "higher", samples: mixedDrain },
+      {
+        key: `throughput.mixedAppend.${processes}`,
+        name: `appends/s, ${label} + ${label} draining`,
+        unit: "/s",
+        better: "higher",
+        samples: mixedAppend,
+      },
+      {
+        key: `throughput.mixedDrain.${processes}`,
+        name: `drains/s, ${label} + ${label} draining`,
+        unit: "/s",
+        better: "higher",
+        samples: mixedDrain,
+      },
     );
   }
   const total = (field: "lost" | "duplicated" | "errors") =>
@@ -175,7 +203,9 @@ async function appendAndDrain(
   const task = { design: design.name, dataDir, channelId: "bench-mixed", durationMs: size.durationMs };
   const drained = drainers.map((worker, writer) => worker.run({ ...task, role: "drain", writer, count: 0 }));
   const appended = await withTimeout(
-    Promise.all(appenders.map((worker, writer) => worker.run({ ...task, role: "append", writer, count: share(size.messages, appenders.length, writer) }))),
+    Promise.all(
+      appenders.map((worker, writer) => worker.run({ ...task, role: "append", writer, count: share(size.messages, appenders.length, writer) })),
+    ),
     RUN_TIMEOUT_MS,
     `${design.name} appenders`,
   );

@@ -138,5 +138,9 @@ async function send(app: ServerProcess, index: number): Promise<number> {
  */
 async function drain(agent: ServerProcess, expected: number[]): Promise<void> {
   const { messages } = await agent.call<{ messages: QueueMessage[] }>("poll_agent_messages", { channel_id: CHANNEL });
-  assertExactlyOnce("wake", expected.map(String), messages.map((message) => String(message.seq)));
+  assertExactlyOnce(
+    "wake",
+    expected.map(String),
+    messages.map((message) => String(message.seq)),
+  );
 }

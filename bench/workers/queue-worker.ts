@@ -14,6 +14,7 @@ import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { FileStore } from "../../store/file/file-store.js";
 import type { ChannelStore } from "../../store/store.js";
+import type { QueueMessage } from "../../store/file/queue-file.js";
 import { PollingStore } from "../baseline/polling-store.js";
 import type { DesignName } from "../designs.js";
 
@@ -97,7 +98,7 @@ async function drain(store: ChannelStore, task: WorkerTask, stopping: () => bool
   while (now() < deadline) {
     // Read the flag before polling: a stop that came earlier means nothing more will be appended.
     const last = stopping();
-    let messages;
+    let messages: QueueMessage[];
     try {
       ({ messages } = await store.poll(task.channelId, "agent"));
     } catch (error) {

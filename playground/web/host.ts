@@ -14,7 +14,14 @@
  * a page reload re-opens the same channel and the reader restores its threads.
  */
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from "@modelcontextprotocol/client";
-import { AppBridge, getToolUiResourceUri, PostMessageTransport, type McpUiHostContext, type McpUiStyles, type McpUiTheme } from "@modelcontextprotocol/ext-apps/app-bridge";
+import {
+  AppBridge,
+  getToolUiResourceUri,
+  PostMessageTransport,
+  type McpUiHostContext,
+  type McpUiStyles,
+  type McpUiTheme,
+} from "@modelcontextprotocol/ext-apps/app-bridge";
 import { startAgentPanel } from "./agent.js";
 import sample from "./sample.md?raw";
 import "./style.css";

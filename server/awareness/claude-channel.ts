@@ -53,7 +53,9 @@ export class ClaudeChannelPusher {
     private readonly warn: (message: string) => void = (message) => process.stderr.write(`backchannel: ${message}\n`),
   ) {
     this.stopListening = inbox.onChange((channelId, messages) => {
-      this.queue = this.queue.then(() => this.push(channelId, messages)).catch((error: Error) => this.warn(`channel push on ${channelId} failed: ${error.message}`));
+      this.queue = this.queue
+        .then(() => this.push(channelId, messages))
+        .catch((error: Error) => this.warn(`channel push on ${channelId} failed: ${error.message}`));
     });
   }
 

@@ -11,12 +11,13 @@ import { WALL_DEFAULT_SECONDS, WALL_MAX_CHARS, WALL_MAX_SECONDS } from "../../co
 import { SESSION_KEY_PATTERN } from "../../core/ids.js";
 import { activeWall, withChannel, type Wall } from "../../store/session-record.js";
 import type { ChannelStore } from "../../store/store.js";
+import { CallerError } from "../../core/errors.js";
 
 /** The state document in which a channel records its session. */
 export const SESSION_STATE = "session";
 
 /** Thrown for a wall the caller must change: too long, or a duration out of range. */
-export class InvalidWallError extends Error {
+export class InvalidWallError extends CallerError {
   override readonly name = "InvalidWallError";
 }
 
@@ -62,7 +63,8 @@ export class Session {
   async postWall(text: string, seconds: number = WALL_DEFAULT_SECONDS): Promise<Wall> {
     const line = text.replace(/\s+/g, " ").trim();
     if (line === "") throw new InvalidWallError("the wall text is empty: pass the status to show, or clear: true to take the wall down");
-    if (line.length > WALL_MAX_CHARS) throw new InvalidWallError(`the wall text has ${line.length} characters; keep it to ${WALL_MAX_CHARS} (one line)`);
+    if (line.length > WALL_MAX_CHARS)
+      throw new InvalidWallError(`the wall text has ${line.length} characters; keep it to ${WALL_MAX_CHARS} (one line)`);
     if (!(Number.isInteger(seconds) && seconds >= 1 && seconds <= WALL_MAX_SECONDS)) {
       throw new InvalidWallError(`duration_s must be a whole number of seconds from 1 to ${WALL_MAX_SECONDS} (3 days), not ${seconds}`);
     }

@@ -11,6 +11,7 @@ import type { JsonValue } from "../../store/file/queue-file.js";
 import type { ChannelStore } from "../../store/store.js";
 import type { PassageAnchor, ReaderDocument, ReaderThread, ThreadMessage } from "../../protocol/reader.js";
 import { documentSchema, threadLogSchema } from "./schemas.js";
+import { CallerError } from "../../core/errors.js";
 
 /** State document that holds the document. */
 export const DOCUMENT_STATE = "reader-document";
@@ -18,7 +19,7 @@ export const DOCUMENT_STATE = "reader-document";
 export const THREADS_STATE = "reader-threads";
 
 /** Thrown when a state document exists but does not have the expected shape. */
-export class CorruptReaderStateError extends Error {
+export class CorruptReaderStateError extends CallerError {
   override readonly name = "CorruptReaderStateError";
   constructor(channelId: string, stateName: string, detail: string) {
     super(`the reader's ${stateName} of channel ${channelId} is damaged (${detail}); open the document again with open_reader`);

@@ -5,6 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { appHtmlPath } from "../../core/package.js";
+import { CallerError } from "../../core/errors.js";
 
 /** The URI hosts render for `open_reader`. */
 export const READER_RESOURCE_URI = "ui://backchannel/reader.html";
@@ -13,7 +14,7 @@ export const READER_RESOURCE_URI = "ui://backchannel/reader.html";
 export const READER_HTML_PATH = appHtmlPath("reader");
 
 /** Thrown when the reader was not built. */
-export class ReaderNotBuiltError extends Error {
+export class ReaderNotBuiltError extends CallerError {
   override readonly name = "ReaderNotBuiltError";
   constructor(path: string) {
     super(`the reader app is missing at ${path}: build it with \`npm run build\` in the backchannel folder`);

@@ -3,8 +3,9 @@
  * file (stdio mode only, because only there does the server run on the user's machine).
  */
 import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import { basename, extname, resolve } from "node:path";
+import { CallerError } from "../../core/errors.js";
 
 /** Largest local file `open_reader` reads. Default 1 MiB: far above any document a person reads in a chat. */
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
@@ -21,7 +22,7 @@ export interface DocumentSource {
 }
 
 /** A local file that `open_reader` cannot open; the message says why and what to do. */
-export class DocumentFileError extends Error {
+export class DocumentFileError extends CallerError {
   override readonly name = "DocumentFileError";
 }
 
@@ -33,7 +34,7 @@ export class DocumentFileError extends Error {
  */
 export async function readDocumentFile(path: string, maxBytes: number = DEFAULT_MAX_FILE_BYTES): Promise<DocumentSource> {
   const absolute = resolve(path);
-  let handle;
+  let handle: FileHandle;
   try {
     // O_NONBLOCK: opening a named pipe with no writer would otherwise block a thread of
     // the pool for ever (and four such calls would stall every file operation of the

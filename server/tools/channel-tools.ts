@@ -73,7 +73,13 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
     },
     async ({ channel_id, after, wait_ms }, ctx) => {
       await awareness.useChannel(channel_id, "channel");
-      const result = await poll(store, "agent", { channelId: channel_id, after, waitMs: wait_ms, ctx, progressIntervalMs: options.progressIntervalMs });
+      const result = await poll(store, "agent", {
+        channelId: channel_id,
+        after,
+        waitMs: wait_ms,
+        ctx,
+        progressIntervalMs: options.progressIntervalMs,
+      });
       // The poll took what it returned: the description drops it now, not at the next file event.
       await awareness.refresh(channel_id);
       return result;

@@ -17,12 +17,7 @@ export interface ProgressTicker {
  * A ticker that reports a wait of `waitMs` on the request of `ctx`, every `intervalMs`
  * (default 5,000 ms), with `describe(elapsed)` as its message.
  */
-export function progressTicker(
-  ctx: ServerContext,
-  waitMs: number,
-  describe: (elapsedSeconds: number) => string,
-  intervalMs = 5000,
-): ProgressTicker {
+export function progressTicker(ctx: ServerContext, waitMs: number, describe: (elapsedSeconds: number) => string, intervalMs = 5000): ProgressTicker {
   const token = ctx.mcpReq._meta?.progressToken;
   let timer: NodeJS.Timeout | undefined;
   let started = 0;

@@ -5,24 +5,17 @@
  * document never travels back to the model.
  */
 import { registerAppResource, registerAppTool, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
-import type { CallToolResult, McpServer } from "@modelcontextprotocol/server";
+import type { McpServer } from "@modelcontextprotocol/server";
 import { watchCommand } from "../../core/commands.js";
 import { mintChannelId } from "../../core/ids.js";
 import type { ChannelStore } from "../../store/store.js";
 import { Awareness } from "../awareness/awareness.js";
 import type { ReaderDocument } from "../../protocol/reader.js";
-import { CorruptReaderStateError, readDocument, readThreads, recordMessage, writeDocument } from "../reader/reader-state.js";
-import { READER_RESOURCE_URI, readReaderHtml, ReaderNotBuiltError } from "../reader/resource.js";
-import {
-  openReaderInput,
-  openReaderOutput,
-  readerRecordInput,
-  readerRecordOutput,
-  readerStateInput,
-  readerStateOutput,
-} from "../reader/schemas.js";
+import { readDocument, readThreads, recordMessage, writeDocument } from "../reader/reader-state.js";
+import { READER_RESOURCE_URI, readReaderHtml, } from "../reader/resource.js";
+import { openReaderInput, openReaderOutput, readerRecordInput, readerRecordOutput, readerStateInput, readerStateOutput } from "../reader/schemas.js";
 import { askForDocument } from "../reader/ask-document.js";
-import { chooseTitle, countWords, DEFAULT_MAX_FILE_BYTES, DocumentFileError, readDocumentFile, type DocumentSource } from "../reader/source.js";
+import { chooseTitle, countWords, DEFAULT_MAX_FILE_BYTES, readDocumentFile, type DocumentSource } from "../reader/source.js";
 import { messageError, toolError, toolResult } from "./results.js";
 import { compactSchema } from "./schemas.js";
 
@@ -53,9 +46,6 @@ const UNANSWERED = {
     "the user did not answer (they dismissed the question, or this client cannot ask: a non-interactive run answers cancel); " +
     "ask in the chat for the document, then call open_reader with markdown, text or path",
 } as const;
-
-/** Errors of the reader whose message is written for the caller. */
-const READER_ERRORS = [DocumentFileError, CorruptReaderStateError, ReaderNotBuiltError];
 
 /**
  * Registers `open_reader`, the app-only `reader_state` and `reader_record`, and the
@@ -99,7 +89,10 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
         }
         let source: DocumentSource;
         if (given.path !== undefined) {
-          if (!readLocalFiles) return messageError("path works only when backchannel runs on stdio on your machine; pass the file's content as markdown or text instead");
+          if (!readLocalFiles)
+            return messageError(
+              "path works only when backchannel runs on stdio on your machine; pass the file's content as markdown or text instead",
+            );
           source = await readDocumentFile(given.path, maxFileBytes);
         } else if (given.markdown !== undefined) {
           source = { format: "markdown", text: given.markdown };
@@ -124,7 +117,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
             `Run \`${watch}\` in the background; when it exits, call poll_agent_messages and answer with notify_ui.`,
         );
       } catch (error) {
-        return readerError(error);
+        return toolError(error);
       }
     },
   );
@@ -145,7 +138,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
         const summary = document ? `"${document.title}" with ${threads.length} thread${threads.length === 1 ? "" : "s"}` : "no document";
         return toolResult({ channel_id, document, threads }, `Reader state of channel ${channel_id}: ${summary}.`);
       } catch (error) {
-        return readerError(error);
+        return toolError(error);
       }
     },
   );
@@ -165,13 +158,8 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
         const outcome = await recordMessage(store, channel_id, { threadId: thread_id, quote, paragraph, anchor, message });
         return toolResult({ ...outcome }, outcome.recorded ? `Recorded in thread ${thread_id}.` : `Already recorded in thread ${thread_id}.`);
       } catch (error) {
-        return readerError(error);
+        return toolError(error);
       }
     },
   );
-}
-
-function readerError(error: unknown): CallToolResult {
-  if (READER_ERRORS.some((type) => error instanceof type)) return messageError((error as Error).message);
-  return toolError(error);
 }

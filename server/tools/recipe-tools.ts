@@ -33,8 +33,7 @@ export function registerRecipeTools(server: McpServer): void {
     "read_recipe",
     {
       title: "Read a recipe",
-      description:
-        "Playbooks: how to be woken when the app writes (watcher, Monitor, long-poll, /loop), signals per host. No name: the list.",
+      description: "Playbooks: how to be woken when the app writes (watcher, Monitor, long-poll, /loop), signals per host. No name: the list.",
       inputSchema: compactSchema(readRecipeInput),
       outputSchema: compactSchema(readRecipeOutput),
     },
@@ -48,8 +47,6 @@ export function registerRecipeTools(server: McpServer): void {
         const recipe = await readRecipe(name);
         return toolResult({ recipe }, recipe.text);
       } catch (error) {
-        // An unknown name is the caller's mistake: its message lists the names that exist.
-        if (error instanceof UnknownRecipeError) return { content: [{ type: "text", text: error.message }], isError: true };
         return toolError(error);
       }
     },

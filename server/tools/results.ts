@@ -4,10 +4,7 @@
  * says what was wrong and what to do; never a stack trace).
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { InvalidChannelIdError, InvalidEventError } from "../../core/ids.js";
-import { InvalidDataError } from "../../core/json.js";
-import { CorruptQueueFileError } from "../../store/file/queue-file.js";
-import { LockTimeoutError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../../store/errors.js";
+import { CallerError } from "../../core/errors.js";
 
 /** A successful tool result. `text` is what hosts that ignore `structuredContent` show. */
 export function toolResult<T extends Record<string, unknown>>(structured: T, text: string): CallToolResult & { structuredContent: T } {
@@ -19,22 +16,8 @@ export function messageError(message: string): CallToolResult {
   return { content: [{ type: "text", text: message }], isError: true };
 }
 
-/** Errors whose message is written for the caller and can be shown as is. */
-const CALLER_ERRORS = [
-  InvalidChannelIdError,
-  InvalidEventError,
-  InvalidDataError,
-  MessageTooLargeError,
-  QueueFullError,
-  LockTimeoutError,
-  StateTooLargeError,
-  CorruptQueueFileError,
-  RangeError,
-];
-
 /**
- * An error result for `error`. Errors of the store and of the id rules keep their
- * message; file-system errors name the failing operation and path; anything else is
+ * An error result for `error`. A {@link CallerError} keeps its message; file-system errors name the failing operation and path; anything else is
  * reported as an internal error (the stack goes to stderr, never to the caller).
  */
 export function toolError(error: unknown, log: (message: string) => void = defaultLog): CallToolResult {
@@ -42,14 +25,16 @@ export function toolError(error: unknown, log: (message: string) => void = defau
 }
 
 function describeError(error: unknown, log: (message: string) => void): string {
-  if (CALLER_ERRORS.some((type) => error instanceof type)) return (error as Error).message;
+  if (error instanceof CallerError) return error.message;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (typeof code === "string") {
     const failure = error as NodeJS.ErrnoException;
     const hint =
-      code === "ENOSPC" ? "the disk is full; free some space" :
-      code === "EROFS" || code === "EACCES" || code === "EPERM" ? "the data directory is not writable; check its permissions or set BACKCHANNEL_HOME" :
-      "check the data directory, then try again";
+      code === "ENOSPC"
+        ? "the disk is full; free some space"
+        : code === "EROFS" || code === "EACCES" || code === "EPERM"
+          ? "the data directory is not writable; check its permissions or set BACKCHANNEL_HOME"
+          : "check the data directory, then try again";
     return `could not ${failure.syscall ?? "access"} ${failure.path ?? "the data directory"} (${code}): ${hint}`;
   }
   log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

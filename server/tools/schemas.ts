@@ -103,10 +103,12 @@ const SAFE_INTEGER_BOUNDS: Readonly<Record<string, number>> = { minimum: Number.
  */
 export function compactSchema<Input, Output>(schema: StandardSchemaWithJSON<Input, Output>): StandardSchemaWithJSON<Input, Output> {
   const standard = schema["~standard"];
-  const lean = (convert: typeof standard.jsonSchema.input): typeof standard.jsonSchema.input => (options) => {
-    const { $schema: _unused, ...rest } = convert(options);
-    return stripSafeIntegerBounds(rest) as Record<string, unknown>;
-  };
+  const lean =
+    (convert: typeof standard.jsonSchema.input): typeof standard.jsonSchema.input =>
+    (options) => {
+      const { $schema: _unused, ...rest } = convert(options);
+      return stripSafeIntegerBounds(rest) as Record<string, unknown>;
+    };
   return {
     "~standard": {
       ...standard,

@@ -5,7 +5,7 @@
  * is cleared, so a reader opened later still shows it.
  */
 import type { McpServer } from "@modelcontextprotocol/server";
-import { InvalidWallError, type Session } from "../awareness/session.js";
+import type { Session } from "../awareness/session.js";
 import { messageError, toolError, toolResult } from "./results.js";
 import { compactSchema, wallInput, wallOutput } from "./schemas.js";
 import { WALL_DEFAULT_SECONDS, WALL_MAX_CHARS, WALL_MAX_SECONDS } from "../../core/limits.js";
@@ -31,7 +31,7 @@ export function registerWallTools(server: McpServer, session: Session): void {
         const wall = await session.postWall(text, duration_s);
         return toolResult({ until: wall.until }, `The wall shows "${wall.text}" until ${wall.until}.`);
       } catch (error) {
-        return error instanceof InvalidWallError ? messageError(error.message) : toolError(error);
+        return toolError(error);
       }
     },
   );

@@ -16,7 +16,6 @@ import { startIdleSweep } from "../idle-sweep.js";
 import { FileStore } from "../../store/file/file-store.js";
 import { VERSION } from "../../core/package.js";
 
-
 /** The path of the MCP endpoint. */
 export const MCP_PATH = "/mcp";
 

@@ -17,24 +17,16 @@
  *   in the data directory are never followed.
  */
 import { randomBytes } from "node:crypto";
-import { lstatSync, mkdirSync, renameSync } from "node:fs";
+import { lstatSync, mkdirSync, renameSync, type Stats } from "node:fs";
 import { lstat, readdir, rename, rm, utimes } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { assertChannelId, assertEvent, isChannelId } from "../../core/ids.js";
 import { InvalidDataError, jsonProblem } from "../../core/json.js";
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
-import {
-  channelDir,
-  channelsDir,
-  queueFile,
-  queueFileName,
-  resolveDataDir,
-  stateFile,
-  type QueueName,
-} from "../../core/paths.js";
+import { channelDir, channelsDir, queueFile, queueFileName, resolveDataDir, stateFile, type QueueName } from "../../core/paths.js";
 import { TEMP_SUFFIX, writeFileAtomic } from "./atomic-write.js";
 import { subscribeToFile } from "./change-watch.js";
-import { MessageTooLargeError, QueueFullError, StateTooLargeError } from "../errors.js";
+import { InvalidCursorError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../errors.js";
 import { withLock } from "./lock.js";
 import { ALREADY_DURABLE, appendToLog, truncateLog, type PendingSync } from "./log-append.js";
 import {
@@ -124,7 +116,7 @@ export class FileStore implements ChannelStore {
     const path = queueFile(this.dataDir, channelId, queue);
     const { after, waitMs = 0, signal, onWaiting } = options;
     if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0)) {
-      throw new RangeError(`after must be a whole number >= 0 (the cursor of your last poll), not ${after}`);
+      throw new InvalidCursorError(after);
     }
     const dir = this.ensureChannelDir(channelId);
     this.markInUse(dir);
@@ -361,7 +353,7 @@ export class FileStore implements ChannelStore {
    */
   private ensureChannelDir(channelId: string): string {
     const dir = channelDir(this.dataDir, assertChannelId(channelId));
-    let stats;
+    let stats: Stats | undefined;
     try {
       stats = lstatSync(dir);
     } catch (error) {

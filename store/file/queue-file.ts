@@ -33,6 +33,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { EVENT_PATTERN } from "../../core/ids.js";
 import type { JsonValue } from "../../core/json.js";
+import { CallerError } from "../../core/errors.js";
 
 export type { JsonValue } from "../../core/json.js";
 
@@ -85,7 +86,7 @@ export function emptyQueue(nextSeq = 1): QueueFile {
 }
 
 /** Thrown by {@link parseQueueFile} when a file is not a queue; `reason` says what is wrong. */
-export class CorruptQueueFileError extends Error {
+export class CorruptQueueFileError extends CallerError {
   override readonly name = "CorruptQueueFileError";
   constructor(
     readonly path: string,

@@ -99,10 +99,12 @@ export function spawnWatcher(dataDir: string, args: string[], env: Record<string
     err += chunk.toString();
     waiters.splice(0).forEach((wake) => wake());
   });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => {
-    waiters.splice(0).forEach((wake) => wake());
-    resolve(code);
-  }));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on("exit", (code) => {
+      waiters.splice(0).forEach((wake) => wake());
+      resolve(code);
+    }),
+  );
   const split = () => out.split("\n").filter((line) => line.length > 0);
   return {
     child,

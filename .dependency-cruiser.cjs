@@ -1,0 +1,47 @@
+/**
+ * The layer rules of docs/ARCHITECTURE.md, checked by `npm run lint:layers` (and CI).
+ * Each top-level folder imports only from the layers below it:
+ *
+ *   core ← protocol ← store ← server ← cli
+ *   watcher, claude-code: core, protocol, store only (they must start fast: no SDK)
+ *   app: protocol types and ext-apps only (it runs in the browser)
+ */
+const SDK = "^node_modules/(@modelcontextprotocol|zod)/";
+
+/** A rule that forbids `from` to import anything under the folders `to`. */
+function forbid(name, from, to, comment) {
+  return { name, comment, severity: "error", from: { path: from }, to: { path: to } };
+}
+
+const UPPER_LAYERS = "^(server|cli|watcher|claude-code|app|playground|test|bench)/";
+
+module.exports = {
+  forbidden: [
+    forbid("core-is-the-floor", "^core/", "^(protocol|store|node_modules)/|" + UPPER_LAYERS, "core/ imports Node only"),
+    forbid("protocol-on-core", "^protocol/", "^(store|node_modules)/|" + UPPER_LAYERS, "protocol/ imports core/ only"),
+    forbid("store-below-server", "^store/", UPPER_LAYERS + "|" + SDK, "store/ imports core/, protocol/ and its own libraries"),
+    {
+      name: "server-below-cli",
+      comment: "server/ is the MCP server only; dist/server/cli.js is a shim for users' configs, allowed by name",
+      severity: "error",
+      from: { path: "^server/", pathNot: "^server/cli\\.ts$" },
+      to: { path: "^(cli|watcher|claude-code|app|playground|test|bench)/" },
+    },
+    forbid("cli-below-tests", "^cli/", "^(app|playground|test|bench)/", "cli/ is the top of the Node side"),
+    forbid(
+      "watcher-fast",
+      "^(watcher|claude-code)/",
+      "^(server|cli|app|playground|test|bench)/|" + SDK,
+      "watcher/ and claude-code/ start fast: core, protocol and store only, never the SDK",
+    ),
+    forbid("app-in-browser", "^app/", "^(core|store|server|cli|watcher|claude-code|playground|test|bench)/", "app/ runs in the browser: protocol types and ext-apps only"),
+    { name: "no-cycles", severity: "error", from: {}, to: { circular: true } },
+  ],
+  options: {
+    tsConfig: { fileName: "tsconfig.json" },
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^dist/" },
+    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "types", "default"], extensions: [".ts", ".js"] },
+  },
+};

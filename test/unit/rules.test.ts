@@ -1,0 +1,70 @@
+/**
+ * Unit tests of the pure rules every layer shares: ids, JSON data, the queue log format.
+ * They run in milliseconds (`npm run test:unit`); the process-level suites are beside them.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { CallerError } from "../../core/errors.js";
+import { assertChannelId, InvalidChannelIdError, isChannelId, mintChannelId } from "../../core/ids.js";
+import { jsonProblem } from "../../core/json.js";
+import { CorruptQueueFileError, logHeader, logRecord, parseQueueText, salvageSeqFloor } from "../../store/file/queue-file.js";
+import { InvalidCursorError, QueueFullError } from "../../store/errors.js";
+
+describe("channel ids", () => {
+  test("accept the pattern and refuse anything that could name a path", () => {
+    for (const id of ["a", "ch-1", "A_b-9", "x".repeat(64)]) assert.ok(isChannelId(id), id);
+    for (const id of ["", ".", "..", "a/b", "a\\b", "x".repeat(65), "a b", "é", 5, null]) assert.ok(!isChannelId(id), String(id));
+    assert.throws(() => assertChannelId("../etc"), InvalidChannelIdError);
+  });
+
+  test("minted ids match the pattern and differ", () => {
+    const ids = new Set(Array.from({ length: 100 }, mintChannelId));
+    assert.equal(ids.size, 100);
+    for (const id of ids) assert.match(id, /^ch-[0-9a-z]+-[0-9a-f]{20}$/);
+  });
+});
+
+describe("JSON data", () => {
+  test("refuses non-JSON values and nesting past the limit, without recursion", () => {
+    assert.equal(jsonProblem({ a: [1, "x", null, true] }), undefined);
+    assert.match(jsonProblem(Number.NaN) ?? "", /finite/);
+    assert.match(jsonProblem({ f: () => 1 }) ?? "", /function/);
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    assert.match(jsonProblem(deep) ?? "", /nested more than 64/);
+  });
+});
+
+describe("the queue log", () => {
+  const message = (seq: number) => ({ seq, event: "ask", data: { n: seq }, ts: "2026-01-01T00:00:00.000Z" });
+
+  test("folds acks, keeps next_seq above every seq and ack, and ignores a torn last line", () => {
+    const text = logHeader(1) + logRecord(message(1)) + logRecord(message(2)) + logRecord({ ack: 1 }) + '{"seq":3,"ev';
+    const parsed = parseQueueText(text);
+    assert.deepEqual(
+      parsed.queue.messages.map((m) => m.seq),
+      [2],
+    );
+    assert.equal(parsed.queue.next_seq, 3);
+    assert.ok(parsed.totalBytes > parsed.validBytes, "the torn line is not valid");
+  });
+
+  test("refuses out-of-order seqs and lines that are not records", () => {
+    assert.throws(() => parseQueueText(logHeader(1) + logRecord(message(2)) + logRecord(message(2))), CorruptQueueFileError);
+    assert.throws(() => parseQueueText(`${logHeader(1)}[1]\n`), CorruptQueueFileError);
+  });
+
+  test("salvage finds the highest seq the remains show", () => {
+    assert.equal(salvageSeqFloor('garbage {"next_seq":41} {"seq": 17}'), 40);
+    assert.equal(salvageSeqFloor("nothing"), 0);
+  });
+});
+
+describe("errors for the caller", () => {
+  test("are CallerErrors by type, so a tool shows their message", () => {
+    assert.ok(new InvalidCursorError(-1) instanceof CallerError);
+    assert.ok(new QueueFullError("c", "ui", "messages", 1) instanceof CallerError);
+    assert.ok(new InvalidChannelIdError("x/y") instanceof CallerError);
+    assert.ok(!(new Error("internal") instanceof CallerError));
+  });
+});
