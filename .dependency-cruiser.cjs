@@ -34,7 +34,12 @@ module.exports = {
       "^(server|cli|app|playground|test|bench)/|" + SDK,
       "watcher/ and claude-code/ start fast: core, protocol and store only, never the SDK",
     ),
-    forbid("app-in-browser", "^app/", "^(core|store|server|cli|watcher|claude-code|playground|test|bench)/", "app/ runs in the browser: protocol types and ext-apps only"),
+    forbid(
+      "app-in-browser",
+      "^app/",
+      "^(core|store|server|cli|watcher|claude-code|playground|test|bench)/",
+      "app/ runs in the browser: protocol types and ext-apps only",
+    ),
     { name: "no-cycles", severity: "error", from: {}, to: { circular: true } },
   ],
   options: {

@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Design } from "./designs.js";
 import type { ServerProcess } from "./procs/server.js";
-import type { QueueMessage } from "../store/file/queue-file.js";
+import type { QueueMessage } from "../protocol/message.js";
 
 /** A message the app received and when its poll returned (`performance.now()`). */
 export interface Received {

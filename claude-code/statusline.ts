@@ -5,10 +5,11 @@
  * nothing to show. It always exits 0: a status line that fails shows the user an error
  * where their status line was.
  *
- * It runs every few seconds, so it imports only the store's plain file readers (never
- * the MCP SDK) and reads without locks.
+ * It runs every few seconds, so it reads through the store's read-only view (no lock
+ * library, never the MCP SDK).
  */
 import { sessionKey } from "../core/session-key.js";
+import type { ChannelReader } from "../store/store.js";
 import { stashedCommand } from "./stash.js";
 import { readStdin } from "./stdin.js";
 import { waitingLine } from "./waiting.js";
@@ -16,8 +17,8 @@ import { runWrapped } from "./wrap.js";
 
 /** Options of {@link runStatusline}. */
 export interface StatuslineOptions {
-  /** The data directory (the server's). */
-  dataDir: string;
+  /** The store, read-only (the server's). */
+  reader: ChannelReader;
   /** The stash file of the status line this one replaced; none: nothing is wrapped. */
   stashPath?: string;
 }
@@ -33,7 +34,7 @@ export async function runStatusline(options: StatuslineOptions): Promise<number>
   const input = await readStdin();
   const command = options.stashPath === undefined ? undefined : stashedCommand(options.stashPath);
   const theirs = command === undefined ? Promise.resolve("") : runWrapped(command, input);
-  const ours = waitingLine(options.dataDir, sessionKey());
+  const ours = await waitingLine(options.reader, sessionKey());
   const wrapped = (await theirs).replace(/\s+$/, "");
   const line = wrapped !== "" && ours !== "" ? `${wrapped} | ${ours}` : wrapped || ours;
   if (line !== "") process.stdout.write(`${line}\n`);

@@ -2,14 +2,15 @@
  * What waits on a host session's channels, as one short line for the status line:
  * `reader: 2 questions · Reading chapter 3 (until 14:30)`.
  *
- * It reads the session file and each channel's agent queue without any lock (both are
- * replaced or appended atomically, so an unlocked read sees whole records) and never
- * writes: the status line runs every few seconds and must not disturb the server.
+ * It reads the session record and each channel's agent queue through the store's
+ * read-only view (no lock, no write, no repair): the status line runs every few seconds
+ * and must not disturb the server.
  */
 import { ASK_EVENT, ringsDoorbell } from "../core/events.js";
-import { queueFile } from "../core/paths.js";
-import { readQueueFile, type QueueMessage } from "../store/file/queue-file.js";
-import { activeWall, readSession, type SessionRecord, type Wall } from "../store/session-record.js";
+import type { QueueMessage } from "../protocol/message.js";
+import type { Wall } from "../protocol/wall.js";
+import { activeWall, type SessionRecord } from "../store/session-record.js";
+import type { ChannelReader } from "../store/store.js";
 
 /** Longest wall text shown; the rest is cut with "…" (the status line is one line among the host's). */
 const WALL_CHARS = 60;
@@ -21,22 +22,22 @@ interface Counts {
 }
 
 /**
- * The status line segment of session `key` in `dataDir` at time `now`: per app (in the
+ * The status line segment of session `key` in the store `reader` reads, at time `now`: per app (in the
  * order of the session's channels), its waiting `ask` events as questions and other
  * events that ring (all but `ready`) as messages, then the wall while it lasts; `""` when nothing
  * waits and no wall is up. Never throws: what cannot be read counts as nothing waiting.
  */
-export function waitingLine(dataDir: string, key: string, now: number = Date.now()): string {
+export async function waitingLine(reader: ChannelReader, key: string, now: number = Date.now()): Promise<string> {
   let record: SessionRecord;
   try {
-    record = readSession(dataDir, key);
+    record = await reader.sessions.read(key);
   } catch {
     return "";
   }
   const byApp = new Map<string, Counts>();
   for (const channel of record.channels) {
     const counts = byApp.get(channel.app) ?? { questions: 0, messages: 0 };
-    for (const message of waitingMessages(dataDir, channel.id)) {
+    for (const message of await waitingMessages(reader, channel.id)) {
       if (message.event === ASK_EVENT) counts.questions += 1;
       else if (ringsDoorbell(message.event)) counts.messages += 1;
     }
@@ -53,9 +54,9 @@ export function waitingLine(dataDir: string, key: string, now: number = Date.now
 }
 
 /** The messages in the agent queue of a channel; none when it is missing, corrupt, unreadable or its id is bad. */
-function waitingMessages(dataDir: string, channelId: string): QueueMessage[] {
+async function waitingMessages(reader: ChannelReader, channelId: string): Promise<QueueMessage[]> {
   try {
-    return readQueueFile(queueFile(dataDir, channelId, "agent"))?.messages ?? [];
+    return await reader.peek(channelId, "agent");
   } catch {
     return [];
   }

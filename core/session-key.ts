@@ -36,6 +36,17 @@ export function sessionKey(env: NodeJS.ProcessEnv = process.env): string {
   return claude === undefined ? `pid-${process.ppid}` : `claude-${claude}`;
 }
 
+let current: string | undefined;
+
+/**
+ * {@link sessionKey} of this process, found once: the walk up the process table runs at
+ * most once per process, however many servers (one per HTTP request) ask.
+ */
+export function currentSessionKey(): string {
+  current ??= sessionKey();
+  return current;
+}
+
 /** The pid of the topmost process named `name` among `start` and its ancestors, or `undefined`. */
 function topmostAncestorNamed(name: string, start: number): number | undefined {
   const lookup = processLookup();

@@ -11,7 +11,8 @@ export { registerChannelTools, type ChannelToolOptions } from "./tools/channel-t
 export { createServer, type ServerOptions } from "./server.js";
 export { FileStore, type FileStoreOptions } from "../store/file/file-store.js";
 export type { AppendResult, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store/store.js";
-export type { JsonValue, QueueMessage } from "../store/file/queue-file.js";
+export type { JsonValue, QueueMessage } from "../protocol/message.js";
+export type { Wall } from "../protocol/wall.js";
 export { LockTimeoutError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
 export { CHANNEL_ID_PATTERN, EVENT_PATTERN, InvalidChannelIdError, InvalidEventError, mintChannelId } from "../core/ids.js";
 export { DEFAULT_LIMITS, type Limits } from "../core/limits.js";

@@ -14,10 +14,10 @@ import { INSTRUCTIONS } from "./instructions.js";
 import { NAME, VERSION } from "../core/package.js";
 
 /** Options of {@link createServer}. */
-export interface ServerOptions extends ChannelToolOptions, ReaderToolOptions {
+export interface ServerOptions extends Omit<ChannelToolOptions & ReaderToolOptions, "awareness"> {
   /** The store every tool reads and writes. */
   store: ChannelStore;
-  /** The host session's key. Default: `sessionKey()` (CLAUDE_PID, the topmost `claude` process, else the parent). */
+  /** The host session's key. Default: this process's, found once (CLAUDE_PID, the topmost `claude` process, else the parent). */
   sessionKey?: string;
   /** Declare `claude/channel` and push each question as a Claude Code channel notification. Default false. */
   claudeChannel?: boolean;
@@ -41,9 +41,9 @@ export function createServer(options: ServerOptions): McpServer {
       instructions: INSTRUCTIONS,
     },
   );
-  const awareness = Awareness.of(server, options.store, { sessionKey: options.sessionKey, claudeChannel, watchChannels: options.watchChannels });
-  registerChannelTools(server, options.store, options);
-  registerReaderTools(server, options.store, options);
+  const awareness = new Awareness(server, options.store, { sessionKey: options.sessionKey, claudeChannel, watchChannels: options.watchChannels });
+  registerChannelTools(server, options.store, { ...options, awareness });
+  registerReaderTools(server, options.store, { ...options, awareness });
   registerWallTools(server, awareness.session);
   registerRecipeTools(server);
   return server;

@@ -1,10 +1,16 @@
 /**
- * The store interface the tools are written against (DESIGN §4). The file store is the
- * embedded default; a networked store can implement the same interface without any
- * change to the tools.
+ * The store interface the tools are written against (docs/ARCHITECTURE.md, "The store").
+ * The file store is the embedded default; any other store implements the same
+ * interface, and the tools, the awareness layer and the watcher work over it unchanged.
+ *
+ * Two views:
+ * - {@link ChannelReader}: read-only (peek, watch, session records). It never takes a
+ *   lock, never writes and never repairs, so the watcher and the status line can use
+ *   it beside running servers without disturbing them;
+ * - {@link ChannelStore}: everything, for the server.
  */
 import type { QueueName } from "../core/paths.js";
-import type { JsonValue, QueueMessage } from "./file/queue-file.js";
+import type { JsonValue, QueueMessage } from "../protocol/message.js";
 import type { SessionRecord } from "./session-record.js";
 
 /** What an append returns: the message's `seq` and how many messages now wait in the queue. */
@@ -40,33 +46,61 @@ export interface PollResult {
   pending: number;
 }
 
-/** A subscription to changes of one file of the store (see ./change-watch.ts). Close it when done. */
+/** Why {@link ChangeSubscription.next} returned. */
+export type WakeReason = "changed" | "timeout" | "aborted";
+
+/**
+ * A subscription to changes of one thing in a store (a queue, a session record). Close it
+ * when done. Changes are a hint: re-read after any wake-up, including a timeout. Waiters
+ * use it through {@link changes} in ./changes.ts.
+ */
 export interface ChangeSubscription {
   /**
-   * Resolves with `"changed"` once the watched file changed since the last call (or
+   * Resolves with `"changed"` once the watched thing changed since the last call (or
    * since the subscription began), `"timeout"` after `maxMs`, `"aborted"` when `signal` aborts.
-   * Changes are a hint: re-read after any wake-up, including a timeout.
    */
-  next(maxMs: number, signal?: AbortSignal): Promise<"changed" | "timeout" | "aborted">;
+  next(maxMs: number, signal?: AbortSignal): Promise<WakeReason>;
   /** Stops listening. */
   close(): void;
 }
 
 /**
- * The records of host sessions (see ./session-record.ts). Every method throws Error for
- * a key that does not match SESSION_KEY_PATTERN.
+ * The records of host sessions, read-only. Every method throws Error for a key that does
+ * not match SESSION_KEY_PATTERN (core/ids.ts).
  */
-export interface SessionStore {
-  /** The record of session `key`; an empty one for a session never written. */
+export interface SessionReader {
+  /** The record of session `key`; an empty one for a session never written or unreadable. */
   read(key: string): Promise<SessionRecord>;
+  /** Subscribes to changes of a session record (its wall, its channels). */
+  watch(key: string): ChangeSubscription;
+}
+
+/** The records of host sessions (see ./session-record.ts). */
+export interface SessionStore extends SessionReader {
   /**
    * Changes a session record atomically, as {@link ChannelStore.updateState} does a state document.
    * @returns the new record.
    * @throws LockTimeoutError, whatever `update` throws (nothing changed then).
    */
   update(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord>;
-  /** Subscribes to changes of a session record (its wall, its channels). */
-  watch(key: string): ChangeSubscription;
+}
+
+/**
+ * A read-only view of a store: what waits in a queue, and the session records. Every
+ * method validates the channel id first and throws `InvalidChannelIdError` for a bad one.
+ */
+export interface ChannelReader {
+  /**
+   * The messages waiting in a queue, changing nothing (no lock taken, nothing repaired).
+   * @returns none for a channel or queue that does not exist.
+   * @throws CorruptQueueFileError when the queue cannot be read as one (the server
+   *   repairs it at its next write); I/O errors.
+   */
+  peek(channelId: string, queue: QueueName): Promise<QueueMessage[]>;
+  /** Subscribes to changes of a queue (subscribe, then {@link peek}); works before the channel exists. */
+  watchQueue(channelId: string, queue: QueueName): ChangeSubscription;
+  /** The host sessions' records. */
+  readonly sessions: SessionReader;
 }
 
 /** A channel and when it was last written. */
@@ -79,15 +113,15 @@ export interface ChannelInfo {
  * A store of channels, each with a `ui` queue (agent → app) and an `agent` queue (app → agent).
  * Every method validates the channel id first and throws `InvalidChannelIdError` for a bad one.
  */
-export interface ChannelStore {
+export interface ChannelStore extends ChannelReader {
   /**
    * Appends a message to a queue.
-   * @throws InvalidEventError, MessageTooLargeError, QueueFullError, LockTimeoutError, I/O errors.
+   * @throws InvalidEventError, InvalidDataError, MessageTooLargeError, QueueFullError, LockTimeoutError, I/O errors.
    */
   append(channelId: string, queue: QueueName, event: string, data?: JsonValue): Promise<AppendResult>;
   /**
    * Reads a queue with a cursor or read-and-clear, optionally waiting for a message.
-   * @throws LockTimeoutError, I/O errors.
+   * @throws InvalidCursorError, LockTimeoutError, I/O errors.
    */
   poll(channelId: string, queue: QueueName, options?: PollOptions): Promise<PollResult>;
   /**
@@ -104,12 +138,14 @@ export interface ChannelStore {
   updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue>;
   /** The host sessions' records (their channels and walls), kept beside the channels. */
   readonly sessions: SessionStore;
-  /** Subscribes to changes of a queue, for watchers that only look (subscribe, then {@link peek}). */
-  watchQueue(channelId: string, queue: QueueName): ChangeSubscription;
-  /** The messages waiting in a queue, changing nothing. */
-  peek(channelId: string, queue: QueueName): Promise<QueueMessage[]>;
   /** Every channel in the store. */
   listChannels(): Promise<ChannelInfo[]>;
   /** Removes a channel and everything in it; does nothing when it does not exist. */
   remove(channelId: string): Promise<void>;
+  /**
+   * Removes channels idle for longer than the channel TTL, never one holding unread
+   * messages or in use, and session records idle as long.
+   * @returns the ids of the channels removed.
+   */
+  removeIdleChannels(now?: number): Promise<string[]>;
 }

@@ -43,7 +43,8 @@ describe("foreign files where the store's own belong", () => {
     await rm(path);
     await symlink(target, path);
 
-    assert.deepEqual(await store.peek("planted-link", "ui"), [], "nothing read through the link");
+    // peek only looks: it reports the link (never reading through it) and leaves the repair to the next write.
+    await assert.rejects(store.peek("planted-link", "ui"), /it is a symbolic link/);
     const { seq } = await store.append("planted-link", "ui", "e", { ok: true });
     assert.ok(seq >= 2);
     assert.equal(await readFile(target, "utf8"), secret, "the link's target is untouched");

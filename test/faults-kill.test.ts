@@ -10,7 +10,8 @@ import { readdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { FileStore } from "../store/file/file-store.js";
 import { channelDir, queueFile } from "../core/paths.js";
-import { readQueueFile, type QueueMessage } from "../store/file/queue-file.js";
+import type { QueueMessage } from "../protocol/message.js";
+import { readQueue } from "../store/file/log-format.js";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}.js`, import.meta.url));
@@ -127,7 +128,7 @@ describe("SIGKILL under load", () => {
     }
 
     // Every queue file parses, and none was moved aside as corrupt.
-    assert.ok(readQueueFile(queueFile(dataDir, channel, "agent")));
+    assert.ok(readQueue(queueFile(dataDir, channel, "agent")));
     assert.deepEqual(
       (await readdir(channelDir(dataDir, channel))).filter((name) => name.includes(".corrupt-")),
       [],

@@ -9,7 +9,7 @@ import { after, before, test } from "node:test";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { FileStore } from "../store/file/file-store.js";
-import type { QueueMessage } from "../store/file/queue-file.js";
+import type { QueueMessage } from "../protocol/message.js";
 import { tempDataDir } from "./support/helpers.js";
 
 const WRITERS = 8;

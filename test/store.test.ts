@@ -8,7 +8,7 @@ import { mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promi
 import { join } from "node:path";
 import { FileStore } from "../store/file/file-store.js";
 import { InvalidChannelIdError } from "../core/ids.js";
-import { MessageTooLargeError, QueueFullError } from "../store/errors.js";
+import { InvalidCursorError, MessageTooLargeError, QueueFullError } from "../store/errors.js";
 import { channelDir, queueFile, sessionFile } from "../core/paths.js";
 import { tempDataDir } from "./support/helpers.js";
 
@@ -88,8 +88,8 @@ describe("cursor reads", () => {
 
   test("a negative or fractional cursor is refused", async () => {
     const { store } = quietStore();
-    await assert.rejects(store.poll("bad-cursor", "ui", { after: -1 }), RangeError);
-    await assert.rejects(store.poll("bad-cursor", "ui", { after: 1.5 }), RangeError);
+    await assert.rejects(store.poll("bad-cursor", "ui", { after: -1 }), InvalidCursorError);
+    await assert.rejects(store.poll("bad-cursor", "ui", { after: 1.5 }), InvalidCursorError);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
- * The watcher (DESIGN §7): `backchannel watch <channel_id>` waits for the agent queue of
- * a channel to hold a message. It reads the channel's files directly and only peeks:
- * it never locks, drains or writes, so it cannot disturb the server, and it never loads
+ * The watcher: `backchannel watch <channel_id>` waits for the agent queue of a channel to
+ * hold a message. It reads the store through its read-only view and only peeks: it
+ * never locks, drains or writes, so it cannot disturb the server, and it never loads
  * the MCP SDK, so it starts fast.
  *
  * - exit mode: exits 0 and prints one summary line as soon as a message waits;
@@ -12,23 +12,23 @@
  *   directory;
  * - with `--notify`, a desktop notification tells the person too (./notify.ts).
  */
-import { lstat, readdir } from "node:fs/promises";
 import { watchCommand } from "../core/commands.js";
+import { CallerError } from "../core/errors.js";
 import { isChannelId } from "../core/ids.js";
-import { channelDir, channelsDir, queueFileName, queueFile } from "../core/paths.js";
+import type { QueueMessage } from "../protocol/message.js";
+import { changes } from "../store/changes.js";
+import type { ChannelReader } from "../store/store.js";
 import { desktopNotifier } from "./notify.js";
-import { subscribeToFile, type FileSubscription } from "../store/file/change-watch.js";
-import { CorruptQueueFileError, readQueueFile, type QueueMessage } from "../store/file/queue-file.js";
 
 /** Exit codes of the watcher. */
 export const WATCH_EXIT = { message: 0, error: 1, timeout: 2 } as const;
 
 /** Options of {@link watchChannel}. */
 export interface WatchOptions {
-  /** The channel to watch; checked before any path is built. */
+  /** The channel to watch; checked before anything is read. */
   channelId: string;
-  /** The data directory (the server's). */
-  dataDir: string;
+  /** The store, read-only (the server's). */
+  reader: ChannelReader;
   /** Give up after this long. Default 1,800,000 (30 minutes). */
   timeoutMs?: number;
   /** Print a line per message and keep going, instead of exiting at the first. Default false. */
@@ -36,9 +36,9 @@ export interface WatchOptions {
   /** Also show a desktop notification when messages arrive. Default false. */
   notify?: boolean;
   /**
-   * Re-read this often when no file-system event came. Default 5,000 ms: events wake
-   * the watcher at once where the file system sends them; the timer only serves those
-   * that do not, and each wake-up costs idle CPU (about 5 times less than at 1 s).
+   * Re-read this often when no change event came. Default 5,000 ms: events wake the
+   * watcher at once where the store sends them; the timer only serves those that do
+   * not, and each wake-up costs idle CPU (about 5 times less than at 1 s).
    */
   fallbackMs?: number;
   /** Where lines for the agent go. Default: stdout. */
@@ -60,53 +60,28 @@ const PREVIEW_CHARS = 160;
 export async function watchChannel(options: WatchOptions): Promise<number> {
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   const err = options.err ?? ((line: string) => process.stderr.write(`backchannel watch: ${line}\n`));
-  const { channelId, dataDir, follow = false, notify = false, timeoutMs = 1_800_000, fallbackMs = 5000 } = options;
+  const { channelId, reader, follow = false, notify = false, timeoutMs = 1_800_000, fallbackMs = 5000 } = options;
   if (!isChannelId(channelId)) {
     err(`invalid channel id ${JSON.stringify(channelId)}: use the channel_id that open_reader returned (1-64 of A-Z a-z 0-9 _ -)`);
     return WATCH_EXIT.error;
   }
-  try {
-    await readdir(dataDir);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    err(
-      code === "ENOENT"
-        ? `no data directory at ${dataDir}: no backchannel server has used it yet. Is BACKCHANNEL_HOME the same as the server's?`
-        : `cannot read the data directory ${dataDir} (${code ?? (error as Error).message})`,
-    );
-    return WATCH_EXIT.error;
-  }
-
-  const path = queueFile(dataDir, channelId, "agent");
   const notifier = notify ? desktopNotifier(err) : undefined;
-  const deadline = Date.now() + timeoutMs;
   let lastSeq = 0;
-  let subscription: FileSubscription | undefined;
-  let watchingChannel = false;
-  let warnedCorrupt = false;
-  let announced = false;
+  let lastProblem = "";
   try {
-    for (;;) {
-      // Subscribe before reading, so that a message landing in between still wakes us.
-      // Until the channel folder exists, watch for its creation instead.
-      const channelExists = await isDirectory(channelDir(dataDir, channelId));
-      if (!subscription || watchingChannel !== channelExists) {
-        subscription?.close();
-        subscription = channelExists
-          ? subscribeToFile(channelDir(dataDir, channelId), queueFileName("agent"))
-          : subscribeToFile(channelsDir(dataDir), channelId);
-        watchingChannel = channelExists;
-      }
-
+    for await (const wake of changes(reader.watchQueue(channelId, "agent"), { fallbackMs, deadline: Date.now() + timeoutMs })) {
       let messages: QueueMessage[] = [];
       try {
-        messages = readQueueFile(path)?.messages ?? [];
+        messages = await reader.peek(channelId, "agent");
+        lastProblem = "";
       } catch (error) {
-        if (!(error instanceof CorruptQueueFileError)) throw error;
-        if (!warnedCorrupt) err(`${error.message}; the server will move it aside at its next write`);
-        warnedCorrupt = true;
+        // A queue that cannot be read as one (corrupt, or something else in its place) is
+        // the server's to repair at its next write; say so once, and keep watching.
+        if (!(error instanceof CallerError)) throw error;
+        const problem = error.message;
+        if (problem !== lastProblem) err(`${problem}; the server will repair it at its next write`);
+        lastProblem = problem;
       }
-
       const fresh = messages.filter((message) => message.seq > lastSeq);
       if (fresh.length > 0) {
         const lines = follow ? followLines(channelId, fresh) : [summaryLine(channelId, fresh)];
@@ -115,25 +90,15 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
         if (!follow) return WATCH_EXIT.message;
         lastSeq = fresh.at(-1)!.seq;
       }
-
-      if (!announced) {
-        // On stderr, so that the agent's stdout stays one line per event.
-        err(`waiting for messages on ${channelId} (timeout ${timeoutMs / 1000} s)`);
-        announced = true;
-      }
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) {
-        out(`No message on ${channelId} after ${timeoutMs / 1000} s. Re-arm: ${watchCommand(channelId, follow)}`);
-        return WATCH_EXIT.timeout;
-      }
-      await subscription.next(Math.min(remaining, fallbackMs));
+      // On stderr, so that the agent's stdout stays one line per event.
+      if (wake === "start") err(`waiting for messages on ${channelId} (timeout ${timeoutMs / 1000} s)`);
     }
   } catch (error) {
-    err(`cannot read ${path}: ${(error as Error).message}`);
+    err(`cannot read the agent queue of ${channelId}: ${(error as Error).message}`);
     return WATCH_EXIT.error;
-  } finally {
-    subscription?.close();
   }
+  out(`No message on ${channelId} after ${timeoutMs / 1000} s. Re-arm: ${watchCommand(channelId, follow)}`);
+  return WATCH_EXIT.timeout;
 }
 
 /** The one summary line: how many messages of which events wait, and what to do (exit mode, or a burst in follow mode). */
@@ -167,8 +132,4 @@ function preview(data: unknown): string {
     .replace(/[\u0000-\u001f\u007f]+/g, " ")
     .trim();
   return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS)}…` : flat;
-}
-
-async function isDirectory(path: string): Promise<boolean> {
-  return (await lstat(path).catch(() => undefined))?.isDirectory() ?? false;
 }

@@ -4,31 +4,30 @@
  * lock, without fsync and without a temporary file, and a poll never waits: `waitMs`
  * is ignored, so readers find new messages only by polling again on a timer.
  *
- * It uses the same file format and the same kind of lock (proper-lockfile) as
- * backchannel's FileStore, so the two differ in what the designs differ in: durable
- * atomic replacement, event-driven waiting, and how the lock is waited for.
+ * It uses the same file format (the older whole-document one) and the same kind of lock
+ * (proper-lockfile) as backchannel's FileStore, so the two differ in what the designs
+ * differ in: durable appends, event-driven waiting, and how the lock is waited for.
  */
-import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
-import { assertEvent, isChannelId } from "../../core/ids.js";
-import { channelDir, channelsDir, queueFile, queueFileName, stateFile, type QueueName } from "../../core/paths.js";
-import { emptyQueue, parseQueueFile, type JsonValue, type QueueFile, type QueueMessage } from "../../store/file/queue-file.js";
-import { SessionFiles } from "../../store/file/session-file.js";
-import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../../store/store.js";
-import { subscribeToFile } from "../../store/file/change-watch.js";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { assertEvent } from "../../core/ids.js";
+import { channelDir, type QueueName, queueFile } from "../../core/paths.js";
+import type { JsonValue, QueueMessage } from "../../protocol/message.js";
+import { FileStore } from "../../store/file/file-store.js";
+import { emptyQueue, parseQueueText, type QueueFile } from "../../store/file/log-format.js";
+import type { AppendResult, PollOptions, PollResult } from "../../store/store.js";
 import { withExclusiveLock } from "./lock.js";
 
-/** The plain polling {@link ChannelStore}. */
-export class PollingStore implements ChannelStore {
-  readonly limits: Readonly<Limits> = DEFAULT_LIMITS;
-  // Session records are not what the baseline is measured on: it shares backchannel's.
-  readonly sessions: SessionFiles;
-
-  constructor(readonly dataDir: string) {
-    this.sessions = new SessionFiles(dataDir, this.limits.lockStaleMs);
+/**
+ * The plain polling store: append and poll are the baseline's own; everything the
+ * benchmarks do not compare (state documents, sessions, peeking, listing) is the
+ * FileStore's, which reads the baseline's format-1 documents as they are.
+ */
+export class PollingStore extends FileStore {
+  constructor(dataDir: string) {
+    super({ dataDir });
   }
 
-  async append(channelId: string, queue: QueueName, event: string, data: JsonValue = {}): Promise<AppendResult> {
+  override async append(channelId: string, queue: QueueName, event: string, data: JsonValue = {}): Promise<AppendResult> {
     assertEvent(event);
     const path = queueFile(this.dataDir, channelId, queue);
     await mkdir(channelDir(this.dataDir, channelId), { recursive: true, mode: 0o700 });
@@ -43,7 +42,7 @@ export class PollingStore implements ChannelStore {
   }
 
   /** Reads once, under the lock; `waitMs` and `signal` are ignored (a polling design does not wait). */
-  async poll(channelId: string, queue: QueueName, options: PollOptions = {}): Promise<PollResult> {
+  override async poll(channelId: string, queue: QueueName, options: PollOptions = {}): Promise<PollResult> {
     const path = queueFile(this.dataDir, channelId, queue);
     const { after } = options;
     await mkdir(channelDir(this.dataDir, channelId), { recursive: true, mode: 0o700 });
@@ -57,42 +56,6 @@ export class PollingStore implements ChannelStore {
       return { messages: unread, cursor: unread.at(-1)?.seq ?? after ?? current.next_seq - 1, pending: 0 };
     });
   }
-
-  async readState(channelId: string, name: string): Promise<JsonValue | null> {
-    const text = await readFile(stateFile(this.dataDir, channelId, name), "utf8").catch(() => null);
-    return text === null ? null : (JSON.parse(text) as JsonValue);
-  }
-
-  async updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue> {
-    const path = stateFile(this.dataDir, channelId, name);
-    await mkdir(channelDir(this.dataDir, channelId), { recursive: true, mode: 0o700 });
-    return withExclusiveLock(path, async () => {
-      const next = update(await this.readState(channelId, name));
-      await writeFile(path, JSON.stringify(next), { mode: 0o600 });
-      return next;
-    });
-  }
-
-  watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
-    return subscribeToFile(channelDir(this.dataDir, channelId), queueFileName(queue));
-  }
-
-  async peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
-    return (await readQueue(queueFile(this.dataDir, channelId, queue))).messages;
-  }
-
-  async listChannels(): Promise<ChannelInfo[]> {
-    const names = await readdir(channelsDir(this.dataDir)).catch(() => [] as string[]);
-    const channels: ChannelInfo[] = [];
-    for (const id of names.filter(isChannelId)) {
-      channels.push({ id, lastActivity: (await stat(channelDir(this.dataDir, id))).mtime });
-    }
-    return channels;
-  }
-
-  async remove(channelId: string): Promise<void> {
-    await rm(channelDir(this.dataDir, channelId), { recursive: true, force: true });
-  }
 }
 
 /** The queue in `path`; a missing file is an empty queue. */
@@ -101,5 +64,5 @@ async function readQueue(path: string): Promise<QueueFile> {
     if (error.code === "ENOENT") return null;
     throw error;
   });
-  return text === null ? emptyQueue() : parseQueueFile(text, path);
+  return text === null ? emptyQueue() : parseQueueText(text, path).queue;
 }

@@ -19,7 +19,7 @@ import { assertExactlyOnce } from "../integrity.js";
 import { startServer, type ServerProcess } from "../procs/server.js";
 import { startSessionServer, type SessionServer } from "../procs/session-server.js";
 import { pauseWithinPeriod } from "../timing.js";
-import type { QueueMessage } from "../../store/file/queue-file.js";
+import type { QueueMessage } from "../../protocol/message.js";
 
 /** The latencies of one kind of notification, in ms. */
 export interface PushLatencies {

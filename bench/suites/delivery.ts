@@ -21,7 +21,7 @@ import { startServer, type ServerProcess } from "../procs/server.js";
 import { spawnWatcher } from "../procs/watcher.js";
 import { streamLatencies, type Arrivals, type StreamLatencies } from "../stream.js";
 import { pauseWithinPeriod, withTimeout } from "../timing.js";
-import type { QueueMessage } from "../../store/file/queue-file.js";
+import type { QueueMessage } from "../../protocol/message.js";
 
 /** How many samples of each kind to take. */
 export interface DeliveryCounts {

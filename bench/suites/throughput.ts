@@ -25,7 +25,7 @@ import { assertExactlyOnce, type Tally } from "../integrity.js";
 import { startWorkers, type WorkerProcess } from "../procs/worker.js";
 import { withTimeout } from "../timing.js";
 import { queueFile } from "../../core/paths.js";
-import { readQueueFile } from "../../store/file/queue-file.js";
+import { readQueue } from "../../store/file/log-format.js";
 import type { WorkerReport } from "../workers/queue-worker.js";
 
 /** How a throughput run is sized. */
@@ -180,7 +180,7 @@ export async function fillQueue(
   );
   const stored: string[] = [];
   for (const channelId of new Set(channelIds)) {
-    const messages = (await readQueueFile(queueFile(dataDir, channelId, "agent")))?.messages ?? [];
+    const messages = readQueue(queueFile(dataDir, channelId, "agent"))?.queue.messages ?? [];
     messages.forEach((message, index) => {
       if (index > 0 && message.seq <= messages[index - 1]!.seq) throw new Error(`${design.name}: seq ${message.seq} out of order in ${channelId}`);
     });

@@ -14,7 +14,7 @@ import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { FileStore } from "../../store/file/file-store.js";
 import type { ChannelStore } from "../../store/store.js";
-import type { QueueMessage } from "../../store/file/queue-file.js";
+import type { QueueMessage } from "../../protocol/message.js";
 import { PollingStore } from "../baseline/polling-store.js";
 import type { DesignName } from "../designs.js";
 

@@ -4,8 +4,9 @@
  * never takes or acknowledges a message, so the queue stays the truth and every
  * signal built on the inbox is a doorbell followed by a pull.
  */
-import type { QueueMessage } from "../../store/file/queue-file.js";
-import type { ChangeSubscription, ChannelStore } from "../../store/store.js";
+import type { QueueMessage } from "../../protocol/message.js";
+import { changes } from "../../store/changes.js";
+import type { ChannelStore } from "../../store/store.js";
 
 /** Called with the channel whose waiting messages changed, and those messages. */
 export type InboxListener = (channelId: string, messages: readonly QueueMessage[]) => void;
@@ -21,7 +22,6 @@ export interface AgentInboxOptions {
 }
 
 interface Watched {
-  subscription: ChangeSubscription;
   stop: AbortController;
   /** The seqs last seen, joined: a cheap identity of the waiting messages. */
   seen: string;
@@ -64,11 +64,16 @@ export class AgentInbox {
   async watch(channelId: string): Promise<void> {
     if (this.closed || this.watched.has(channelId)) return;
     if (this.watched.size >= this.maxChannels) this.unwatch(this.watched.keys().next().value!);
-    // Subscribed before the first read, so that no change after it is missed.
-    const entry: Watched = { subscription: this.store.watchQueue(channelId, "agent"), stop: new AbortController(), seen: "", messages: [] };
+    const entry: Watched = { stop: new AbortController(), seen: "", messages: [] };
     this.watched.set(channelId, entry);
-    void this.follow(channelId, entry);
+    const wakes = changes(this.store.watchQueue(channelId, "agent"), { fallbackMs: this.fallbackMs, signal: entry.stop.signal });
+    // The first read is awaited, so that what waits is known when this returns; the
+    // rest of the loop re-reads on every change until the watch stops.
+    await wakes.next();
     await this.check(channelId, entry);
+    void (async () => {
+      for await (const _ of wakes) await this.check(channelId, entry);
+    })();
   }
 
   /**
@@ -92,17 +97,7 @@ export class AgentInbox {
     const entry = this.watched.get(channelId);
     if (!entry) return;
     entry.stop.abort();
-    entry.subscription.close();
     this.watched.delete(channelId);
-  }
-
-  /** Re-reads the queue on every wake-up (a change, or the fallback timer) until the watch stops. */
-  private async follow(channelId: string, entry: Watched): Promise<void> {
-    while (!entry.stop.signal.aborted) {
-      const woke = await entry.subscription.next(this.fallbackMs, entry.stop.signal);
-      if (woke === "aborted") return;
-      await this.check(channelId, entry);
-    }
   }
 
   private async check(channelId: string, entry: Watched): Promise<void> {

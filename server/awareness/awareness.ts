@@ -5,7 +5,7 @@
  * when enabled, pushes Claude Code channel notifications.
  */
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/server";
-import { sessionKey } from "../../core/session-key.js";
+import { currentSessionKey } from "../../core/session-key.js";
 import type { ChannelStore } from "../../store/store.js";
 import { AgentInbox } from "./agent-inbox.js";
 import { ClaudeChannelPusher } from "./claude-channel.js";
@@ -14,8 +14,8 @@ import { WaitingDescription } from "./waiting-description.js";
 
 /** Options of {@link Awareness}. */
 export interface AwarenessOptions {
-  /** The host session's key (see `sessionKey()` in ../core/session-key.ts). */
-  sessionKey: string;
+  /** The host session's key. Default: this process's (`currentSessionKey()` in core/session-key.ts). */
+  sessionKey?: string;
   /** Push Claude Code channel notifications. Default false. */
   claudeChannel?: boolean;
   /**
@@ -27,25 +27,11 @@ export interface AwarenessOptions {
   warn?: (message: string) => void;
 }
 
-/** One awareness per server, shared by every module that registers tools on it. */
-const byServer = new WeakMap<McpServer, Awareness>();
-
-/** The awareness of one server. It closes itself when the server's connection closes. */
+/**
+ * The awareness of one server: made by `createServer` and handed to every module that
+ * registers tools on that server. It closes itself when the server's connection closes.
+ */
 export class Awareness {
-  /**
-   * The awareness of `server`, made on first use with `options` (default: the session
-   * key from `sessionKey()`, no channel push, channels watched). Later calls return the
-   * same one and ignore `options`.
-   */
-  static of(server: McpServer, store: ChannelStore, options: Partial<AwarenessOptions> = {}): Awareness {
-    let awareness = byServer.get(server);
-    if (!awareness) {
-      awareness = new Awareness(server, store, { ...options, sessionKey: options.sessionKey ?? sessionKey() });
-      byServer.set(server, awareness);
-    }
-    return awareness;
-  }
-
   /** The host session this server serves. */
   readonly session: Session;
   private readonly inbox: AgentInbox;
@@ -54,9 +40,10 @@ export class Awareness {
   private readonly warn: (message: string) => void;
   private readonly watchChannels: boolean;
 
-  constructor(server: McpServer, store: ChannelStore, options: AwarenessOptions) {
+  /** @throws Error when `options.sessionKey` is not a valid session key. */
+  constructor(server: McpServer, store: ChannelStore, options: AwarenessOptions = {}) {
     this.warn = options.warn ?? ((message) => process.stderr.write(`backchannel: ${message}\n`));
-    this.session = new Session(options.sessionKey, store);
+    this.session = new Session(options.sessionKey ?? currentSessionKey(), store);
     this.watchChannels = options.watchChannels ?? true;
     this.inbox = new AgentInbox(store, { warn: this.warn });
     this.pusher = options.claudeChannel ? new ClaudeChannelPusher(server, store, this.inbox, process.pid, this.warn) : undefined;

@@ -19,7 +19,7 @@
  */
 import type { McpServer } from "@modelcontextprotocol/server";
 import { ASK_EVENT, ringsDoorbell } from "../../core/events.js";
-import type { JsonValue, QueueMessage } from "../../store/file/queue-file.js";
+import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import type { ChannelStore } from "../../store/store.js";
 import type { AgentInbox } from "./agent-inbox.js";
 

@@ -9,7 +9,9 @@
  */
 import { WALL_DEFAULT_SECONDS, WALL_MAX_CHARS, WALL_MAX_SECONDS } from "../../core/limits.js";
 import { SESSION_KEY_PATTERN } from "../../core/ids.js";
-import { activeWall, withChannel, type Wall } from "../../store/session-record.js";
+import type { Wall } from "../../protocol/wall.js";
+import { changes } from "../../store/changes.js";
+import { activeWall, withChannel } from "../../store/session-record.js";
 import type { ChannelStore } from "../../store/store.js";
 import { CallerError } from "../../core/errors.js";
 
@@ -114,14 +116,12 @@ export class Session {
       throw error;
     }
     const follow = async () => {
-      while (!signal.aborted) {
-        if ((await subscription.next(recheckMs, signal)) === "aborted") return;
-        if (!sameWall(await this.wallOf(key), before)) return onChange();
+      for await (const wake of changes(subscription, { fallbackMs: recheckMs, signal })) {
+        if (wake !== "start" && !sameWall(await this.wallOf(key), before)) return onChange();
       }
     };
-    follow()
-      .catch(() => undefined) // an unreadable session file: the wall shows again at the next poll
-      .finally(() => subscription.close());
+    // An unreadable session file ends the watch quietly: the wall shows again at the next poll.
+    follow().catch(() => undefined);
     return before;
   }
 }

@@ -11,7 +11,7 @@
  */
 import type { RegisteredTool } from "@modelcontextprotocol/server";
 import { ASK_EVENT, ringsDoorbell } from "../../core/events.js";
-import type { QueueMessage } from "../../store/file/queue-file.js";
+import type { QueueMessage } from "../../protocol/message.js";
 import type { AgentInbox } from "./agent-inbox.js";
 
 /** Longest piece of a question quoted in a description (Claude Code cuts descriptions at 2 KB). */

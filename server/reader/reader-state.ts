@@ -7,7 +7,7 @@
  * the same message twice (a retried call, an answer polled again after a reload)
  * without duplicating it; a thread's passage is fixed by its first record.
  */
-import type { JsonValue } from "../../store/file/queue-file.js";
+import type { JsonValue } from "../../protocol/message.js";
 import type { ChannelStore } from "../../store/store.js";
 import type { PassageAnchor, ReaderDocument, ReaderThread, ThreadMessage } from "../../protocol/reader.js";
 import { documentSchema, threadLogSchema } from "./schemas.js";

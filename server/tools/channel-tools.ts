@@ -9,9 +9,9 @@
 import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
 import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
 import type { QueueName } from "../../core/paths.js";
-import type { JsonValue, QueueMessage } from "../../store/file/queue-file.js";
+import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import type { ChannelStore, PollResult } from "../../store/store.js";
-import type { Wall } from "../../store/session-record.js";
+import type { Wall } from "../../protocol/wall.js";
 import { Awareness } from "../awareness/awareness.js";
 import { progressTicker } from "./progress.js";
 import { toolError, toolResult } from "./results.js";
@@ -26,6 +26,12 @@ export interface ChannelToolOptions {
   maxUiWaitMs?: number;
   /** How often a waiting poll sends `notifications/progress` (when the call has a progress token). Default 5,000. */
   progressIntervalMs?: number;
+  /**
+   * What tells the agent and the human that something waits. Pass the server's one
+   * (`createServer` does) to every `register…Tools` call on the same server. Default:
+   * one of these tools' own, for this process's host session.
+   */
+  awareness?: Awareness;
 }
 
 /** `_meta` of a tool that only the app may call. Only hosts enforce it: such tools must be harmless for the model too. */
@@ -37,11 +43,10 @@ const POLL_AGENT_DESCRIPTION =
 
 /**
  * Registers `notify_ui`, `poll_agent_messages` (model-visible), `poll_ui_messages` and
- * `notify_agent` (app-only) on `server`, backed by `store`, with the server's
- * {@link Awareness} (made with its defaults when `createServer` did not make it first).
+ * `notify_agent` (app-only) on `server`, backed by `store`.
  */
 export function registerChannelTools(server: McpServer, store: ChannelStore, options: ChannelToolOptions = {}): void {
-  const awareness = Awareness.of(server, store);
+  const awareness = options.awareness ?? new Awareness(server, store);
   const maxAgentWaitMs = options.maxAgentWaitMs ?? DEFAULT_LIMITS.maxAgentWaitMs;
   const maxUiWaitMs = options.maxUiWaitMs ?? DEFAULT_LIMITS.maxUiWaitMs;
 

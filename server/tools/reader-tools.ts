@@ -12,7 +12,7 @@ import type { ChannelStore } from "../../store/store.js";
 import { Awareness } from "../awareness/awareness.js";
 import type { ReaderDocument } from "../../protocol/reader.js";
 import { readDocument, readThreads, recordMessage, writeDocument } from "../reader/reader-state.js";
-import { READER_RESOURCE_URI, readReaderHtml, } from "../reader/resource.js";
+import { READER_RESOURCE_URI, readReaderHtml } from "../reader/resource.js";
 import { openReaderInput, openReaderOutput, readerRecordInput, readerRecordOutput, readerStateInput, readerStateOutput } from "../reader/schemas.js";
 import { askForDocument } from "../reader/ask-document.js";
 import { chooseTitle, countWords, DEFAULT_MAX_FILE_BYTES, readDocumentFile, type DocumentSource } from "../reader/source.js";
@@ -30,6 +30,8 @@ export interface ReaderToolOptions {
   maxFileBytes?: number;
   /** The reader's HTML file. Default: the built `dist/app/reader.html`. */
   readerHtmlPath?: string;
+  /** The server's awareness (see `ChannelToolOptions.awareness`). Default: these tools' own. */
+  awareness?: Awareness;
 }
 
 /** `_meta` of a tool only the app may call. Only hosts enforce it; both tools are harmless for a model. */
@@ -52,7 +54,7 @@ const UNANSWERED = {
  * `ui://backchannel/reader.html` resource on `server`, backed by `store`.
  */
 export function registerReaderTools(server: McpServer, store: ChannelStore, options: ReaderToolOptions = {}): void {
-  const awareness = Awareness.of(server, store);
+  const awareness = options.awareness ?? new Awareness(server, store);
   const readLocalFiles = options.readLocalFiles ?? true;
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
 

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { CallerError } from "../../core/errors.js";
 import { assertChannelId, InvalidChannelIdError, isChannelId, mintChannelId } from "../../core/ids.js";
 import { jsonProblem } from "../../core/json.js";
-import { CorruptQueueFileError, logHeader, logRecord, parseQueueText, salvageSeqFloor } from "../../store/file/queue-file.js";
+import { CorruptQueueFileError, logHeader, logRecord, parseQueueText, salvageSeqFloor } from "../../store/file/log-format.js";
 import { InvalidCursorError, QueueFullError } from "../../store/errors.js";
 
 describe("channel ids", () => {
@@ -42,7 +42,7 @@ describe("the queue log", () => {
     const text = logHeader(1) + logRecord(message(1)) + logRecord(message(2)) + logRecord({ ack: 1 }) + '{"seq":3,"ev';
     const parsed = parseQueueText(text);
     assert.deepEqual(
-      parsed.queue.messages.map((m) => m.seq),
+      parsed.queue.messages.map((m: { seq: number }) => m.seq),
       [2],
     );
     assert.equal(parsed.queue.next_seq, 3);

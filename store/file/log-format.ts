@@ -1,5 +1,5 @@
 /**
- * The queue file format (DESIGN §4) and the one way to read it without a lock.
+ * The queue file format (docs/ARCHITECTURE.md, "On disk") and the one way to read it without a lock.
  *
  * A queue file is a log of JSON lines (format 2), each line one record:
  *
@@ -13,7 +13,7 @@
  * records outweigh the live ones, the store compacts: it writes header + live messages
  * to a temporary file and renames it over the log.
  *
- * The format-1 document of DESIGN §4, `{ "version": 1, "next_seq", "messages" }`, is
+ * The older format-1 document, `{ "version": 1, "next_seq", "messages" }`, is
  * still read (the store converts it to a log at its next write).
  *
  * Invariants every file written by the store keeps, and that {@link parseQueueText} checks:
@@ -25,25 +25,15 @@
  *   acts on a torn record; whole-file replacements are renames, so such a reader sees
  *   a whole file, old or new.
  *
- * This module imports nothing but Node, so that the watcher can use it and start fast.
+ * This module loads no library, so that the watcher and the status line can use it and start fast.
  * Reads are synchronous: a queue file is small (8 MiB of live messages at most), the
  * store reads it under a lock that should be held as briefly as possible, and the
  * watcher has nothing else to do meanwhile.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { EVENT_PATTERN } from "../../core/ids.js";
-import type { JsonValue } from "../../core/json.js";
 import { CallerError } from "../../core/errors.js";
-
-export type { JsonValue } from "../../core/json.js";
-
-/** One message in a queue. `seq` is unique in its queue for ever; `ts` is ISO-8601 UTC. */
-export interface QueueMessage {
-  seq: number;
-  event: string;
-  data: JsonValue;
-  ts: string;
-}
+import type { QueueMessage } from "../../protocol/message.js";
+import { NotRegularFileError, readRegularFile } from "./safe-read.js";
 
 /** What a queue holds: its live messages and the next seq (the content of a format-1 file). */
 export interface QueueFile {
@@ -85,7 +75,7 @@ export function emptyQueue(nextSeq = 1): QueueFile {
   return { version: 1, next_seq: nextSeq, messages: [] };
 }
 
-/** Thrown by {@link parseQueueFile} when a file is not a queue; `reason` says what is wrong. */
+/** Thrown by {@link parseQueueText} when a file is not a queue; `reason` says what is wrong. */
 export class CorruptQueueFileError extends CallerError {
   override readonly name = "CorruptQueueFileError";
   constructor(
@@ -146,11 +136,6 @@ export function parseQueueText(text: string, path = "queue file"): ParsedQueue {
   };
 }
 
-/** The queue in the text of a queue file of either format (see {@link parseQueueText}). */
-export function parseQueueFile(text: string, path = "queue file"): QueueFile {
-  return parseQueueText(text, path).queue;
-}
-
 function parseLine(line: string, path: string): Record<string, unknown> {
   let value: unknown;
   try {
@@ -184,47 +169,21 @@ function parseQueueDocument(text: string, path: string): QueueFile {
 }
 
 /**
- * Reads a queue file without taking its lock. Symbolic links are not followed: a link
- * planted where a queue file belongs is reported as corrupt, never read through.
- * @returns the queue, or `null` when the file does not exist.
- * @throws CorruptQueueFileError when the file is not a queue (or is a link or a folder);
- *   other I/O errors (EACCES, …) are thrown as they are.
- */
-export function readQueueFile(path: string): QueueFile | null {
-  return readQueue(path)?.queue ?? null;
-}
-
-/**
- * Like {@link readQueueFile}, with what the store needs to append (format, valid and live bytes).
+ * Reads and parses a queue file without taking its lock (see ./safe-read.ts: no link
+ * followed, nothing but a regular file read).
  * @returns `null` when the file does not exist.
- * @throws CorruptQueueFileError, I/O errors, as readQueueFile.
+ * @throws CorruptQueueFileError when the file is not a queue, or not a regular file;
+ *   other I/O errors (EACCES, …) as they are.
  */
 export function readQueue(path: string): ParsedQueue | null {
-  const text = readTextNoFollow(path);
-  return text === null ? null : parseQueueText(text, path);
-}
-
-/**
- * The text of the regular file at `path`, read without following a symbolic link.
- * @returns `null` when there is no file.
- * @throws CorruptQueueFileError when `path` is a link or a folder; other I/O errors as they are.
- */
-export function readTextNoFollow(path: string): string | null {
-  let fd: number;
+  let text: string | null;
   try {
-    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+    text = readRegularFile(path);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return null;
-    if (code === "ELOOP") throw new CorruptQueueFileError(path, "it is a symbolic link");
+    if (error instanceof NotRegularFileError) throw new CorruptQueueFileError(path, `it is ${error.found}`);
     throw error;
   }
-  try {
-    if (!fstatSync(fd).isFile()) throw new CorruptQueueFileError(path, "it is not a regular file");
-    return readFileSync(fd, "utf8");
-  } finally {
-    closeSync(fd);
-  }
+  return text === null ? null : parseQueueText(text, path);
 }
 
 /**

@@ -9,20 +9,7 @@
  * wait is not missed: a subscription remembers a change until it is waited for.
  */
 import { watch, type FSWatcher } from "node:fs";
-
-/** Why {@link FileSubscription.next} returned. */
-export type WakeReason = "changed" | "timeout" | "aborted";
-
-/** A subscription to changes of one file name in one folder. Close it when done. */
-export interface FileSubscription {
-  /**
-   * Resolves with `"changed"` once the file changed since the last call (or since the
-   * subscription began), `"timeout"` after `maxMs`, or `"aborted"` when `signal` aborts.
-   */
-  next(maxMs: number, signal?: AbortSignal): Promise<WakeReason>;
-  /** Stops listening; the folder's watch is closed with its last subscriber. */
-  close(): void;
-}
+import type { ChangeSubscription, WakeReason } from "../store.js";
 
 interface Waiter {
   fileName: string;
@@ -38,11 +25,11 @@ interface FolderEntry {
 const folders = new Map<string, FolderEntry>();
 
 /**
- * Subscribes to changes of `fileName` in `dir`. When the folder cannot be watched
- * (missing, or a file system without events) the subscription still works, on its
- * timer alone.
+ * Subscribes to changes of `fileName` in `dir`; the folder's watch is closed with its
+ * last subscriber. When the folder cannot be watched (missing, or a file system without
+ * events) the subscription still works, on its timer alone.
  */
-export function subscribeToFile(dir: string, fileName: string): FileSubscription {
+export function subscribeToFile(dir: string, fileName: string): ChangeSubscription {
   const entry = folders.get(dir) ?? openFolder(dir);
   const waiter: Waiter = { fileName, changed: false, wake: undefined };
   entry.waiters.add(waiter);

@@ -1,0 +1,55 @@
+/**
+ * `backchannel install statusline` and `uninstall statusline`: Claude Code's settings (claude-code/install.ts).
+ */
+import { parseArgs } from "node:util";
+
+/** The usage text of this command. */
+export const USAGE = `Usage: backchannel install statusline [--settings FILE]
+       backchannel uninstall statusline [--settings FILE]
+
+install: makes "backchannel statusline" Claude Code's status line. The statusLine it
+replaces is kept in backchannel-statusline.<settings file name> next to the settings
+file, and keeps showing first; padding and refreshInterval (default 5 s) are kept.
+Installing twice changes nothing.
+uninstall: puts the kept statusLine back exactly (or removes the key if there was
+none) and deletes the kept copy; refuses when the statusLine was changed since.
+
+Options:
+  --settings FILE  the settings file (default $CLAUDE_CONFIG_DIR/settings.json, else
+                   ~/.claude/settings.json; e.g. .claude/settings.json for a project)
+  -h, --help       show this help
+
+Exit codes: 0 done (or nothing to do), 1 refused or a settings file that is not a
+JSON object (left as it is; message on stderr).`;
+
+/** Runs `install` or `uninstall` (`command`) with `args` (after it); resolves to the exit code. */
+export async function run(command: "install" | "uninstall", args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      settings: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (positionals.length !== 1 || positionals[0] !== "statusline") {
+    const what = positionals.length === 0 ? "nothing" : JSON.stringify(positionals.join(" "));
+    process.stderr.write(`backchannel ${command}: can only ${command} "statusline", not ${what}\n\n${USAGE}\n`);
+    return 1;
+  }
+  const [{ resolve }, { defaultSettingsPath }, { installStatusline, uninstallStatusline }] = await Promise.all([
+    import("node:path"),
+    import("../claude-code/settings-file.js"),
+    import("../claude-code/install.js"),
+  ]);
+  const settingsPath = resolve(values.settings ?? defaultSettingsPath());
+  const outcome = command === "install" ? installStatusline(settingsPath) : uninstallStatusline(settingsPath);
+  if (outcome.ok) process.stdout.write(`${outcome.message}\n`);
+  else process.stderr.write(`backchannel ${command} statusline: ${outcome.message}\n`);
+  return outcome.ok ? 0 : 1;
+}

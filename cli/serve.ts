@@ -1,0 +1,71 @@
+/**
+ * `backchannel serve`: the MCP server on stdio (what hosts start), or over Streamable HTTP.
+ */
+import { parseArgs } from "node:util";
+
+/** The usage text of this command. */
+export const USAGE = `Usage: backchannel [serve] [--claude-channel] [--http [--port N] [--host H]]
+
+Runs the MCP server on stdin/stdout. stdout carries MCP only; notes go to stderr.
+Add it to a host as the command "npx backchannel" (see the README).
+
+Options:
+  --claude-channel  push each question to Claude Code as a channel notification
+                (experimental capability claude/channel; Claude Code must be started
+                with --dangerously-load-development-channels server:<name>).
+                Same as BACKCHANNEL_CLAUDE_CHANNEL=1. stdio only.
+  --http        serve Streamable HTTP at http://127.0.0.1:<port>/mcp instead; only
+                localhost Host and Origin headers are accepted, and open_reader's
+                path is off (the caller need not be you)
+  --port N      the HTTP port (default 0: a free one, printed on stderr)
+  --host H      the address to bind (default 127.0.0.1)
+
+Environment:
+  BACKCHANNEL_HOME                    the data directory shared by every process
+  BACKCHANNEL_MAX_QUEUE_MESSAGES, …   limits (see the README)`;
+
+/** Runs the command with `args` (after its name); resolves to the exit code, -1 for a server that keeps running. */
+export async function run(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    options: {
+      help: { type: "boolean", short: "h" },
+      http: { type: "boolean" },
+      port: { type: "string" },
+      host: { type: "string" },
+      "claude-channel": { type: "boolean" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const claudeChannel = values["claude-channel"] ?? isTrue(process.env.BACKCHANNEL_CLAUDE_CHANNEL);
+  if (values.http) {
+    if (claudeChannel) {
+      process.stderr.write("backchannel serve: --claude-channel works on stdio only (Claude Code channels are stdio servers)\n");
+      return 1;
+    }
+    const port = Number(values.port ?? 0);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      process.stderr.write(`backchannel serve: --port takes a port number from 0 to 65535, not ${JSON.stringify(values.port)}\n`);
+      return 1;
+    }
+    const { runHttpServer } = await import("../server/transports/http.js");
+    await runHttpServer({ port, host: values.host });
+    return -1;
+  }
+  if (values.port !== undefined || values.host !== undefined) {
+    process.stderr.write("backchannel serve: --port and --host go with --http\n");
+    return 1;
+  }
+  const { runStdioServer } = await import("../server/transports/stdio.js");
+  await runStdioServer({ claudeChannel });
+  return -1;
+}
+
+/** Whether an on/off environment variable is on (`1`, `true`, `yes`, `on`). */
+function isTrue(value: string | undefined): boolean {
+  return value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());
+}

@@ -1,0 +1,64 @@
+/**
+ * `backchannel watch <channel_id>`: the watcher (watcher/watch.ts). Loads no SDK: it must start fast.
+ */
+import { parseArgs } from "node:util";
+import { openReader, storeLocationFromEnv, unusableLocation } from "../store/open.js";
+
+/** The usage text of this command. */
+export const USAGE = `Usage: backchannel watch <channel_id> [--timeout S] [--follow] [--notify]
+
+Waits until the app has sent the agent a message on <channel_id>. Run it as a
+background command: when it exits, call poll_agent_messages, then start it again.
+It only reads the channel's files: it never takes or changes a message.
+
+Options:
+  --timeout S   give up after S seconds (default 1800)
+  --follow      print one line per new message and keep going until the timeout
+  --notify      also show a desktop notification (notify-send, osascript or a
+                PowerShell toast; one note on stderr where none works)
+  -h, --help    show this help
+
+Exit codes: 0 a message waits (one summary line on stdout), 2 timeout,
+1 bad channel id or unreadable data directory (message on stderr).`;
+
+/** Runs the command with `args` (after its name); resolves to the exit code. */
+export async function run(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      timeout: { type: "string" },
+      follow: { type: "boolean" },
+      notify: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (positionals.length !== 1) {
+    process.stderr.write(`backchannel watch: give exactly one channel id\n\n${USAGE}\n`);
+    return 1;
+  }
+  const timeoutSeconds = values.timeout === undefined ? 1800 : Number(values.timeout);
+  if (!(timeoutSeconds > 0 && Number.isFinite(timeoutSeconds))) {
+    process.stderr.write(`backchannel watch: --timeout takes a number of seconds above 0, not ${JSON.stringify(values.timeout)}\n`);
+    return 1;
+  }
+  const location = storeLocationFromEnv();
+  const problem = await unusableLocation(location);
+  if (problem) {
+    process.stderr.write(`backchannel watch: ${problem}\n`);
+    return 1;
+  }
+  const [{ watchChannel }, reader] = await Promise.all([import("../watcher/watch.js"), openReader(location)]);
+  return watchChannel({
+    channelId: positionals[0]!,
+    reader,
+    timeoutMs: timeoutSeconds * 1000,
+    follow: values.follow ?? false,
+    notify: values.notify ?? false,
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * The file store's read-only view ({@link ChannelReader}): what waits in a queue and the
+ * session records, read without any lock. It never writes, never creates a folder and
+ * never repairs: a corrupt queue is reported (CorruptQueueFileError) and left for the
+ * server to move aside at its next write. Loads no lock library, so that the watcher
+ * and the status line start fast.
+ */
+import { lstatSync } from "node:fs";
+import { channelDir, channelsDir, queueFile, queueFileName, type QueueName } from "../../core/paths.js";
+import type { QueueMessage } from "../../protocol/message.js";
+import type { ChangeSubscription, ChannelReader, SessionReader } from "../store.js";
+import { subscribeToFile } from "./folder-watch.js";
+import { readQueue } from "./log-format.js";
+import { SessionFileReader } from "./session-read.js";
+
+/** The channels in one data directory, read-only. */
+export class FileQueueReader implements ChannelReader {
+  readonly sessions: SessionReader;
+
+  /** @param dataDir the data directory (the servers'). */
+  constructor(readonly dataDir: string) {
+    this.sessions = new SessionFileReader(dataDir);
+  }
+
+  async peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
+    return readQueue(queueFile(this.dataDir, channelId, queue))?.queue.messages ?? [];
+  }
+
+  watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
+    return subscribeToQueue(this.dataDir, channelId, queue);
+  }
+}
+
+/**
+ * Subscribes to changes of one queue file. Until the channel's folder exists, it watches
+ * for the folder's creation instead, then moves into it; the move counts as a change,
+ * so the caller reads once the new subscription is in place and misses nothing.
+ * @throws InvalidChannelIdError.
+ */
+export function subscribeToQueue(dataDir: string, channelId: string, queue: QueueName): ChangeSubscription {
+  const dir = channelDir(dataDir, channelId);
+  if (isDirectory(dir)) return subscribeToFile(dir, queueFileName(queue));
+  let current = subscribeToFile(channelsDir(dataDir), channelId);
+  let inChannel = false;
+  const moveIn = (): boolean => {
+    if (inChannel || !isDirectory(dir)) return false;
+    current.close();
+    current = subscribeToFile(dir, queueFileName(queue));
+    inChannel = true;
+    return true;
+  };
+  return {
+    async next(maxMs, signal) {
+      if (moveIn()) return "changed";
+      const woke = await current.next(maxMs, signal);
+      moveIn();
+      return woke;
+    },
+    close() {
+      current.close();
+    },
+  };
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

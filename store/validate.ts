@@ -1,0 +1,43 @@
+/**
+ * The checks every store makes before it appends a message, so that every store refuses
+ * the same messages with the same errors.
+ */
+import { assertEvent } from "../core/ids.js";
+import { InvalidDataError, jsonProblem, type JsonValue } from "../core/json.js";
+import type { Limits } from "../core/limits.js";
+import { InvalidCursorError, MessageTooLargeError } from "./errors.js";
+
+/**
+ * Checks a message about to be appended.
+ * @returns the JSON text of `data` (what counts against `limits.maxMessageBytes`).
+ * @throws InvalidEventError, InvalidDataError, MessageTooLargeError.
+ */
+export function checkMessage(event: string, data: JsonValue, limits: Pick<Limits, "maxMessageBytes">): string {
+  assertEvent(event);
+  const problem = jsonProblem(data);
+  if (problem) throw new InvalidDataError(problem);
+  const json = JSON.stringify(data);
+  const bytes = Buffer.byteLength(json);
+  if (bytes > limits.maxMessageBytes) throw new MessageTooLargeError(bytes, limits.maxMessageBytes);
+  return json;
+}
+
+/**
+ * Checks a poll's cursor.
+ * @throws InvalidCursorError unless `after` is undefined or a whole number >= 0.
+ */
+export function checkCursor(after: number | undefined): void {
+  if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0)) throw new InvalidCursorError(after);
+}
+
+/** The longest prefix of `messages` within `maxBatchBytes` of JSON, and always at least one message. */
+export function takeBatch<T>(messages: T[], maxBatchBytes: number): T[] {
+  let bytes = 0;
+  let count = 0;
+  for (const message of messages) {
+    bytes += Buffer.byteLength(JSON.stringify(message));
+    if (count > 0 && bytes > maxBatchBytes) break;
+    count += 1;
+  }
+  return messages.slice(0, count);
+}
