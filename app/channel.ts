@@ -17,21 +17,14 @@
  *   status for every reader, not queued); {@link AppChannel.onwall} hears when it changes.
  */
 import type { App } from "@modelcontextprotocol/ext-apps";
+import type { QueueMessage } from "../protocol/message.js";
+import type { Wall } from "../protocol/wall.js";
 
-/** A message of a channel queue, as polls return it. */
-export interface ChannelMessage {
-  seq: number;
-  event: string;
-  data: unknown;
-  ts: string;
-}
+/** A message of a channel queue, as polls return it (the one message shape, protocol/message.ts). */
+export type ChannelMessage = QueueMessage;
 
-/** The agent's status for every reader of its session, shown until `until` (ISO-8601). */
-export interface ChannelWall {
-  text: string;
-  posted_at: string;
-  until: string;
-}
+/** The agent's status for every app of its session, shown until `until` (protocol/wall.ts). */
+export type ChannelWall = Wall;
 
 /** `connecting` until the first poll answers, `live` while polls succeed, `retrying` after a failure, `stopped` after {@link AppChannel.stop}. */
 export type ChannelState = "connecting" | "live" | "retrying" | "stopped";

@@ -5,13 +5,8 @@
  * `answer` through `notify_ui` — exactly the calls a model makes.
  */
 import type { Client, CallToolResult } from "@modelcontextprotocol/client";
+import type { QueueMessage } from "../../protocol/message.js";
 import type { AskData } from "../../protocol/reader.js";
-
-interface AgentMessage {
-  seq: number;
-  event: string;
-  data: unknown;
-}
 
 /** Starts the panel's receive loop on `channelId`; errors go to `onerror`, and the loop retries. */
 export function startAgentPanel(client: Client, channelId: string, onerror: (error: Error) => void): void {
@@ -74,10 +69,10 @@ export function startAgentPanel(client: Client, channelId: string, onerror: (err
       try {
         const result = await call("poll_agent_messages", { after: cursor, wait_ms: 25_000 });
         failures = 0;
-        for (const message of result.messages as AgentMessage[]) {
+        for (const message of result.messages as QueueMessage[]) {
           if (message.seq <= cursor) continue;
           cursor = message.seq;
-          if (message.event === "ask") showAsk(message.data as AskData);
+          if (message.event === "ask") showAsk(message.data as unknown as AskData);
           else if (message.event === "ready") {
             showEvent("The reader is ready; said hello.");
             await call("notify_ui", { event: "hello", data: {} });

@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=message.js.map
