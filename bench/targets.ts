@@ -1,5 +1,5 @@
 /**
- * The targets of issue 5 (and the status line's), each checked against one figure of
+ * The performance targets (and the status line's), each checked against one figure of
  * backchannel.
  */
 import type { Summary } from "./stats.js";

@@ -3,7 +3,7 @@
  * backchannel's status line into a Claude Code settings file and take it out again,
  * leaving everything else as it was.
  *
- * Claude Code has one status line and no way to compose several (HOSTS.md), so install
+ * Claude Code has one status line and no way to compose several (docs/ARCHITECTURE.md, "Hosts"), so install
  * keeps the one it replaces in a stash (./stash.ts) and the new command runs it first;
  * uninstall puts the stash back exactly (the same object, or no key at all).
  *
@@ -13,7 +13,7 @@
  * the next uninstall).
  */
 import { rmSync } from "node:fs";
-import { backchannelCommand } from "../core/commands.js";
+import { backchannelCommand, shellQuote } from "../core/commands.js";
 import type { JsonValue } from "../core/json.js";
 import { isJsonObject, readJsonObject, SettingsFileError, writeJsonObject, type JsonObject } from "./settings-file.js";
 import { readStash, removeStash, stashPathFor } from "./stash.js";
@@ -128,10 +128,4 @@ function statusLineOf(path: string, settings: JsonObject | null): JsonObject | u
 /** Whether `statusLine` runs backchannel's status line (for this or any other stash: never stash our own). */
 function isOurs(statusLine: JsonObject | undefined): boolean {
   return typeof statusLine?.command === "string" && OUR_COMMAND.test(statusLine.command);
-}
-
-/** `arg` as one word for the shell Claude Code runs the status line with (sh, or cmd on Windows). */
-function shellQuote(arg: string, platform: NodeJS.Platform = process.platform): string {
-  if (platform === "win32") return /^[\w@%+=:,./\\-]+$/.test(arg) ? arg : `"${arg}"`;
-  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }

@@ -1,7 +1,8 @@
 /**
- * The exact shell command that runs the watcher, as the agent is told to run it. It
- * names this installation's own entry point, so it works wherever the agent's shell
- * starts, whether or not `backchannel` is on the PATH.
+ * The exact shell commands that run backchannel, as the agent and the host are told to
+ * run them, and the one quoting rule for them. They name this installation's own entry
+ * point, so they work wherever the agent's shell starts, whether or not `backchannel`
+ * is on the PATH.
  */
 import { CLI_ENTRY } from "./package.js";
 
@@ -10,7 +11,7 @@ import { CLI_ENTRY } from "./package.js";
  * `npx backchannel` for an installed package), else `node <this installation's cli.js>`.
  */
 export function backchannelCommand(env: NodeJS.ProcessEnv = process.env): string {
-  return env.BACKCHANNEL_COMMAND || `node ${quoteArg(CLI_ENTRY)}`;
+  return env.BACKCHANNEL_COMMAND || `node ${shellQuote(CLI_ENTRY)}`;
 }
 
 /** The command that arms the watcher on `channelId` (exit mode, or follow mode with `follow`). */
@@ -18,7 +19,49 @@ export function watchCommand(channelId: string, follow = false): string {
   return `${backchannelCommand()} watch ${channelId}${follow ? " --follow" : ""}`;
 }
 
-/** Quotes a path for POSIX shells and cmd alike when it holds anything but safe characters. */
-function quoteArg(arg: string): string {
-  return /^[\w@%+=:,./\\-]+$/.test(arg) ? arg : `"${arg.replace(/(["\\$`])/g, "\\$1")}"`;
+/**
+ * `arg` as one word of a command line for the shell that runs it: `sh` (single quotes
+ * when it holds anything but safe characters), or `cmd` on Windows (double quotes).
+ * {@link shellWords} reads either back.
+ */
+export function shellQuote(arg: string, platform: NodeJS.Platform = process.platform): string {
+  if (platform === "win32") return /^[\w@%+=:,./\\-]+$/.test(arg) ? arg : `"${arg}"`;
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Splits a command line as {@link backchannelCommand} writes it into words: blanks
+ * separate, single and double quotes group, and inside double quotes `\\` escapes
+ * `" \\ $` and a backtick. Elsewhere a backslash escapes only a quote; it is kept
+ * before anything else, as in a Windows path.
+ */
+export function shellWords(line: string): string[] {
+  const words: string[] = [];
+  let word: string | undefined;
+  for (let i = 0; i < line.length; i += 1) {
+    const char = line[i]!;
+    if (/\s/.test(char)) {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else if (char === "'") {
+      const end = line.indexOf("'", i + 1);
+      word = (word ?? "") + line.slice(i + 1, end < 0 ? line.length : end);
+      i = end < 0 ? line.length : end;
+    } else if (char === '"') {
+      word ??= "";
+      for (i += 1; i < line.length && line[i] !== '"'; i += 1) {
+        // Inside double quotes a backslash escapes only " \ $ and `.
+        if (line[i] === "\\" && /["\\$`]/.test(line[i + 1] ?? "")) i += 1;
+        word += line[i];
+      }
+    } else if (char === "\\" && /['"]/.test(line[i + 1] ?? "")) {
+      // An escaped quote (as in sh's 'it'\''s') is the quote itself.
+      word = (word ?? "") + line[i + 1];
+      i += 1;
+    } else {
+      word = (word ?? "") + char;
+    }
+  }
+  if (word !== undefined) words.push(word);
+  return words;
 }

@@ -26,7 +26,7 @@ export interface Limits {
   maxUiWaitMs: number;
 }
 
-/** The defaults of DESIGN §3. */
+/** The defaults (docs/ARCHITECTURE.md, "Channels"). */
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxMessageBytes: 64 * 1024,
   maxQueueMessages: 1000,

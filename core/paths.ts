@@ -1,10 +1,10 @@
 /**
- * The file layout of the data directory (DESIGN §4), shared by the store and the watcher:
+ * The file layout of the data directory (docs/ARCHITECTURE.md, "On disk"), shared by the store and the watcher:
  *
  *     <data dir>/channels/<channel id>/ui.json      agent → app queue
  *     <data dir>/channels/<channel id>/agent.json   app → agent queue
  *     <data dir>/channels/<channel id>/state.<name>.json   per-channel state of apps (the reader's document, …)
- *     <data dir>/sessions/<session key>.json   a host session's channels and wall (see ../store/session-file.ts)
+ *     <data dir>/sessions/<session key>.json   a host session's channels and wall (see ../store/file/session-files.ts)
  *
  * Every path under `channels/` is built here, and only from a checked channel id, so
  * no caller can name a file outside its channel folder.

@@ -5,7 +5,7 @@
  * Claude Code runs intermediate `claude` processes between its main process and the
  * MCP servers it starts, and runs the status line command through a shell, so neither
  * process's parent is the main process. Both descend from it, though: the key is the
- * topmost ancestor named `claude` (HOSTS.md, "Session identity").
+ * topmost ancestor named `claude` (docs/ARCHITECTURE.md, "The session key").
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * The reader's wire shapes (DESIGN §6) and its stored state. Types only: the app
+ * The reader's wire shapes (docs/reader.md) and its stored state. Types only: the app
  * imports them with `import type`, so no server code ever reaches the browser bundle.
  * Stored shapes are type aliases, not interfaces, so that they are plain JSON values to the store.
  */

@@ -12,7 +12,7 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { backchannelCommand } from "../core/commands.js";
+import { backchannelCommand, shellWords } from "../core/commands.js";
 import { RECIPES_DIR } from "../core/package.js";
 import { CallerError } from "../core/errors.js";
 
@@ -82,38 +82,6 @@ export function fillPlaceholders(text: string, command: string): string {
     .replaceAll("{{backchannel.json}}", JSON.stringify(command).slice(1, -1))
     .replaceAll("{{backchannel.command}}", JSON.stringify(program))
     .replaceAll("{{backchannel.args}}", JSON.stringify(args));
-}
-
-/**
- * Splits a command line as {@link backchannelCommand} writes it into words: blanks
- * separate, single and double quotes group, and inside double quotes `\\` escapes
- * `" \\ $` and a backtick. Elsewhere a backslash is kept, as in a Windows path.
- */
-export function shellWords(line: string): string[] {
-  const words: string[] = [];
-  let word: string | undefined;
-  for (let i = 0; i < line.length; i += 1) {
-    const char = line[i]!;
-    if (/\s/.test(char)) {
-      if (word !== undefined) words.push(word);
-      word = undefined;
-    } else if (char === "'") {
-      const end = line.indexOf("'", i + 1);
-      word = (word ?? "") + line.slice(i + 1, end < 0 ? line.length : end);
-      i = end < 0 ? line.length : end;
-    } else if (char === '"') {
-      word ??= "";
-      for (i += 1; i < line.length && line[i] !== '"'; i += 1) {
-        // Inside double quotes a backslash escapes only " \ $ and `.
-        if (line[i] === "\\" && /["\\$`]/.test(line[i + 1] ?? "")) i += 1;
-        word += line[i];
-      }
-    } else {
-      word = (word ?? "") + char;
-    }
-  }
-  if (word !== undefined) words.push(word);
-  return words;
 }
 
 async function recipeNames(): Promise<string[]> {

@@ -19,7 +19,7 @@ export function notificationCommand(platform: NodeJS.Platform, title: string, bo
     return ["osascript", "-e", `display notification ${quote(body)} with title ${quote(title)}`];
   }
   if (platform === "win32") {
-    // A toast through PowerShell's own registered app id (see HOSTS.md); the texts
+    // A toast through PowerShell's own registered app id (docs/ARCHITECTURE.md, "Hosts"); the texts
     // travel as environment variables, so nothing in them is parsed as script.
     const script = [
       "$t=[Windows.UI.Notifications.ToastNotificationManager,Windows.UI.Notifications,ContentType=WindowsRuntime]::GetTemplateContent([Windows.UI.Notifications.ToastTemplateType]::ToastText02)",

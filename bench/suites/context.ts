@@ -1,7 +1,7 @@
 /**
  * Figure 7: what the model pays in context for the server — the model-visible part of
  * `tools/list` plus the `instructions` sent at initialize. A tool is model-visible
- * unless its `_meta.ui.visibility` is exactly ["app"] (DESIGN §5).
+ * unless its `_meta.ui.visibility` is exactly ["app"].
  *
  * The whole tool object is counted, outputSchema included, as `tools/list` sends it;
  * hosts that pass the model only name, description and inputSchema pay less, which is

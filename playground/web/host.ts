@@ -26,7 +26,7 @@ import { startAgentPanel } from "./agent.js";
 import sample from "./sample.md?raw";
 import "./style.css";
 
-/** The CSP hosts apply to an app that declares no `_meta.ui.csp` (HOSTS.md): no network at all. */
+/** The CSP hosts apply to an app that declares no `_meta.ui.csp` (docs/ARCHITECTURE.md, "Hosts"): no network at all. */
 const APP_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; connect-src 'none'";
 
 /** Style variables the host hands the app for each theme (a few of the ~75 real hosts send). */

@@ -7,6 +7,7 @@
 import type { QueueMessage } from "../../protocol/message.js";
 import { changes } from "../../store/changes.js";
 import type { ChannelStore } from "../../store/store.js";
+import { warnOnStderr } from "../../core/warn.js";
 
 /** Called with the channel whose waiting messages changed, and those messages. */
 export type InboxListener = (channelId: string, messages: readonly QueueMessage[]) => void;
@@ -43,7 +44,7 @@ export class AgentInbox {
   ) {
     this.fallbackMs = options.fallbackMs ?? 5000;
     this.maxChannels = options.maxChannels ?? 32;
-    this.warn = options.warn ?? ((message) => process.stderr.write(`backchannel: ${message}\n`));
+    this.warn = options.warn ?? warnOnStderr;
   }
 
   /** Calls `listener` after every change of what waits on a watched channel. Returns a function that removes it. */

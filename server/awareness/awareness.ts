@@ -11,6 +11,7 @@ import { AgentInbox } from "./agent-inbox.js";
 import { ClaudeChannelPusher } from "./claude-channel.js";
 import { Session } from "./session.js";
 import { WaitingDescription } from "./waiting-description.js";
+import { warnOnStderr } from "../../core/warn.js";
 
 /** Options of {@link Awareness}. */
 export interface AwarenessOptions {
@@ -42,7 +43,7 @@ export class Awareness {
 
   /** @throws Error when `options.sessionKey` is not a valid session key. */
   constructor(server: McpServer, store: ChannelStore, options: AwarenessOptions = {}) {
-    this.warn = options.warn ?? ((message) => process.stderr.write(`backchannel: ${message}\n`));
+    this.warn = options.warn ?? warnOnStderr;
     this.session = new Session(options.sessionKey ?? currentSessionKey(), store);
     this.watchChannels = options.watchChannels ?? true;
     this.inbox = new AgentInbox(store, { warn: this.warn });

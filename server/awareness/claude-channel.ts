@@ -1,5 +1,5 @@
 /**
- * Claude Code channels (research preview, HOSTS.md): a stdio server that declares the
+ * Claude Code channels (research preview): a stdio server that declares the
  * experimental capability `claude/channel` may send `notifications/claude/channel`, and
  * an idle Claude Code session starts a turn on it. backchannel pushes each message that
  * rings (every event but the app's own `ready`) on the channels this process opened or
@@ -22,6 +22,7 @@ import { ASK_EVENT, ringsDoorbell } from "../../core/events.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import type { ChannelStore } from "../../store/store.js";
 import type { AgentInbox } from "./agent-inbox.js";
+import { type Warn, warnOnStderr } from "../../core/warn.js";
 
 /** The experimental capability a server declares to send channel notifications. */
 export const CLAUDE_CHANNEL_CAPABILITY = "claude/channel";
@@ -50,7 +51,7 @@ export class ClaudeChannelPusher {
     private readonly store: ChannelStore,
     inbox: AgentInbox,
     private readonly pid: number = process.pid,
-    private readonly warn: (message: string) => void = (message) => process.stderr.write(`backchannel: ${message}\n`),
+    private readonly warn: Warn = warnOnStderr,
   ) {
     this.stopListening = inbox.onChange((channelId, messages) => {
       this.queue = this.queue

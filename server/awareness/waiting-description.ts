@@ -3,7 +3,7 @@
  * `… Waiting now: 2 (ask "What does endowed mean…" on ch-…).`, and the client hears
  * `notifications/tools/list_changed` when that changes. Claude Code refreshes its tool
  * list only on that notification, and only because the server advertised
- * `tools.listChanged` (HOSTS.md). It tells the model nothing until it looks: a doorbell.
+ * `tools.listChanged` (docs/ARCHITECTURE.md, "Hosts"). It tells the model nothing until it looks: a doorbell.
  *
  * Invariants: a notification goes out only when the summary text changed (what waits,
  * not how often the files were touched); changes within the debounce time make one;

@@ -1,7 +1,7 @@
 /**
  * Asking the user directly: when `open_reader` is called without a document, no reader
  * is open yet to ask through, so the server asks the user with an MCP elicitation (form
- * mode), where the client declared it can (`capabilities.elicitation`). HOSTS.md: Claude
+ * mode), where the client declared it can (`capabilities.elicitation`). Claude
  * Code since 2.1.76 and VS Code do; a non-interactive run (`claude -p`) answers `cancel`.
  *
  * Both protocol eras are served. On 2025-11-25 the server sends `elicitation/create`

@@ -1,5 +1,5 @@
 /**
- * The four channel tools (DESIGN §5): the agent writes to the app with `notify_ui` and
+ * The four channel tools (docs/ARCHITECTURE.md, "Channels"): the agent writes to the app with `notify_ui` and
  * reads from it with `poll_agent_messages`; the app does the mirror image with the
  * app-only `notify_agent` and `poll_ui_messages`. Each handler validates (the schema),
  * calls the store, and shapes the result. The agent's two tools also tell the

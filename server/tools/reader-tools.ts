@@ -1,5 +1,5 @@
 /**
- * The reader's tools (DESIGN §5–6): `open_reader` for the model, which stores the
+ * The reader's tools (docs/reader.md): `open_reader` for the model, which stores the
  * document and renders the reader, and two app-only tools through which a reader
  * (re-)rendered in any process restores itself and records its threads. The
  * document never travels back to the model.

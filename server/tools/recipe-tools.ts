@@ -1,5 +1,5 @@
 /**
- * The recipes, for the model and for any client (DESIGN §5): the `read_recipe` tool
+ * The recipes, for the model and for any client : the `read_recipe` tool
  * (the list without a name, the text with one) and the same recipes as resources
  * `backchannel://recipes/<name>`.
  */

@@ -5,6 +5,7 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { CallerError } from "../../core/errors.js";
+import { warnOnStderr } from "../../core/warn.js";
 
 /** A successful tool result. `text` is what hosts that ignore `structuredContent` show. */
 export function toolResult<T extends Record<string, unknown>>(structured: T, text: string): CallToolResult & { structuredContent: T } {
@@ -20,7 +21,7 @@ export function messageError(message: string): CallToolResult {
  * An error result for `error`. A {@link CallerError} keeps its message; file-system errors name the failing operation and path; anything else is
  * reported as an internal error (the stack goes to stderr, never to the caller).
  */
-export function toolError(error: unknown, log: (message: string) => void = defaultLog): CallToolResult {
+export function toolError(error: unknown, log: (message: string) => void = warnOnStderr): CallToolResult {
   return { content: [{ type: "text", text: describeError(error, log) }], isError: true };
 }
 
@@ -39,8 +40,4 @@ function describeError(error: unknown, log: (message: string) => void): string {
   }
   log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   return `internal error in backchannel: ${error instanceof Error ? error.message : String(error)}; try again, and report it if it persists`;
-}
-
-function defaultLog(message: string): void {
-  process.stderr.write(`backchannel: ${message}\n`);
 }

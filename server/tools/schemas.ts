@@ -1,5 +1,5 @@
 /**
- * The zod schemas of the channel tools' inputs and outputs (DESIGN §5). The rules
+ * The zod schemas of the channel tools' inputs and outputs . The rules
  * themselves (id and event patterns, limits) come from the core, so the schemas and
  * the store can never disagree.
  */

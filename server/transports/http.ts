@@ -1,5 +1,5 @@
 /**
- * backchannel over Streamable HTTP (DESIGN §8). Every request gets a fresh `McpServer`
+ * backchannel over Streamable HTTP (docs/ARCHITECTURE.md, "The server"). Every request gets a fresh `McpServer`
  * from the factory: channel state lives in the store, never in process memory, so no
  * session has to be kept and any number of processes serve the same channels.
  *
@@ -15,6 +15,7 @@ import { createServer, type ServerOptions } from "../server.js";
 import { startIdleSweep } from "../idle-sweep.js";
 import { FileStore } from "../../store/file/file-store.js";
 import { VERSION } from "../../core/package.js";
+import { warnOnStderr } from "../../core/warn.js";
 
 /** The path of the MCP endpoint. */
 export const MCP_PATH = "/mcp";
@@ -82,5 +83,5 @@ export async function runHttpServer(options: ListenOptions = {}): Promise<void> 
 }
 
 function logError(error: Error): void {
-  process.stderr.write(`backchannel: ${error.message}\n`);
+  warnOnStderr(error.message);
 }

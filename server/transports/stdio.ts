@@ -8,6 +8,7 @@ import { sessionKey } from "../../core/session-key.js";
 import { startIdleSweep } from "../idle-sweep.js";
 import { FileStore } from "../../store/file/file-store.js";
 import { VERSION } from "../../core/package.js";
+import { warnOnStderr } from "../../core/warn.js";
 
 /** Options of {@link runStdioServer}. */
 export interface StdioServerOptions {
@@ -34,7 +35,7 @@ export async function runStdioServer(options: StdioServerOptions = {}): Promise<
     sessionKey: key,
   };
   serveStdio(() => createServer(serverOptions), {
-    onerror: (error) => process.stderr.write(`backchannel: ${error.message}\n`),
+    onerror: (error) => warnOnStderr(error.message),
   });
   const push = options.claudeChannel ? ", pushing to Claude Code channels" : "";
   process.stderr.write(`backchannel ${VERSION}: MCP server on stdio, data in ${store.dataDir}, session ${key}${push}\n`);

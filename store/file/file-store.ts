@@ -25,6 +25,7 @@ import { FileQueueReader } from "./queue-reader.js";
 import { SessionFiles } from "./session-files.js";
 import { readStateFile, updateStateFile } from "./state-files.js";
 import { removeIdle } from "./sweep.js";
+import { warnOnStderr } from "../../core/warn.js";
 
 /** Options of {@link FileStore}. */
 export interface FileStoreOptions {
@@ -53,7 +54,7 @@ export class FileStore implements ChannelStore {
   constructor(options: FileStoreOptions = {}) {
     this.dataDir = options.dataDir ?? resolveDataDir();
     this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...options.limits });
-    this.warn = options.warn ?? ((message) => process.stderr.write(`backchannel: ${message}\n`));
+    this.warn = options.warn ?? warnOnStderr;
     this.fallbackWakeMs = options.fallbackWakeMs ?? 5000;
     this.sessions = new SessionFiles(this.dataDir, this.limits.lockStaleMs);
     this.reader = new FileQueueReader(this.dataDir);

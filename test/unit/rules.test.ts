@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { shellQuote, shellWords } from "../../core/commands.js";
 import { CallerError } from "../../core/errors.js";
 import { assertChannelId, InvalidChannelIdError, isChannelId, mintChannelId } from "../../core/ids.js";
 import { jsonProblem } from "../../core/json.js";
@@ -66,5 +67,13 @@ describe("errors for the caller", () => {
     assert.ok(new QueueFullError("c", "ui", "messages", 1) instanceof CallerError);
     assert.ok(new InvalidChannelIdError("x/y") instanceof CallerError);
     assert.ok(!(new Error("internal") instanceof CallerError));
+  });
+});
+
+describe("command lines", () => {
+  test("shellQuote's words read back as the same words, on sh and on cmd", () => {
+    const args = ["/opt/backchannel/dist/cli/main.js", "/Users/Jane Doe/it's here/main.js", "C:\\Program Files\\backchannel\\main.js", 'a$b`c"d'];
+    for (const arg of args) assert.deepEqual(shellWords(`node ${shellQuote(arg, "linux")} watch x`), ["node", arg, "watch", "x"], arg);
+    for (const arg of args.slice(0, 3)) assert.deepEqual(shellWords(`node ${shellQuote(arg, "win32")}`), ["node", arg], arg);
   });
 });
