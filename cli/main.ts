@@ -17,6 +17,7 @@ Usage:
   backchannel install statusline      put it into Claude Code's settings.json
   backchannel uninstall statusline    take it out again, restoring the previous one
   backchannel hook post-tool-use      Claude Code PostToolUse hook: one-line tool results
+  backchannel token add <principal>   a token for serve --http --auth tokens
   backchannel --version               print the version
   backchannel <command> --help        help for one command
 
@@ -38,6 +39,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./install.js")).run(command, rest);
     case "hook":
       return (await import("./hook.js")).run(rest);
+    case "token":
+      return (await import("./token.js")).run(rest);
     case "-v":
     case "--version": {
       const { VERSION } = await import("../core/package.js");

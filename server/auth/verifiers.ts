@@ -1,0 +1,117 @@
+/**
+ * The two ways `serve --http` authenticates a bearer token, as the SDK's
+ * `OAuthTokenVerifier`s (its bearer-auth helpers parse the header, check expiry,
+ * audience and scopes, and answer 401/403 with the right challenge):
+ *
+ * - static tokens from the token file (./token-file.ts), for self-hosting;
+ * - JWT access tokens of an OAuth 2.1 authorization server, checked against its JWKS
+ *   (signature, `iss`, `aud` = this server's public URL, `exp`); the principal is `sub`.
+ */
+import { type AuthInfo, OAuthError, OAuthErrorCode, type OAuthTokenVerifier } from "@modelcontextprotocol/server";
+import { createRemoteJWKSet, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
+import { withPrincipal } from "./principal.js";
+import { principalOfToken, readTokenFile } from "./token-file.js";
+
+/** How long a static token's verification counts (the SDK refuses tokens without an expiry); it is checked again on every request. */
+const STATIC_TOKEN_VALIDITY_S = 60;
+
+/** The scope every token must carry for backchannel (OAuth mode). */
+export const REQUIRED_SCOPE = "backchannel";
+
+/**
+ * A verifier of the static tokens in the token file at `path`, read again on every
+ * request (so that `token add` takes effect at once, and a file made unsafe since is refused).
+ * @param resource this server's public URL, reported as each token's resource.
+ */
+export function staticTokenVerifier(path: string, resource: URL): OAuthTokenVerifier {
+  return {
+    async verifyAccessToken(token: string): Promise<AuthInfo> {
+      const principal = principalOfToken(readTokenFile(path), token);
+      if (principal === undefined) throw new OAuthError(OAuthErrorCode.InvalidToken, "unknown token");
+      const info: AuthInfo = {
+        token,
+        clientId: principal,
+        scopes: [REQUIRED_SCOPE],
+        expiresAt: Math.floor(Date.now() / 1000) + STATIC_TOKEN_VALIDITY_S,
+        resource,
+      };
+      return withPrincipal(info, principal);
+    },
+  };
+}
+
+/** Options of {@link jwtVerifier}. */
+export interface JwtVerifierOptions {
+  /** The authorization server's issuer identifier (the `iss` every token must carry). */
+  issuer: string;
+  /** Where its signing keys are. Default: `jwks_uri` of its metadata (RFC 8414, then OpenID discovery). */
+  jwksUrl?: URL;
+  /** This server's public URL: the audience (`aud`) every token must name. */
+  resource: URL;
+}
+
+/**
+ * A verifier of JWT access tokens from `options.issuer`.
+ * @throws (when verifying) OAuthError invalid_token for a token that is not one of the issuer's, expired, or for another audience.
+ */
+export function jwtVerifier(options: JwtVerifierOptions): OAuthTokenVerifier {
+  let keys: ReturnType<typeof createRemoteJWKSet> | undefined;
+  const keySet = async () => {
+    keys ??= createRemoteJWKSet(options.jwksUrl ?? (await discoverJwksUrl(options.issuer)));
+    return keys;
+  };
+  return {
+    async verifyAccessToken(token: string): Promise<AuthInfo> {
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, await keySet(), { issuer: options.issuer, audience: options.resource.href, requiredClaims: ["exp", "sub"] }));
+      } catch (error) {
+        if (error instanceof joseErrors.JOSEError) throw new OAuthError(OAuthErrorCode.InvalidToken, describeJoseError(error));
+        throw error;
+      }
+      const info: AuthInfo = {
+        token,
+        clientId: stringClaim(payload.azp) ?? stringClaim(payload.client_id) ?? payload.sub!,
+        scopes: scopesOf(payload),
+        expiresAt: payload.exp!,
+        resource: options.resource,
+      };
+      return withPrincipal(info, payload.sub!);
+    },
+  };
+}
+
+/** The token's scopes: `scope` (space-separated, RFC 9068) or `scp` (an array, as some issuers write it). */
+function scopesOf(payload: JWTPayload): string[] {
+  if (typeof payload.scope === "string") return payload.scope.split(" ").filter((scope) => scope !== "");
+  if (Array.isArray(payload.scp)) return payload.scp.filter((scope): scope is string => typeof scope === "string");
+  return [];
+}
+
+function stringClaim(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** What was wrong with a token, in words a client's developer understands. */
+function describeJoseError(error: InstanceType<typeof joseErrors.JOSEError>): string {
+  if (error instanceof joseErrors.JWTExpired) return "the token has expired";
+  if (error instanceof joseErrors.JWTClaimValidationFailed) return `the token's ${error.claim} claim is not accepted here`;
+  if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWSSignatureVerificationFailed) return "the token is not signed by the issuer";
+  return "the token is not a valid access token for this server";
+}
+
+/**
+ * The `jwks_uri` of `issuer`, from its authorization server metadata (RFC 8414) or,
+ * failing that, its OpenID Provider configuration.
+ * @throws Error naming the issuer when neither gives one.
+ */
+async function discoverJwksUrl(issuer: string): Promise<URL> {
+  const base = issuer.replace(/\/$/, "");
+  for (const path of ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"]) {
+    const response = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+    if (!response?.ok) continue;
+    const metadata = (await response.json().catch(() => undefined)) as { jwks_uri?: unknown } | undefined;
+    if (typeof metadata?.jwks_uri === "string") return new URL(metadata.jwks_uri);
+  }
+  throw new Error(`could not find the signing keys of ${issuer}: neither its OAuth nor its OpenID metadata names a jwks_uri; pass --jwks-url`);
+}
