@@ -15,7 +15,9 @@ export const PRINCIPAL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$/;
 export class InvalidPrincipalError extends CallerError {
   override readonly name = "InvalidPrincipalError";
   constructor(readonly principal: string) {
-    super(`invalid principal ${JSON.stringify(principal.slice(0, 80))}: use 1 to 128 characters from A-Z, a-z, 0-9, "_", ".", "@", "+" and "-", starting with a letter or digit`);
+    super(
+      `invalid principal ${JSON.stringify(principal.slice(0, 80))}: use 1 to 128 characters from A-Z, a-z, 0-9, "_", ".", "@", "+" and "-", starting with a letter or digit`,
+    );
   }
 }
 

@@ -63,7 +63,8 @@ export function readTokenFile(path: string, missingOk = false): TokenFile {
       throw new TokenFileError(`${path} belongs to another user (uid ${stats.uid}): run "chown ${process.getuid()} ${path}" if it is yours`);
     }
     const parsed = tokenFileSchema.safeParse(safeJson(readFileSync(fd, "utf8")));
-    if (!parsed.success) throw new TokenFileError(`${path} is not a backchannel token file (${parsed.error.issues[0]?.message}); move it aside and add tokens again`);
+    if (!parsed.success)
+      throw new TokenFileError(`${path} is not a backchannel token file (${parsed.error.issues[0]?.message}); move it aside and add tokens again`);
     return parsed.data;
   } finally {
     closeSync(fd);

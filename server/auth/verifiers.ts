@@ -64,7 +64,11 @@ export function jwtVerifier(options: JwtVerifierOptions): OAuthTokenVerifier {
     async verifyAccessToken(token: string): Promise<AuthInfo> {
       let payload: JWTPayload;
       try {
-        ({ payload } = await jwtVerify(token, await keySet(), { issuer: options.issuer, audience: options.resource.href, requiredClaims: ["exp", "sub"] }));
+        ({ payload } = await jwtVerify(token, await keySet(), {
+          issuer: options.issuer,
+          audience: options.resource.href,
+          requiredClaims: ["exp", "sub"],
+        }));
       } catch (error) {
         if (error instanceof joseErrors.JOSEError) throw new OAuthError(OAuthErrorCode.InvalidToken, describeJoseError(error));
         throw error;
@@ -96,7 +100,8 @@ function stringClaim(value: unknown): string | undefined {
 function describeJoseError(error: InstanceType<typeof joseErrors.JOSEError>): string {
   if (error instanceof joseErrors.JWTExpired) return "the token has expired";
   if (error instanceof joseErrors.JWTClaimValidationFailed) return `the token's ${error.claim} claim is not accepted here`;
-  if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWSSignatureVerificationFailed) return "the token is not signed by the issuer";
+  if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWSSignatureVerificationFailed)
+    return "the token is not signed by the issuer";
   return "the token is not a valid access token for this server";
 }
 

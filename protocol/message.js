@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=message.js.map
