@@ -83,5 +83,8 @@ export const SESSION_MAX_CHANNELS = 32;
 export const APP_HTML_MAX_BYTES = 256 * 1024;
 /** The longest note kept with a saved app (what it does, which events it speaks), in characters. */
 export const APP_DESCRIPTION_MAX_CHARS = 1000;
-/** The largest saved app on disk (`apps/<name>.json`): its fragment, title and note, as JSON. */
-export const SAVED_APP_MAX_BYTES = 320 * 1024;
+/**
+ * The largest saved app on disk (`apps/<name>.json`): its fragment, title and note, as
+ * JSON. Room for the largest fragment twice over, since JSON escapes every quote and newline.
+ */
+export const SAVED_APP_MAX_BYTES = 2 * APP_HTML_MAX_BYTES + 64 * 1024;

@@ -56,7 +56,8 @@ export function checkFragment(html: string): string {
  */
 export function checkTitle(title: string | undefined, fallback: string): string {
   const trimmed = title?.trim() ?? "";
-  if (trimmed.length > MAX_TITLE_CHARS) throw new InvalidAppError(`title is ${trimmed.length} characters, the limit is ${MAX_TITLE_CHARS}: shorten it`);
+  if (trimmed.length > MAX_TITLE_CHARS)
+    throw new InvalidAppError(`title is ${trimmed.length} characters, the limit is ${MAX_TITLE_CHARS}: shorten it`);
   return trimmed === "" ? fallback : trimmed;
 }
 
@@ -67,7 +68,9 @@ export function checkTitle(title: string | undefined, fallback: string): string 
 export function checkDescription(description: string): string {
   const trimmed = description.trim();
   if (trimmed === "") {
-    throw new InvalidAppError("description is empty: say what the app does and which events it sends and expects, so that a later conversation can drive it");
+    throw new InvalidAppError(
+      "description is empty: say what the app does and which events it sends and expects, so that a later conversation can drive it",
+    );
   }
   if (trimmed.length > APP_DESCRIPTION_MAX_CHARS) {
     throw new InvalidAppError(`description is ${trimmed.length} characters, the limit is ${APP_DESCRIPTION_MAX_CHARS}: shorten it`);

@@ -55,7 +55,10 @@ export function summarize(app: SavedApp): SavedAppSummary {
 export async function findSavedApp(store: ChannelStore, name: string): Promise<SavedApp> {
   const app = await store.apps.read(assertAppName(name));
   if (app) return app;
-  throw new UnknownAppError(name, (await store.apps.list()).map((saved) => saved.name));
+  throw new UnknownAppError(
+    name,
+    (await store.apps.list()).map((saved) => saved.name),
+  );
 }
 
 /**

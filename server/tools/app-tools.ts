@@ -139,7 +139,11 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
         })),
       }),
     }),
-    { title: "backchannel saved app", description: "An app the agent wrote and the user kept: its title, note and HTML.", mimeType: "application/json" },
+    {
+      title: "backchannel saved app",
+      description: "An app the agent wrote and the user kept: its title, note and HTML.",
+      mimeType: "application/json",
+    },
     async (uri, { name }) => {
       try {
         const app = await findSavedApp(store, String(name));
@@ -156,8 +160,14 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
 async function listSavedApps(store: ChannelStore) {
   const apps = (await store.apps.list()).map(summarize);
   if (apps.length === 0) {
-    return toolResult({ apps }, 'No saved apps yet. Write one with open_app {"html": "..."} (read_recipe {"name": "custom-apps"}); keep it with save_app.');
+    return toolResult(
+      { apps },
+      'No saved apps yet. Write one with open_app {"html": "..."} (read_recipe {"name": "custom-apps"}); keep it with save_app.',
+    );
   }
   const lines = apps.map((app) => `- ${app.name}: ${app.title}. ${app.description}`);
-  return toolResult({ apps }, [`${apps.length} saved app${apps.length === 1 ? "" : "s"}; open one with open_app {"name": "<name>"}:`, ...lines].join("\n"));
+  return toolResult(
+    { apps },
+    [`${apps.length} saved app${apps.length === 1 ? "" : "s"}; open one with open_app {"name": "<name>"}:`, ...lines].join("\n"),
+  );
 }

@@ -38,8 +38,7 @@ export interface ChannelToolOptions {
 const APP_ONLY = { ui: { visibility: ["app"] } } as const;
 
 /** `poll_agent_messages`'s description; what waits is added to it (see ../awareness/waiting-description.ts). */
-const POLL_AGENT_DESCRIPTION =
-  "Read what the app sent on a channel; clears it unless after (a cursor) is given. wait_ms: wait for a message.";
+const POLL_AGENT_DESCRIPTION = "Read what the app sent on a channel; clears it unless after (a cursor) is given. wait_ms: wait for a message.";
 
 /**
  * Registers `notify_ui`, `poll_agent_messages` (model-visible), `poll_ui_messages` and

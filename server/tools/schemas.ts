@@ -14,9 +14,7 @@ export const channelIdSchema = z
   .regex(CHANNEL_ID_PATTERN, "a channel id is 1 to 64 characters from A-Z, a-z, 0-9, _ and - (use the id open_reader returned)");
 
 /** An event name, as the tools accept it. */
-export const eventSchema = z
-  .string()
-  .regex(EVENT_PATTERN, "an event name is 1 to 64 characters from A-Z, a-z, 0-9, _ . : and -");
+export const eventSchema = z.string().regex(EVENT_PATTERN, "an event name is 1 to 64 characters from A-Z, a-z, 0-9, _ . : and -");
 
 /** A cursor: the `cursor` of the previous poll. Bounded so that `next_seq` stays a safe integer. */
 export const cursorSchema = z

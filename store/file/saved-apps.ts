@@ -6,12 +6,12 @@
  * - a file is only ever replaced whole and atomically (a temporary file in the same
  *   folder, fsynced, renamed over it), so a reader sees the old app or the new one;
  *   two saves of one name at once leave one of them, whole;
- * - nothing is read or written through a symbolic link: files are opened with
- *   O_NOFOLLOW, a rename replaces a link rather than following it, and an `apps` that
- *   is not a real folder is refused;
+ * - nothing is written or removed through a symbolic link: a rename replaces a link
+ *   rather than following it, `rm` removes a link itself, and an `apps` that is not a
+ *   real folder is refused; files are read with O_NOFOLLOW;
  * - no path is built from a name before the name is checked.
  */
-import { lstatSync, mkdirSync } from "node:fs";
+import { lstatSync, mkdirSync, type Stats } from "node:fs";
 import { lstat, readdir, rm } from "node:fs/promises";
 import { SAVED_APP_MAX_BYTES } from "../../core/limits.js";
 import { appsDir, savedAppFile } from "../../core/paths.js";
@@ -88,6 +88,7 @@ export class SavedAppFiles implements SavedAppStore {
 
   async remove(name: string): Promise<boolean> {
     const path = savedAppFile(this.dataDir, name);
+    if (!this.checkDir()) return false;
     const stats = await lstat(path).catch((error: NodeJS.ErrnoException) => {
       if (error.code === "ENOENT") return undefined;
       throw error;
@@ -100,16 +101,24 @@ export class SavedAppFiles implements SavedAppStore {
 
   /** Creates `apps/` (0700) when missing. @throws UnsafeAppsFolderError when something other than a real folder is in its place. */
   private ensureDir(): void {
+    if (!this.checkDir()) mkdirSync(appsDir(this.dataDir), { recursive: true, mode: 0o700 });
+  }
+
+  /**
+   * Whether `apps/` exists, as a real folder.
+   * @throws UnsafeAppsFolderError when something other than a real folder is in its place.
+   */
+  private checkDir(): boolean {
     const dir = appsDir(this.dataDir);
+    let stats: Stats;
     try {
-      const stats = lstatSync(dir);
-      if (stats.isDirectory()) return;
-      const what = stats.isSymbolicLink() ? "a symbolic link" : "not a folder";
-      throw new UnsafeAppsFolderError(dir, what);
+      stats = lstatSync(dir);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+      throw error;
     }
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (!stats.isDirectory()) throw new UnsafeAppsFolderError(dir, stats.isSymbolicLink() ? "a symbolic link" : "not a folder");
+    return true;
   }
 }
 
