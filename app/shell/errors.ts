@@ -63,22 +63,18 @@ export class ErrorReporter {
   }
 
   private fromEvent(event: ErrorEvent): AppErrorData {
-    if (event.error !== undefined && event.error !== null) {
-      const data = this.fromError(event.error);
-      if (data.line !== null) return data;
-    }
-    const message = event.message.replace(/^Uncaught /, "") || "script error";
-    const named = this.lineOf(`${event.filename}:${event.lineno}`);
-    if (named !== null) return { message, line: named };
-    // A syntax error, or a script that names no source: it belongs to the script running now.
-    const line = this.current?.firstLine != null && event.lineno > 0 ? this.current.firstLine + event.lineno - 1 : null;
+    const error: unknown = event.error;
+    const message = error instanceof Error ? describe(error) : event.message.replace(/^Uncaught /, "") || "script error";
+    const line =
+      (error instanceof Error ? this.lineOf(error.stack ?? "") : null) ??
+      this.lineOf(`${event.filename}:${event.lineno}`) ??
+      // A script that names no source: the error belongs to the script running now, if any.
+      (this.current?.firstLine != null && event.lineno > 0 ? this.current.firstLine + event.lineno - 1 : null);
     return { message, line };
   }
 
   private fromError(error: unknown): AppErrorData {
-    if (error instanceof Error) {
-      return { message: `${error.name}: ${error.message}`, line: this.lineOf(error.stack ?? "") };
-    }
+    if (error instanceof Error) return { message: describe(error), line: this.lineOf(error.stack ?? "") };
     return { message: `uncaught ${typeof error}: ${String(error)}`, line: null };
   }
 
@@ -98,4 +94,13 @@ export class ErrorReporter {
     this.show(clipped);
     this.send(clipped);
   }
+}
+
+/**
+ * `error` as the app's author would write it: `SyntaxError: Unexpected token ';'`. Chromium
+ * puts the DOM call that ran the script before a syntax error's own words ("Failed to
+ * execute 'replaceWith' on 'Element': …"): that call is the shell's, not the app's.
+ */
+function describe(error: Error): string {
+  return `${error.name}: ${error.message.replace(/^Failed to execute '[^']*' on '[^']*': /, "")}`;
 }

@@ -86,8 +86,15 @@ async function open(channelId: string): Promise<void> {
 
   const current = new AppChannel(app, { channelId });
   channel = current;
+  // The shell's own events leave one after the other, so the agent reads them in the order they happened.
+  let shellSends: Promise<unknown> = Promise.resolve();
+  const sendInOrder = (event: string, data: unknown) => {
+    const sent = shellSends.then(() => current.send(event, data));
+    shellSends = sent.catch(() => undefined);
+    return sent;
+  };
   const reporter = new ErrorReporter(
-    (data) => void current.send("app_error", data).catch((error: Error) => console.error("backchannel: could not report an app error", error)),
+    (data) => void sendInOrder("app_error", data).catch((error: Error) => console.error("backchannel: could not report an app error", error)),
     showAppError,
   );
   window.backchannel = createBackchannel(current, channelId, {
@@ -99,7 +106,7 @@ async function open(channelId: string): Promise<void> {
   reporter.listen(window);
   await runFragment(elements.app, state.html, reporter);
   current.start();
-  await current.send("ready", {}).catch((error: Error) => showNotice(`Could not reach the agent: ${error.message}`));
+  await sendInOrder("ready", {}).catch((error: Error) => showNotice(`Could not reach the agent: ${error.message}`));
 }
 
 /** `open_app` without an app: the saved apps, as text. */

@@ -129,7 +129,10 @@ async function showToolApp(client: Client, name: string, uri: string, input: Rec
   bubble.append("The agent called ", Object.assign(document.createElement("code"), { textContent: name }), ". ", rerender);
   const frame = document.createElement("div");
   frame.className = "app-frame";
-  element("host").append(bubble, frame);
+  const call = document.createElement("div");
+  call.className = "tool-app";
+  call.append(bubble, frame);
+  element("host").append(call);
   let bridge = await mountApp(client, uri, input, result, frame, name);
   rerender.addEventListener("click", () => {
     mountApp(client, uri, input, result, frame, name, bridge).then((next) => (bridge = next), showError);
