@@ -47,6 +47,6 @@ export function createServer(options: ServerOptions): McpServer {
   registerReaderTools(server, options.store, { ...options, awareness });
   registerWallTools(server, awareness.session);
   registerRecipeTools(server);
-  registerAppTools(server, options.store);
+  registerAppTools(server, options.store, { awareness });
   return server;
 }

@@ -24,6 +24,8 @@ import { compactSchema } from "./schemas.js";
 export interface AppToolOptions {
   /** The shell's HTML file. Default: the built `dist/app/shell.html`. */
   shellHtmlPath?: string;
+  /** The server's awareness (see `ChannelToolOptions.awareness`). Default: these tools' own. */
+  awareness?: Awareness;
 }
 
 /** `_meta` of a tool only the app may call. Only hosts enforce it; `app_state` returns only what the model wrote itself. */
@@ -34,7 +36,7 @@ const APP_ONLY = { ui: { visibility: ["app"] } } as const;
  * `ui://backchannel/app.html` and the saved-app resources on `server`, backed by `store`.
  */
 export function registerAppTools(server: McpServer, store: ChannelStore, options: AppToolOptions = {}): void {
-  const awareness = Awareness.of(server, store);
+  const awareness = options.awareness ?? new Awareness(server, store);
 
   registerAppResource(
     server,

@@ -8,7 +8,8 @@
  *   two saves of one name at once leave one of them, whole;
  * - nothing is written or removed through a symbolic link: a rename replaces a link
  *   rather than following it, `rm` removes a link itself, and an `apps` that is not a
- *   real folder is refused; files are read with O_NOFOLLOW;
+ *   real folder is refused; files are read only as regular
+ *   files, never through a link (./safe-read.ts);
  * - no path is built from a name before the name is checked.
  */
 import { lstatSync, mkdirSync, type Stats } from "node:fs";
@@ -19,7 +20,8 @@ import { CallerError } from "../../core/errors.js";
 import { isChannelId } from "../../core/ids.js";
 import { DamagedSavedAppError, parseSavedApp, SavedAppTooLargeError, type SavedApp, type SavedAppStore } from "../saved-app.js";
 import { writeFileAtomic } from "./atomic-write.js";
-import { CorruptQueueFileError, readTextNoFollow } from "./queue-file.js";
+import { NotRegularFileError, readRegularFile } from "./safe-read.js";
+import { type Warn, warnOnStderr } from "../../core/warn.js";
 
 /** The file-backed {@link SavedAppStore} of one data directory. */
 export class SavedAppFiles implements SavedAppStore {
@@ -29,16 +31,16 @@ export class SavedAppFiles implements SavedAppStore {
    */
   constructor(
     private readonly dataDir: string,
-    private readonly warn: (message: string) => void = (message) => process.stderr.write(`backchannel: ${message}\n`),
+    private readonly warn: Warn = warnOnStderr,
   ) {}
 
   async read(name: string): Promise<SavedApp | null> {
     const path = savedAppFile(this.dataDir, name);
     let text: string | null;
     try {
-      text = readTextNoFollow(path);
+      text = readRegularFile(path);
     } catch (error) {
-      if (error instanceof CorruptQueueFileError) throw new DamagedSavedAppError(name, error.reason);
+      if (error instanceof NotRegularFileError) throw new DamagedSavedAppError(name, `it is ${error.found}`);
       throw error;
     }
     if (text === null) return null;
