@@ -233,15 +233,16 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
 
     if (process.env.BACKCHANNEL_APPS_SCREENSHOT) {
       // The reader and the app side by side, as two apps of one chat: the playground's
-      // chat column laid out in two columns for the picture, clipped to their tops.
+      // chat column laid out in two columns for the picture, clipped to their tops. A
+      // clip of the viewport (see e2e-reader.test.ts: full-page shots re-lay out iframes).
       const { page } = host;
       await page.addStyleTag({
-        content:
-          "#host { display: grid; grid-template-columns: 1fr 1fr; gap: 0 16px; align-items: start } #host > .tool-app { grid-column: 2; grid-row: 1 / span 2; margin: 0 }",
+        content: "#host { display: grid; grid-template-columns: 1fr 1fr; gap: 0 16px; align-items: start } #host > .tool-app { grid-column: 2; grid-row: 1 / span 2; margin: 0 }",
       });
+      await page.evaluate(() => window.scrollTo(0, 0));
       await frame.locator("#note").waitFor();
       const box = (await page.locator("#host").boundingBox())!;
-      await page.screenshot({ path: process.env.BACKCHANNEL_APPS_SCREENSHOT, clip: { x: box.x, y: box.y, width: box.width, height: 560 } });
+      await page.screenshot({ path: process.env.BACKCHANNEL_APPS_SCREENSHOT, clip: { x: box.x, y: box.y, width: box.width, height: 520 } });
     }
   });
 
