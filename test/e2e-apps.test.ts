@@ -237,7 +237,8 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
       // clip of the viewport (see e2e-reader.test.ts: full-page shots re-lay out iframes).
       const { page } = host;
       await page.addStyleTag({
-        content: "#host { display: grid; grid-template-columns: 1fr 1fr; gap: 0 16px; align-items: start } #host > .tool-app { grid-column: 2; grid-row: 1 / span 2; margin: 0 }",
+        content:
+          "#host { display: grid; grid-template-columns: 1fr 1fr; gap: 0 16px; align-items: start } #host > .tool-app { grid-column: 2; grid-row: 1 / span 2; margin: 0 }",
       });
       await page.evaluate(() => window.scrollTo(0, 0));
       await frame.locator("#note").waitFor();

@@ -62,7 +62,13 @@ export async function contextFigures(designs: readonly Design[], ctx: RunContext
       details,
     },
     { key: "context.tokens", name: "context: the same, estimated tokens", unit: "tokens", better: "lower", samples: tokens },
-    { key: "context.chars", name: "context: whole tools/list objects (outputSchema too) + instructions", unit: "chars", better: "lower", samples: full },
+    {
+      key: "context.chars",
+      name: "context: whole tools/list objects (outputSchema too) + instructions",
+      unit: "chars",
+      better: "lower",
+      samples: full,
+    },
   ];
 }
 
