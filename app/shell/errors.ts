@@ -8,13 +8,8 @@
  * A broken app can fail in a loop (an animation frame, a timer): the same error is
  * sent once, and at most {@link MAX_REPORTS} errors per load.
  */
+import type { AppErrorData } from "../../protocol/app-shell.js";
 import { SCRIPT_LOCATION, type FragmentScript } from "./fragment.js";
-
-/** The data of an `app_error` event. */
-export interface AppErrorData {
-  message: string;
-  line: number | null;
-}
 
 /** Most errors sent to the agent per load of the app. */
 export const MAX_REPORTS = 10;

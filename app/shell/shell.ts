@@ -12,7 +12,8 @@
 import { App, applyDocumentTheme, applyHostFonts, applyHostStyleVariables, type McpUiHostContext } from "@modelcontextprotocol/ext-apps";
 import { AppChannel, textOf, type ChannelState, type ChannelWall } from "../channel.js";
 import { createBackchannel, type Backchannel } from "./api.js";
-import { ErrorReporter, type AppErrorData } from "./errors.js";
+import type { AppErrorData } from "../../protocol/app-shell.js";
+import { ErrorReporter } from "./errors.js";
 import { runFragment } from "./fragment.js";
 import "./style.css";
 
