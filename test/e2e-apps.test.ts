@@ -230,6 +230,10 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
     assert.deepEqual(vote.data, { option: "Wednesday" });
     assert.equal(await frame.locator("#presence").textContent(), "Connected");
     assert.equal(await frame.locator("#notice").isHidden(), true, "no error");
+    // Sized to its content: the host made the iframe (200 px until told) as tall as the
+    // shell's page, give or take the playground iframe's 1 px borders (box-sizing: border-box).
+    const sizes = await frame.evaluate(() => ({ inner: window.innerHeight, content: document.documentElement.scrollHeight }));
+    assert.ok(sizes.content > 200 && Math.abs(sizes.inner - sizes.content) <= 2, JSON.stringify(sizes));
 
     if (process.env.BACKCHANNEL_APPS_SCREENSHOT) {
       // The reader and the app side by side, as two apps of one chat: the playground's
