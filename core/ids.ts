@@ -29,7 +29,7 @@ export class InvalidChannelIdError extends CallerError {
   constructor(readonly channelId: unknown) {
     super(
       `invalid channel id ${describe(channelId)}: use 1 to 64 characters from A-Z, a-z, 0-9, "_" and "-" ` +
-        `(the id open_reader returned, or one you choose)`,
+        `(the id open_reader or open_app returned, or one you choose)`,
     );
   }
 }

@@ -11,7 +11,7 @@ import { isJsonValue, MAX_JSON_DEPTH } from "../../core/json.js";
 /** A channel id, as the tools accept it. */
 export const channelIdSchema = z
   .string()
-  .regex(CHANNEL_ID_PATTERN, "a channel id is 1 to 64 characters from A-Z, a-z, 0-9, _ and - (use the id open_reader returned)");
+  .regex(CHANNEL_ID_PATTERN, "a channel id is 1 to 64 characters from A-Z, a-z, 0-9, _ and - (use the id open_reader or open_app returned)");
 
 /** An event name, as the tools accept it. */
 export const eventSchema = z.string().regex(EVENT_PATTERN, "an event name is 1 to 64 characters from A-Z, a-z, 0-9, _ . : and -");
