@@ -77,7 +77,7 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
         return toolResult(
           { channel_id: channelId, title: app.title, watch_command: watch, ...(saved ? { name: saved.name, description: saved.description } : {}) },
           `Opened ${what} on channel ${channelId}. Run \`${watch}\` in the background; when it exits, call poll_agent_messages ` +
-            "(ready comes first, app_error {message, line} if a script fails) and reply with notify_ui.",
+            "(the app sends ready once its scripts ran, app_error {message, line} when one fails) and reply with notify_ui.",
         );
       } catch (error) {
         return toolError(error);
