@@ -26,7 +26,7 @@ export const TARGETS: readonly Target[] = [
   { key: "throughput.lost", text: "0", met: (backchannel) => backchannel.max === 0 },
   { key: "throughput.duplicated", text: "0", met: (backchannel) => backchannel.max === 0 },
   { key: "idle.appCalls", text: "≤ 4/min", met: (backchannel) => backchannel.max <= 4 },
-  { key: "context.chars", text: "< 6,000", met: (backchannel) => backchannel.p50 < 6000 },
+  { key: "context.leanChars", text: "≤ 4,000", met: (backchannel) => backchannel.p50 <= 4000 },
   // The issue asks for a status line process "well under 150 ms": most runs under it.
   { key: "awareness.statusline.silent", text: "p90 < 150", met: (backchannel) => backchannel.p90 < 150 },
   { key: "awareness.statusline.busy", text: "p90 < 150", met: (backchannel) => backchannel.p90 < 150 },

@@ -29,7 +29,7 @@ export class InvalidChannelIdError extends CallerError {
   constructor(readonly channelId: unknown) {
     super(
       `invalid channel id ${describe(channelId)}: use 1 to 64 characters from A-Z, a-z, 0-9, "_" and "-" ` +
-        `(the id open_reader returned, or one you choose)`,
+        `(the id open_reader or open_app returned, or one you choose)`,
     );
   }
 }
@@ -39,6 +39,14 @@ export class InvalidEventError extends CallerError {
   override readonly name = "InvalidEventError";
   constructor(readonly event: unknown) {
     super(`invalid event name ${describe(event)}: use 1 to 64 characters from A-Z, a-z, 0-9, "_", ".", ":" and "-"`);
+  }
+}
+
+/** Thrown when a string is not a valid name for a saved app (the same rule as a channel id). */
+export class InvalidAppNameError extends CallerError {
+  override readonly name = "InvalidAppNameError";
+  constructor(readonly appName: unknown) {
+    super(`invalid app name ${describe(appName)}: use 1 to 64 characters from A-Z, a-z, 0-9, "_" and "-", e.g. quick-poll`);
   }
 }
 
@@ -62,6 +70,16 @@ export function assertChannelId(value: unknown): string {
  */
 export function assertEvent(value: unknown): string {
   if (typeof value !== "string" || !EVENT_PATTERN.test(value)) throw new InvalidEventError(value);
+  return value;
+}
+
+/**
+ * Returns `value` when it is a valid saved-app name: the channel-id rule, because the
+ * name becomes a file name (`apps/<name>.json`).
+ * @throws InvalidAppNameError otherwise.
+ */
+export function assertAppName(value: unknown): string {
+  if (!isChannelId(value)) throw new InvalidAppNameError(value);
   return value;
 }
 

@@ -78,3 +78,13 @@ export const WALL_MAX_SECONDS = 3 * 24 * 60 * 60;
 export const WALL_MAX_CHARS = 200;
 /** Most channels a session file remembers; the oldest are forgotten first. */
 export const SESSION_MAX_CHANNELS = 32;
+
+/** The largest HTML fragment `open_app` shows (markup, style and script of an agent-written app): 256 KiB of UTF-8. */
+export const APP_HTML_MAX_BYTES = 256 * 1024;
+/** The longest note kept with a saved app (what it does, which events it speaks), in characters. */
+export const APP_DESCRIPTION_MAX_CHARS = 1000;
+/**
+ * The largest saved app on disk (`apps/<name>.json`): its fragment, title and note, as
+ * JSON. Room for the largest fragment twice over, since JSON escapes every quote and newline.
+ */
+export const SAVED_APP_MAX_BYTES = 2 * APP_HTML_MAX_BYTES + 64 * 1024;

@@ -5,13 +5,14 @@
  *     <data dir>/channels/<channel id>/agent.json   app → agent queue
  *     <data dir>/channels/<channel id>/state.<name>.json   per-channel state of apps (the reader's document, …)
  *     <data dir>/sessions/<session key>.json   a host session's channels and wall (see ../store/file/session-files.ts)
+ *     <data dir>/apps/<name>.json              an app the agent wrote and the user kept (see ../store/file/saved-apps.ts)
  *
  * Every path under `channels/` is built here, and only from a checked channel id, so
  * no caller can name a file outside its channel folder.
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { assertChannelId, SESSION_KEY_PATTERN, STATE_NAME_PATTERN } from "./ids.js";
+import { assertAppName, assertChannelId, SESSION_KEY_PATTERN, STATE_NAME_PATTERN } from "./ids.js";
 
 /** The two queues of a channel, named by who reads them: `ui` is read by the app, `agent` by the agent. */
 export const QUEUE_NAMES = ["ui", "agent"] as const;
@@ -79,4 +80,17 @@ export function sessionsDir(dataDir: string): string {
 export function sessionFile(dataDir: string, key: string): string {
   if (!SESSION_KEY_PATTERN.test(key)) throw new Error(`invalid session key ${JSON.stringify(key)}: use ${SESSION_KEY_PATTERN}`);
   return join(sessionsDir(dataDir), `${key}.json`);
+}
+
+/** The folder that holds one file per saved app. */
+export function appsDir(dataDir: string): string {
+  return join(dataDir, "apps");
+}
+
+/**
+ * The file of one saved app, `apps/<name>.json`.
+ * @throws InvalidAppNameError before building any path when `name` is not valid.
+ */
+export function savedAppFile(dataDir: string, name: string): string {
+  return join(appsDir(dataDir), `${assertAppName(name)}.json`);
 }

@@ -25,6 +25,10 @@ export const TOOL_KINDS: Readonly<Record<string, ToolKind>> = Object.freeze({
   reader_state: "data",
   /** The list of recipes, or one recipe's text. */
   read_recipe: "data",
+  /** The channel id and the watcher command of an agent-written app, or the saved apps. */
+  open_app: "data",
+  /** App only: the app's title and HTML. */
+  app_state: "data",
   /** The seq of the event sent to the app. */
   notify_ui: "confirmation",
   /** App only: the seq of the event sent to the agent. */
@@ -33,6 +37,8 @@ export const TOOL_KINDS: Readonly<Record<string, ToolKind>> = Object.freeze({
   reader_record: "confirmation",
   /** That the session's wall is up. */
   post_wall: "confirmation",
+  /** That the app was saved, and its name. */
+  save_app: "confirmation",
 });
 
 /** The kind of the tool named `name`, or `undefined` when it is not one of backchannel's. */

@@ -10,6 +10,7 @@ import { registerChannelTools, type ChannelToolOptions } from "./tools/channel-t
 import { registerReaderTools, type ReaderToolOptions } from "./tools/reader-tools.js";
 import { registerRecipeTools } from "./tools/recipe-tools.js";
 import { registerWallTools } from "./tools/wall-tools.js";
+import { registerAppTools } from "./tools/app-tools.js";
 import { INSTRUCTIONS } from "./instructions.js";
 import { NAME, VERSION } from "../core/package.js";
 
@@ -46,5 +47,6 @@ export function createServer(options: ServerOptions): McpServer {
   registerReaderTools(server, options.store, { ...options, awareness });
   registerWallTools(server, awareness.session);
   registerRecipeTools(server);
+  registerAppTools(server, options.store, { awareness });
   return server;
 }

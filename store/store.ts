@@ -12,6 +12,7 @@
 import type { QueueName } from "../core/paths.js";
 import type { JsonValue, QueueMessage } from "../protocol/message.js";
 import type { SessionRecord } from "./session-record.js";
+import type { SavedAppStore } from "./saved-app.js";
 
 /** What an append returns: the message's `seq` and how many messages now wait in the queue. */
 export interface AppendResult {
@@ -138,6 +139,8 @@ export interface ChannelStore extends ChannelReader {
   updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue>;
   /** The host sessions' records (their channels and walls), kept beside the channels. */
   readonly sessions: SessionStore;
+  /** The apps the user kept (see ./saved-app.ts), kept beside the channels. */
+  readonly apps: SavedAppStore;
   /** Every channel in the store. */
   listChannels(): Promise<ChannelInfo[]>;
   /** Removes a channel and everything in it; does nothing when it does not exist. */

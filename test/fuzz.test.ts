@@ -278,6 +278,15 @@ test(`${CALLS} hostile calls across every tool are all answered, without a crash
       assert.equal(file, undefined, path);
       continue;
     }
+    if (top === "apps") {
+      // One file per saved app (save_app), named by its checked name.
+      if (channel !== undefined) {
+        assert.ok(channel.endsWith(".json"), path);
+        assert.match(channel.slice(0, -".json".length), CHANNEL_ID_PATTERN, path);
+      }
+      assert.equal(file, undefined, path);
+      continue;
+    }
     assert.equal(top, "channels", path);
     if (channel === undefined) continue;
     assert.match(channel, CHANNEL_ID_PATTERN, `channel folder ${path}`);

@@ -14,7 +14,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { backchannelCommand, shellWords } from "../core/commands.js";
 import { fillPlaceholders, RECIPES_DIR } from "../server/recipes.js";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
-import { codeBlocks, commands, fill, toolCalls } from "./support/recipe-text.js";
+import { blockKind, codeBlocks, commands, fill, htmlBlocks, toolCalls } from "./support/recipe-text.js";
 import { readRecipe } from "./support/scripted-agent.js";
 import { runShellCommand } from "./support/shell-command.js";
 
@@ -71,8 +71,8 @@ describe("the instructions", () => {
 });
 
 describe("read_recipe and the recipe resources", () => {
-  test("the five recipes the issue asks for exist", () => {
-    assert.deepEqual(names, ["background-watcher", "bidirectional-events", "hosts", "loop-polling", "margin-comments"]);
+  test("the six recipes exist", () => {
+    assert.deepEqual(names, ["background-watcher", "bidirectional-events", "custom-apps", "hosts", "loop-polling", "margin-comments"]);
   });
 
   test("the recipe files name the command only through placeholders", async () => {
@@ -206,15 +206,16 @@ describe("the command placeholders", () => {
 });
 
 describe("everything written in a recipe runs", () => {
-  for (const name of ["instructions", "background-watcher", "bidirectional-events", "hosts", "loop-polling", "margin-comments"]) {
+  for (const name of ["instructions", "background-watcher", "bidirectional-events", "custom-apps", "hosts", "loop-polling", "margin-comments"]) {
     test(name, SAFETY_NET, async (t) => {
       const text = name === "instructions" ? (client.getInstructions() ?? "") : await readRecipe(client, name);
       const channelId = `recipe-${name}`;
-      const values = { channel_id: channelId, thread_id: "t1" };
+      // An app's HTML is written once, in a block named after the placeholder its open_app call names (```html poll_html).
+      const values = { channel_id: channelId, thread_id: "t1", ...htmlBlocks(text) };
 
       // Fenced blocks: only kinds this test knows how to check, and every line of a tool block is a call.
       for (const block of codeBlocks(text)) {
-        assert.ok(["sh", "tool", "json", "text"].includes(block.info), `${name}: a \`\`\`${block.info} block, which no test checks`);
+        assert.ok(["sh", "tool", "json", "text", "html"].includes(blockKind(block)), `${name}: a \`\`\`${block.info} block, which no test checks`);
         if (block.info === "tool") {
           const lines = block.body.split("\n").filter((line) => line.trim() !== "");
           assert.equal(toolCalls(block.body).length, lines.length, `${name}: every line of a tool block is a call: ${block.body}`);
@@ -242,6 +243,7 @@ async function runToolCall(recipe: string, args: Record<string, unknown>, toolNa
   const channelId = args.channel_id as string;
   if (toolName === "poll_agent_messages") await call("notify_agent", { channel_id: channelId, event: "ask", data: {} });
   if (toolName === "poll_ui_messages") await call("notify_ui", { channel_id: channelId, event: "answer", data: {} });
+  if (toolName === "save_app") await call("open_app", { channel_id: channelId, html: "<p>An app to save.</p>" });
   const result = await call(toolName, args);
   assert.notEqual(result.isError, true, `${recipe}: ${source} failed: ${JSON.stringify(result.content)}`);
   if (toolName.startsWith("poll_"))

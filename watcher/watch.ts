@@ -62,7 +62,7 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
   const err = options.err ?? ((line: string) => process.stderr.write(`backchannel watch: ${line}\n`));
   const { channelId, reader, follow = false, notify = false, timeoutMs = 1_800_000, fallbackMs = 5000 } = options;
   if (!isChannelId(channelId)) {
-    err(`invalid channel id ${JSON.stringify(channelId)}: use the channel_id that open_reader returned (1-64 of A-Z a-z 0-9 _ -)`);
+    err(`invalid channel id ${JSON.stringify(channelId)}: use the channel_id that open_reader or open_app returned (1-64 of A-Z a-z 0-9 _ -)`);
     return WATCH_EXIT.error;
   }
   const notifier = notify ? desktopNotifier(err) : undefined;

@@ -3,9 +3,10 @@
  * `tools/list` plus the `instructions` sent at initialize. A tool is model-visible
  * unless its `_meta.ui.visibility` is exactly ["app"].
  *
- * The whole tool object is counted, outputSchema included, as `tools/list` sends it;
- * hosts that pass the model only name, description and inputSchema pay less, which is
- * counted too ("lean"). Tokens are estimated as characters / 4.
+ * Hosts pass the model each tool's name, description and inputSchema: that is the
+ * figure with the target (`context.leanChars`, ≤ 4,000), and the tokens are estimated
+ * from it (characters / 4). The whole tool objects as `tools/list` sends them
+ * (outputSchema, title and `_meta` too) are counted as well, for comparison.
  */
 import { mkdtemp } from "node:fs/promises";
 import { join } from "node:path";
@@ -41,18 +42,33 @@ export async function contextFigures(designs: readonly Design[], ctx: RunContext
         JSON.stringify(visible.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }))).length + instructions.length;
       full[design.name] = [fullChars];
       lean[design.name] = [leanChars];
-      tokens[design.name] = [Math.round(fullChars / CHARS_PER_TOKEN)];
+      tokens[design.name] = [Math.round(leanChars / CHARS_PER_TOKEN)];
       details[`${design.name}.instructions`] = instructions.length;
       details[`${design.name}.modelVisibleTools`] = visible.map((tool) => tool.name).join(" ");
-      for (const tool of visible) details[`${design.name}.tool.${tool.name}`] = JSON.stringify(tool).length;
+      for (const { name, description, inputSchema } of visible) {
+        details[`${design.name}.tool.${name}`] = JSON.stringify({ name, description, inputSchema }).length;
+      }
     } finally {
       await server.close();
     }
   }
   return [
-    { key: "context.chars", name: "context: model-visible tools + instructions", unit: "chars", better: "lower", samples: full, details },
+    {
+      key: "context.leanChars",
+      name: "context: model-visible tools as hosts pass them (name, description, inputSchema) + instructions",
+      unit: "chars",
+      better: "lower",
+      samples: lean,
+      details,
+    },
     { key: "context.tokens", name: "context: the same, estimated tokens", unit: "tokens", better: "lower", samples: tokens },
-    { key: "context.leanChars", name: "context: name+description+inputSchema only", unit: "chars", better: "lower", samples: lean },
+    {
+      key: "context.chars",
+      name: "context: whole tools/list objects (outputSchema too) + instructions",
+      unit: "chars",
+      better: "lower",
+      samples: full,
+    },
   ];
 }
 

@@ -12,6 +12,11 @@
  * Query: `?agent=off` turns the agent panel off, so another agent (a test, or a real
  * one with the watcher) reads the channel. The channel id is kept in the URL's hash:
  * a page reload re-opens the same channel and the reader restores its threads.
+ *
+ * `window.playground.callTool(name, args)` is a model's tool call made through this
+ * host, for an agent outside the page (a test's scripted agent, or you in the
+ * console): the call goes through the model's session and, when the tool names a
+ * `ui://` resource (`open_app`), the host renders that app in the chat below the reader.
  */
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from "@modelcontextprotocol/client";
 import {
@@ -54,7 +59,15 @@ const PALETTES: Record<McpUiTheme, Partial<McpUiStyles>> = {
 const HOST_INFO = { name: "backchannel-playground", version: "0.1.0" };
 const params = new URLSearchParams(location.search);
 let theme: McpUiTheme = params.get("theme") === "dark" ? "dark" : "light";
-let bridge: AppBridge | undefined;
+/** Every app rendered in the page, to hand each a theme change. */
+const bridges = new Set<AppBridge>();
+
+declare global {
+  interface Window {
+    /** The host's side for agents outside the page. */
+    playground?: { callTool(name: string, args: Record<string, unknown>): Promise<CallToolResult> };
+  }
+}
 
 try {
   const modelClient = await connect("playground-model");
@@ -70,8 +83,20 @@ try {
   const { tools } = await appClient.listTools();
   const uri = getToolUiResourceUri(tools.find((tool) => tool.name === "open_reader") ?? {});
   if (!uri) throw new Error("open_reader names no ui:// resource");
-  const mount = () => mountReader(appClient, uri, openArgs, opened).catch(showError);
+  let reader: AppBridge | undefined;
+  const mount = () =>
+    mountApp(appClient, uri, openArgs, opened, element("frame"), "Reader", reader).then((next) => {
+      reader = next;
+    }, showError);
   await mount();
+  window.playground = {
+    async callTool(name, args) {
+      const result = (await modelClient.callTool({ name, arguments: args })) as CallToolResult;
+      const appUri = getToolUiResourceUri(tools.find((tool) => tool.name === name) ?? {});
+      if (appUri) await showToolApp(appClient, name, appUri, args, result);
+      return result;
+    },
+  };
   element("rerender").addEventListener("click", () => void mount());
   element("theme").addEventListener("click", toggleTheme);
   applyPageTheme();
@@ -94,19 +119,51 @@ async function connect(name: string): Promise<Client> {
 }
 
 /**
- * Renders the reader in a fresh iframe, replacing any earlier one, as a host does when
- * a conversation is re-opened: read the resource, connect the bridge, then hand the app
- * the tool's input and result once it has initialized.
+ * Shows the app of a tool call in the chat, below what is there: a bubble that names
+ * the call, with a button that re-renders the app, and the app itself.
  */
-async function mountReader(client: Client, uri: string, input: Record<string, unknown>, result: CallToolResult): Promise<void> {
-  await bridge?.close();
+async function showToolApp(client: Client, name: string, uri: string, input: Record<string, unknown>, result: CallToolResult): Promise<void> {
+  const bubble = document.createElement("div");
+  bubble.className = "bubble";
+  const rerender = Object.assign(document.createElement("button"), { type: "button", textContent: "Re-render" });
+  bubble.append("The agent called ", Object.assign(document.createElement("code"), { textContent: name }), ". ", rerender);
+  const frame = document.createElement("div");
+  frame.className = "app-frame";
+  const call = document.createElement("div");
+  call.className = "tool-app";
+  call.append(bubble, frame);
+  element("host").append(call);
+  let bridge = await mountApp(client, uri, input, result, frame, name);
+  rerender.addEventListener("click", () => {
+    mountApp(client, uri, input, result, frame, name, bridge).then((next) => (bridge = next), showError);
+  });
+}
+
+/**
+ * Renders an app in a fresh iframe in `container`, replacing `previous`, as a host does
+ * when a conversation is re-opened: read the resource, connect the bridge, then hand the
+ * app the tool's input and result once it has initialized.
+ */
+async function mountApp(
+  client: Client,
+  uri: string,
+  input: Record<string, unknown>,
+  result: CallToolResult,
+  container: HTMLElement,
+  title: string,
+  previous?: AppBridge,
+): Promise<AppBridge> {
+  if (previous) {
+    bridges.delete(previous);
+    await previous.close();
+  }
   const { contents } = await client.readResource({ uri });
   const html = contents[0] && "text" in contents[0] ? contents[0].text : "";
   const iframe = document.createElement("iframe");
-  iframe.title = "Reader";
+  iframe.title = title;
   // Scripts only: an opaque origin that cannot reach this page, like hosts' sandboxes.
   iframe.sandbox.add("allow-scripts");
-  element("frame").replaceChildren(iframe);
+  container.replaceChildren(iframe);
 
   const next = new AppBridge(client, HOST_INFO, { openLinks: {}, serverTools: {}, logging: {} }, { hostContext: hostContext() });
   next.onopenlink = async ({ url }) => {
@@ -122,8 +179,9 @@ async function mountReader(client: Client, uri: string, input: Record<string, un
   };
   // Listen before the document loads, so the app's first message is not missed.
   await next.connect(new PostMessageTransport(iframe.contentWindow!, iframe.contentWindow!));
-  bridge = next;
+  bridges.add(next);
   iframe.srcdoc = html.replace(/<head>/i, `<head><meta http-equiv="Content-Security-Policy" content="${APP_CSP}">`);
+  return next;
 }
 
 function hostContext(): McpUiHostContext {
@@ -134,7 +192,7 @@ function hostContext(): McpUiHostContext {
 function toggleTheme(): void {
   theme = theme === "light" ? "dark" : "light";
   applyPageTheme();
-  bridge?.setHostContext(hostContext());
+  for (const bridge of bridges) bridge.setHostContext(hostContext());
 }
 
 function applyPageTheme(): void {

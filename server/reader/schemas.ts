@@ -11,11 +11,12 @@ export const MAX_TITLE_CHARS = 200;
 /** The input of `open_reader`: a title and exactly one of `text`, `markdown`, `path`. */
 export const openReaderInput = z
   .object({
-    title: z.string().max(MAX_TITLE_CHARS).optional().describe("Shown above the document."),
-    markdown: z.string().optional().describe("The document as markdown."),
-    text: z.string().optional().describe("The document as plain text."),
-    path: z.string().min(1).optional().describe("A local UTF-8 text or markdown file to open instead (stdio only)."),
-    channel_id: channelIdSchema.optional().describe("Reuse this channel; a new one is made when omitted."),
+    // What each field is, is in open_reader's description: a description here would cost context on every turn.
+    title: z.string().max(MAX_TITLE_CHARS).optional(),
+    markdown: z.string().optional(),
+    text: z.string().optional(),
+    path: z.string().min(1).optional(),
+    channel_id: channelIdSchema.optional(),
   })
   .refine((input) => [input.markdown, input.text, input.path].filter((value) => value !== undefined).length <= 1, {
     message: "give one of markdown, text or path, not several",

@@ -38,8 +38,7 @@ export interface ChannelToolOptions {
 const APP_ONLY = { ui: { visibility: ["app"] } } as const;
 
 /** `poll_agent_messages`'s description; what waits is added to it (see ../awareness/waiting-description.ts). */
-const POLL_AGENT_DESCRIPTION =
-  "Read what the app sent on a channel (for the reader: ask, ready). Clears what it returns unless you pass after (a cursor). wait_ms waits for a message.";
+const POLL_AGENT_DESCRIPTION = "Read what the app sent on a channel; clears it unless after (a cursor) is given. wait_ms: wait for a message.";
 
 /**
  * Registers `notify_ui`, `poll_agent_messages` (model-visible), `poll_ui_messages` and
@@ -54,7 +53,7 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
     "notify_ui",
     {
       title: "Send to the app",
-      description: "Send an event to the app on a channel (for the reader: answer {thread_id, text}, hello {}, status {text}).",
+      description: "Send an event to the app on a channel (reader: answer {thread_id, text}, hello, status {text}).",
       inputSchema: compactSchema(notifyInput),
       outputSchema: compactSchema(notifyOutput),
     },

@@ -72,8 +72,8 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
     {
       title: "Open the reader",
       description:
-        "Show a document (markdown, text or a local file path; none: ask the user) in the in-chat reader. The user highlights passages and asks; " +
-        "asks arrive on the returned channel. Arm the watcher it names; answer with notify_ui answer {thread_id, text}.",
+        "Show a document (markdown, text, or path: a local file, stdio only; none: ask the user) in the in-chat reader, under title. " +
+        "The user's asks arrive on the returned channel (or channel_id, reused).",
       inputSchema: compactSchema(openReaderInput),
       outputSchema: compactSchema(openReaderOutput),
       _meta: { ui: { resourceUri: READER_RESOURCE_URI } },

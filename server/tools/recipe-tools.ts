@@ -18,7 +18,7 @@ const summarySchema = z.object({
 
 /** The input of `read_recipe`. */
 export const readRecipeInput = z.object({
-  name: z.string().optional().describe("The recipe to read, e.g. background-watcher. Omit to list them."),
+  name: z.string().optional(),
 });
 
 /** The output of `read_recipe`: the list, or one recipe with its text. */
@@ -33,7 +33,7 @@ export function registerRecipeTools(server: McpServer): void {
     "read_recipe",
     {
       title: "Read a recipe",
-      description: "Playbooks: how to be woken when the app writes (watcher, Monitor, long-poll, /loop), signals per host. No name: the list.",
+      description: "Playbooks by name: being woken (watcher, Monitor, long-poll, /loop), hosts, custom apps. No name: the list.",
       inputSchema: compactSchema(readRecipeInput),
       outputSchema: compactSchema(readRecipeOutput),
     },

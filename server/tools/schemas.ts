@@ -11,14 +11,10 @@ import { isJsonValue, MAX_JSON_DEPTH } from "../../core/json.js";
 /** A channel id, as the tools accept it. */
 export const channelIdSchema = z
   .string()
-  .regex(CHANNEL_ID_PATTERN, "a channel id is 1 to 64 characters from A-Z, a-z, 0-9, _ and - (use the id open_reader returned)")
-  .describe("The channel id.");
+  .regex(CHANNEL_ID_PATTERN, "a channel id is 1 to 64 characters from A-Z, a-z, 0-9, _ and - (use the id open_reader or open_app returned)");
 
 /** An event name, as the tools accept it. */
-export const eventSchema = z
-  .string()
-  .regex(EVENT_PATTERN, "an event name is 1 to 64 characters from A-Z, a-z, 0-9, _ . : and -")
-  .describe("The event name, e.g. answer.");
+export const eventSchema = z.string().regex(EVENT_PATTERN, "an event name is 1 to 64 characters from A-Z, a-z, 0-9, _ . : and -");
 
 /** A cursor: the `cursor` of the previous poll. Bounded so that `next_seq` stays a safe integer. */
 export const cursorSchema = z
@@ -26,11 +22,11 @@ export const cursorSchema = z
   .int()
   .min(0)
   .max(2 ** 50)
-  .describe("Cursor of your last poll (acknowledges up to it). Omit to read and clear.");
+  .describe("Your last poll's cursor (acknowledges up to it).");
 
 /** How long a poll may wait for a message, up to `maxMs`. */
 export function waitSchema(maxMs: number) {
-  return z.number().int().min(0).max(maxMs).describe("Wait up to this many ms for a message.");
+  return z.number().int().min(0).max(maxMs);
 }
 
 /**
@@ -40,7 +36,7 @@ export function waitSchema(maxMs: number) {
 export const dataSchema = z
   .unknown()
   .refine(isJsonValue, `data must be plain JSON nested at most ${MAX_JSON_DEPTH} levels deep`)
-  .describe("Any JSON value; {} when omitted.");
+  .describe("Any JSON; default {}.");
 
 /** The input of `notify_ui` and `notify_agent`. */
 export const notifyInput = z.object({

@@ -23,6 +23,7 @@ import { ChannelFolders } from "./channel-folders.js";
 import { appendMessage, drain, type QueueLogContext, readAfter } from "./queue-log.js";
 import { FileQueueReader } from "./queue-reader.js";
 import { SessionFiles } from "./session-files.js";
+import { SavedAppFiles } from "./saved-apps.js";
 import { readStateFile, updateStateFile } from "./state-files.js";
 import { removeIdle } from "./sweep.js";
 import { warnOnStderr } from "../../core/warn.js";
@@ -46,6 +47,7 @@ export class FileStore implements ChannelStore {
   /** The limits in force. */
   readonly limits: Readonly<Limits>;
   readonly sessions: SessionFiles;
+  readonly apps: SavedAppFiles;
   private readonly warn: (message: string) => void;
   private readonly fallbackWakeMs: number;
   private readonly reader: FileQueueReader;
@@ -57,6 +59,7 @@ export class FileStore implements ChannelStore {
     this.warn = options.warn ?? warnOnStderr;
     this.fallbackWakeMs = options.fallbackWakeMs ?? 5000;
     this.sessions = new SessionFiles(this.dataDir, this.limits.lockStaleMs);
+    this.apps = new SavedAppFiles(this.dataDir, this.warn);
     this.reader = new FileQueueReader(this.dataDir);
     this.folders = new ChannelFolders(this.dataDir, this.warn);
   }

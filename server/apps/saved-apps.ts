@@ -1,0 +1,93 @@
+/**
+ * Saved apps as the server offers them: `save_app` keeps the app open on a channel
+ * under a name, `open_app {name}` opens it again on a fresh channel, and each is a
+ * resource `backchannel://apps/<name>` (the store keeps them: ../../store/saved-app.ts).
+ */
+import { CallerError } from "../../core/errors.js";
+import { assertAppName, assertChannelId } from "../../core/ids.js";
+import { DamagedSavedAppError, type SavedApp } from "../../store/saved-app.js";
+import type { ChannelStore } from "../../store/store.js";
+import { checkDescription, readChannelApp } from "./channel-app.js";
+
+/** A saved app without its HTML, as listings show it. */
+export interface SavedAppSummary {
+  name: string;
+  title: string;
+  description: string;
+  /** The app as an MCP resource. */
+  uri: string;
+}
+
+/** Thrown for a name that names no saved app; the message lists those that exist. */
+export class UnknownAppError extends CallerError {
+  override readonly name = "UnknownAppError";
+  constructor(
+    readonly appName: string,
+    readonly names: string[],
+  ) {
+    const known = names.length > 0 ? `the saved apps are: ${names.join(", ")}` : "no app is saved yet";
+    super(`no saved app named ${JSON.stringify(appName)}; ${known}`);
+  }
+}
+
+/** Thrown by `save_app` for a channel on which no app was opened. */
+export class NoAppOnChannelError extends CallerError {
+  override readonly name = "NoAppOnChannelError";
+  constructor(channelId: string) {
+    super(`channel ${channelId} has no app to save: save_app takes the channel_id that open_app returned`);
+  }
+}
+
+/** The resource URI of the saved app `name`. */
+export function savedAppUri(name: string): string {
+  return `backchannel://apps/${name}`;
+}
+
+/** `app` without its HTML. */
+export function summarize(app: SavedApp): SavedAppSummary {
+  return { name: app.name, title: app.title, description: app.description, uri: savedAppUri(app.name) };
+}
+
+/**
+ * The saved app `name`.
+ * @throws InvalidAppNameError, UnknownAppError, DamagedSavedAppError.
+ */
+export async function findSavedApp(store: ChannelStore, name: string): Promise<SavedApp> {
+  const app = await store.apps.read(assertAppName(name));
+  if (app) return app;
+  throw new UnknownAppError(
+    name,
+    (await store.apps.list()).map((saved) => saved.name),
+  );
+}
+
+/**
+ * Keeps the app open on `channelId` as `name`, with `description` as the note for a
+ * later agent; replaces an app saved under that name before.
+ * @returns the saved app and whether it replaced one.
+ * @throws InvalidChannelIdError, InvalidAppNameError, InvalidAppError (the description),
+ *   NoAppOnChannelError, SavedAppTooLargeError.
+ */
+export async function saveChannelApp(
+  store: ChannelStore,
+  channelId: string,
+  name: string,
+  description: string,
+): Promise<{ app: SavedApp; replaced: boolean }> {
+  assertChannelId(channelId);
+  assertAppName(name);
+  const note = checkDescription(description);
+  const open = await readChannelApp(store, channelId);
+  if (!open) throw new NoAppOnChannelError(channelId);
+  // A damaged file of that name is replaced like any other.
+  const replaced = await store.apps.read(name).then(
+    (existing) => existing !== null,
+    (error: unknown) => {
+      if (error instanceof DamagedSavedAppError) return true;
+      throw error;
+    },
+  );
+  const app: SavedApp = { name, title: open.title, description: note, html: open.html, saved_at: new Date().toISOString() };
+  await store.apps.write(app);
+  return { app, replaced };
+}

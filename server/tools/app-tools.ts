@@ -1,0 +1,175 @@
+/**
+ * Agent-written apps: `open_app` shows the agent's own HTML fragment in the app shell
+ * (a second `ui://` resource) with a live channel already wired in, `save_app` keeps an
+ * app the user liked, `open_app {name}` opens a saved one again on a fresh channel, and
+ * the app-only `app_state` is how the shell, (re-)rendered in any process, fetches its
+ * fragment. Saved apps are also resources `backchannel://apps/<name>`. The fragment is
+ * the model's own code; it never travels back to the model.
+ */
+import { registerAppResource, registerAppTool, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
+import { ResourceNotFoundError, ResourceTemplate, type McpServer } from "@modelcontextprotocol/server";
+import { watchCommand } from "../../core/commands.js";
+import { assertChannelId, mintChannelId } from "../../core/ids.js";
+import { APP_HTML_MAX_BYTES } from "../../core/limits.js";
+import type { ChannelStore } from "../../store/store.js";
+import { Awareness } from "../awareness/awareness.js";
+import { checkFragment, checkTitle, DEFAULT_APP_TITLE, readChannelApp, writeChannelApp, type ChannelApp } from "../apps/channel-app.js";
+import { findSavedApp, saveChannelApp, savedAppUri, summarize, UnknownAppError } from "../apps/saved-apps.js";
+import { appStateInput, appStateOutput, openAppInput, openAppOutput, saveAppInput, saveAppOutput } from "../apps/schemas.js";
+import { readShellHtml, SHELL_RESOURCE_URI } from "../apps/shell-resource.js";
+import { messageError, toolError, toolResult } from "./results.js";
+import { compactSchema } from "./schemas.js";
+
+/** Options of {@link registerAppTools}. */
+export interface AppToolOptions {
+  /** The shell's HTML file. Default: the built `dist/app/shell.html`. */
+  shellHtmlPath?: string;
+  /** The server's awareness (see `ChannelToolOptions.awareness`). Default: these tools' own. */
+  awareness?: Awareness;
+}
+
+/** `_meta` of a tool only the app may call. Only hosts enforce it; `app_state` returns only what the model wrote itself. */
+const APP_ONLY = { ui: { visibility: ["app"] } } as const;
+
+/**
+ * Registers `open_app`, `save_app`, the app-only `app_state`, the shell resource
+ * `ui://backchannel/app.html` and the saved-app resources on `server`, backed by `store`.
+ */
+export function registerAppTools(server: McpServer, store: ChannelStore, options: AppToolOptions = {}): void {
+  const awareness = options.awareness ?? new Awareness(server, store);
+
+  registerAppResource(
+    server,
+    "backchannel app shell",
+    SHELL_RESOURCE_URI,
+    { mimeType: RESOURCE_MIME_TYPE, description: "Runs an app the agent wrote (its HTML fragment) with a live channel to the agent." },
+    async () => ({ contents: [{ uri: SHELL_RESOURCE_URI, mimeType: RESOURCE_MIME_TYPE, text: await readShellHtml(options.shellHtmlPath) }] }),
+  );
+
+  registerAppTool(
+    server,
+    "open_app",
+    {
+      title: "Open an app",
+      description:
+        `Show your own HTML app (markup, inline <style>/<script>, ≤ ${APP_HTML_MAX_BYTES / 1024} KiB; see recipe custom-apps) in the chat, ` +
+        "wired to a channel. name: a saved app instead; neither: list them.",
+      inputSchema: compactSchema(openAppInput),
+      outputSchema: compactSchema(openAppOutput),
+      _meta: { ui: { resourceUri: SHELL_RESOURCE_URI } },
+    },
+    async ({ html, name, title, channel_id }) => {
+      try {
+        if (html !== undefined && name !== undefined) return messageError("pass html (a new app) or name (a saved app), not both");
+        if (html === undefined && name === undefined) return await listSavedApps(store);
+        const channelId = channel_id === undefined ? mintChannelId() : assertChannelId(channel_id);
+        const saved = name === undefined ? undefined : await findSavedApp(store, name);
+        const app: ChannelApp = {
+          title: checkTitle(title, saved?.title ?? DEFAULT_APP_TITLE),
+          html: saved?.html ?? checkFragment(html ?? ""),
+          name: saved?.name ?? null,
+          opened_at: new Date().toISOString(),
+        };
+        await writeChannelApp(store, channelId, app);
+        await awareness.useChannel(channelId, "channel", true);
+        const watch = watchCommand(channelId);
+        const what = saved ? `the saved app ${saved.name} ("${app.title}"; its note: ${saved.description})` : `"${app.title}"`;
+        return toolResult(
+          { channel_id: channelId, title: app.title, watch_command: watch, ...(saved ? { name: saved.name, description: saved.description } : {}) },
+          `Opened ${what} on channel ${channelId}. Run \`${watch}\` in the background; when it exits, call poll_agent_messages ` +
+            "(the app sends ready once its scripts ran, app_error {message, line} when one fails) and reply with notify_ui.",
+        );
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
+
+  server.registerTool(
+    "save_app",
+    {
+      title: "Save an app",
+      description: "Keep the app on channel_id as name (A-Z a-z 0-9 _ -), with description: your note on what it does and its events.",
+      inputSchema: compactSchema(saveAppInput),
+      outputSchema: compactSchema(saveAppOutput),
+    },
+    async ({ channel_id, name, description }) => {
+      try {
+        const { app, replaced } = await saveChannelApp(store, channel_id, name, description);
+        const uri = savedAppUri(app.name);
+        return toolResult(
+          { name: app.name, uri, replaced },
+          `Saved "${app.title}" as ${app.name}${replaced ? " (it replaces the app saved under that name)" : ""}. ` +
+            `Open it again, in any conversation, with open_app {"name": "${app.name}"}.`,
+        );
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
+
+  registerAppTool(
+    server,
+    "app_state",
+    {
+      title: "App state (app only)",
+      description: "App only: the app (title and HTML) open on a channel, for the shell to run.",
+      inputSchema: compactSchema(appStateInput),
+      outputSchema: compactSchema(appStateOutput),
+      _meta: APP_ONLY,
+    },
+    async ({ channel_id }) => {
+      try {
+        const app = await readChannelApp(store, channel_id);
+        return toolResult({ channel_id, app }, app ? `App "${app.title}" on channel ${channel_id}.` : `No app on channel ${channel_id}.`);
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
+
+  server.registerResource(
+    "saved-app",
+    new ResourceTemplate("backchannel://apps/{name}", {
+      list: async () => ({
+        resources: (await store.apps.list()).map((app) => ({
+          uri: savedAppUri(app.name),
+          name: app.name,
+          title: app.title,
+          description: app.description,
+          mimeType: "application/json",
+        })),
+      }),
+    }),
+    {
+      title: "backchannel saved app",
+      description: "An app the agent wrote and the user kept: its title, note and HTML.",
+      mimeType: "application/json",
+    },
+    async (uri, { name }) => {
+      try {
+        const app = await findSavedApp(store, String(name));
+        return { contents: [{ uri: savedAppUri(app.name), mimeType: "application/json", text: JSON.stringify(app) }] };
+      } catch (error) {
+        if (error instanceof UnknownAppError) throw new ResourceNotFoundError(uri.href, error.message);
+        throw error;
+      }
+    },
+  );
+}
+
+/** `open_app` without html or name: the saved apps, read_recipe-style. */
+async function listSavedApps(store: ChannelStore) {
+  const apps = (await store.apps.list()).map(summarize);
+  if (apps.length === 0) {
+    return toolResult(
+      { apps },
+      'No saved apps yet. Write one with open_app {"html": "..."} (read_recipe {"name": "custom-apps"}); keep it with save_app.',
+    );
+  }
+  const lines = apps.map((app) => `- ${app.name}: ${app.title}. ${app.description}`);
+  return toolResult(
+    { apps },
+    [`${apps.length} saved app${apps.length === 1 ? "" : "s"}; open one with open_app {"name": "<name>"}:`, ...lines].join("\n"),
+  );
+}

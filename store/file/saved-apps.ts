@@ -1,0 +1,136 @@
+/**
+ * Saved apps as files: `apps/<name>.json` in the data directory, one JSON object each
+ * (see ../saved-app.ts).
+ *
+ * Invariants:
+ * - a file is only ever replaced whole and atomically (a temporary file in the same
+ *   folder, fsynced, renamed over it), so a reader sees the old app or the new one;
+ *   two saves of one name at once leave one of them, whole;
+ * - nothing is written or removed through a symbolic link: a rename replaces a link
+ *   rather than following it, `rm` removes a link itself, and an `apps` that is not a
+ *   real folder is refused; files are read only as regular
+ *   files, never through a link (./safe-read.ts);
+ * - no path is built from a name before the name is checked.
+ */
+import { lstatSync, mkdirSync, type Stats } from "node:fs";
+import { lstat, readdir, rm } from "node:fs/promises";
+import { SAVED_APP_MAX_BYTES } from "../../core/limits.js";
+import { appsDir, savedAppFile } from "../../core/paths.js";
+import { CallerError } from "../../core/errors.js";
+import { isChannelId } from "../../core/ids.js";
+import { DamagedSavedAppError, parseSavedApp, SavedAppTooLargeError, type SavedApp, type SavedAppStore } from "../saved-app.js";
+import { writeFileAtomic } from "./atomic-write.js";
+import { NotRegularFileError, readRegularFile } from "./safe-read.js";
+import { type Warn, warnOnStderr } from "../../core/warn.js";
+
+/** The file-backed {@link SavedAppStore} of one data directory. */
+export class SavedAppFiles implements SavedAppStore {
+  /**
+   * @param dataDir the data directory.
+   * @param warn where a saved app that cannot be read is reported while listing. Default: one line on stderr.
+   */
+  constructor(
+    private readonly dataDir: string,
+    private readonly warn: Warn = warnOnStderr,
+  ) {}
+
+  async read(name: string): Promise<SavedApp | null> {
+    const path = savedAppFile(this.dataDir, name);
+    let text: string | null;
+    try {
+      text = readRegularFile(path);
+    } catch (error) {
+      if (error instanceof NotRegularFileError) throw new DamagedSavedAppError(name, `it is ${error.found}`);
+      throw error;
+    }
+    if (text === null) return null;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new DamagedSavedAppError(name, "it is not JSON");
+    }
+    return parseSavedApp(value, name);
+  }
+
+  async write(app: SavedApp): Promise<void> {
+    const path = savedAppFile(this.dataDir, app.name);
+    const text = JSON.stringify(parseSavedApp(app, app.name));
+    const bytes = Buffer.byteLength(text);
+    if (bytes > SAVED_APP_MAX_BYTES) throw new SavedAppTooLargeError(app.name, bytes, SAVED_APP_MAX_BYTES);
+    this.ensureDir();
+    writeFileAtomic(path, text);
+  }
+
+  async list(): Promise<SavedApp[]> {
+    let files: string[];
+    try {
+      files = await readdir(appsDir(this.dataDir));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw error;
+    }
+    const names = files
+      .filter((file) => file.endsWith(".json"))
+      .map((file) => file.slice(0, -".json".length))
+      .filter(isChannelId)
+      .sort();
+    const apps: SavedApp[] = [];
+    for (const name of names) {
+      try {
+        const app = await this.read(name);
+        if (app) apps.push(app);
+      } catch (error) {
+        if (!(error instanceof DamagedSavedAppError)) throw error;
+        this.warn(error.message);
+      }
+    }
+    return apps;
+  }
+
+  async remove(name: string): Promise<boolean> {
+    const path = savedAppFile(this.dataDir, name);
+    if (!this.checkDir()) return false;
+    const stats = await lstat(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return undefined;
+      throw error;
+    });
+    if (!stats) return false;
+    // rm removes a link itself, never what it points to.
+    await rm(path, { force: true });
+    return true;
+  }
+
+  /** Creates `apps/` (0700) when missing. @throws UnsafeAppsFolderError when something other than a real folder is in its place. */
+  private ensureDir(): void {
+    if (!this.checkDir()) mkdirSync(appsDir(this.dataDir), { recursive: true, mode: 0o700 });
+  }
+
+  /**
+   * Whether `apps/` exists, as a real folder.
+   * @throws UnsafeAppsFolderError when something other than a real folder is in its place.
+   */
+  private checkDir(): boolean {
+    const dir = appsDir(this.dataDir);
+    let stats: Stats;
+    try {
+      stats = lstatSync(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+      throw error;
+    }
+    if (!stats.isDirectory()) throw new UnsafeAppsFolderError(dir, stats.isSymbolicLink() ? "a symbolic link" : "not a folder");
+    return true;
+  }
+}
+
+/** Something other than a real folder is where the saved apps go; nothing is written through it. */
+export class UnsafeAppsFolderError extends CallerError {
+  override readonly name = "UnsafeAppsFolderError";
+  constructor(
+    readonly path: string,
+    readonly what: string,
+  ) {
+    super(`${path} is ${what}: backchannel keeps saved apps only in a real folder there; move it away, then save again`);
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Saved apps: an app the agent wrote (an HTML fragment shown in the app shell) that the
+ * user chose to keep, with a note for the agent on how to drive it. Kept by name, beside
+ * the channels, so that any later conversation can open it again on a fresh channel.
+ * The file store keeps them in `apps/<name>.json` (./file/saved-apps.ts).
+ */
+import { CallerError } from "../core/errors.js";
+
+/** One saved app, as stored. */
+export interface SavedApp {
+  /** Its name, the channel-id rule (see `assertAppName` in ../core/ids.ts). */
+  name: string;
+  /** Shown above the app. */
+  title: string;
+  /** The agent's note: what the app does and which events it sends and expects. */
+  description: string;
+  /** The fragment: markup, inline `<style>` and `<script>`. */
+  html: string;
+  /** When it was saved (ISO-8601 UTC). */
+  saved_at: string;
+}
+
+/** The saved apps of one store. Every method throws InvalidAppNameError for a bad name before touching anything. */
+export interface SavedAppStore {
+  /**
+   * The saved app `name`, or `null` when there is none.
+   * @throws DamagedSavedAppError when it exists but cannot be read as a saved app.
+   */
+  read(name: string): Promise<SavedApp | null>;
+  /**
+   * Saves `app` under `app.name`, replacing any app of that name, atomically.
+   * @throws SavedAppTooLargeError (nothing changed), I/O errors.
+   */
+  write(app: SavedApp): Promise<void>;
+  /** Every readable saved app, by name; one that cannot be read is left out (and reported by the store). */
+  list(): Promise<SavedApp[]>;
+  /** Removes the saved app `name`. @returns false when there was none. */
+  remove(name: string): Promise<boolean>;
+}
+
+/** A saved app is larger than the store keeps; nothing was saved. */
+export class SavedAppTooLargeError extends CallerError {
+  override readonly name = "SavedAppTooLargeError";
+  constructor(
+    readonly appName: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(`the app ${appName} would take ${bytes} bytes, the limit is ${limit}; make its HTML or its description smaller, then save it again`);
+  }
+}
+
+/** A saved app's file exists but is not a saved app (hand-edited, a link, another kind of file). */
+export class DamagedSavedAppError extends CallerError {
+  override readonly name = "DamagedSavedAppError";
+  constructor(
+    readonly appName: string,
+    readonly reason: string,
+  ) {
+    super(`the saved app ${appName} cannot be read (${reason}); open the app again with its HTML and save it again with save_app`);
+  }
+}
+
+/**
+ * `value` as a {@link SavedApp} named `name`.
+ * @throws DamagedSavedAppError when a field is missing or of the wrong type, or the name differs.
+ */
+export function parseSavedApp(value: unknown, name: string): SavedApp {
+  const app = value as Partial<Record<keyof SavedApp, unknown>> | null;
+  if (typeof app !== "object" || app === null || Array.isArray(app)) throw new DamagedSavedAppError(name, "it is not a JSON object");
+  for (const key of ["name", "title", "description", "html", "saved_at"] as const) {
+    if (typeof app[key] !== "string") throw new DamagedSavedAppError(name, `its ${key} is not a string`);
+  }
+  if (app.name !== name) throw new DamagedSavedAppError(name, `it names itself ${JSON.stringify(app.name)}`);
+  const { title, description, html, saved_at } = app as SavedApp;
+  return { name, title, description, html, saved_at };
+}
