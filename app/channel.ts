@@ -1,16 +1,25 @@
 /**
- * The app side of a backchannel channel, over ext-apps' `App` (DESIGN §1, §3): it
+ * The app side of a backchannel channel, over ext-apps' `App`: it
  * receives the agent's events through the app-only `poll_ui_messages` and sends its
  * own through `notify_agent`.
  *
  * - Receiving is at-least-once: every poll passes the highest seq handled as `after`,
  *   which acknowledges (deletes) what came before; a response lost on the way is
  *   returned again by the next poll, and a seq is never handled twice.
- * - Polls wait on the server (`wait_ms`), so news arrives as soon as it is written.
- * - A send never waits behind a poll: the pending poll is cancelled first, and no new
- *   poll starts until the send is done. When a send still took long while a poll had
- *   been pending, the host evidently runs the app's calls one at a time and ignores the
- *   cancel; the channel then falls back to short polls (`wait_ms: 0` every few seconds).
+ * - Polls wait on the server (`wait_ms`), so news arrives as soon as it is written. The
+ *   first poll does not wait: it delivers what is queued at once and times one round trip.
+ * - A send never waits behind a poll, and never costs a connection. Hosts differ: most
+ *   run an app's calls side by side, some one at a time. Cancelling a poll is not free
+ *   either: a host may hold the browser's request for a cancelled call open for a
+ *   minute, and a browser allows six connections per origin. So the channel learns the
+ *   host from what it observes ({@link HostCalls}):
+ *   - a send that completes while a poll started before it is still pending proves
+ *     side-by-side calls: the channel never cancels a poll for a send again;
+ *   - otherwise, a send still running after about a second (`cancelAfterMs`, or three
+ *     round trips on a slow host) with a poll pending cancels that poll;
+ *   - a send still running long after that cancel (`serialisedAfterMs`) means the host
+ *     runs calls one at a time and ignores cancels: the channel falls back to short
+ *     polls (`wait_ms: 0` every few seconds) for good.
  * - Errors back off exponentially with jitter and recover by themselves when the host
  *   or the server comes back.
  * - Every poll result also carries the wall of the channel's session (the agent's
@@ -29,15 +38,34 @@ export type ChannelWall = Wall;
 /** `connecting` until the first poll answers, `live` while polls succeed, `retrying` after a failure, `stopped` after {@link AppChannel.stop}. */
 export type ChannelState = "connecting" | "live" | "retrying" | "stopped";
 
+/**
+ * What the channel has learnt about how the host runs the app's calls: `unknown` until
+ * a send proves otherwise (a slow send cancels the pending poll), `side-by-side` once a
+ * send completed while an older poll was still pending (no poll is cancelled for a send
+ * again), `one-at-a-time` once a send stayed stuck even after its poll was cancelled
+ * (polls are short from then on).
+ */
+export type HostCalls = "unknown" | "side-by-side" | "one-at-a-time";
+
 /** Options of {@link AppChannel}. */
 export interface AppChannelOptions {
   /** The channel to use. */
   channelId: string;
   /** How long one poll waits on the server for news. Default 25,000 ms (the server allows up to 30,000). */
   waitMs?: number;
-  /** Pause between polls once calls are found to be serialised. Default 2,000 ms. */
+  /** Pause between polls once the host is found to run calls one at a time. Default 2,000 ms. */
   shortPollMs?: number;
-  /** A send that takes longer than this while a poll was pending marks the host's calls as serialised. Default 2,000 ms. */
+  /**
+   * A send not completed this long, with a poll pending, cancels the poll (until the host
+   * is known to run calls side by side). At least three round trips of the first poll.
+   * Default 1,000 ms.
+   */
+  cancelAfterMs?: number;
+  /**
+   * A send still not completed this long after its poll was cancelled means the host runs
+   * calls one at a time and ignores cancels: polls become short. At least three round
+   * trips of the first poll. Default 2,000 ms.
+   */
   serialisedAfterMs?: number;
   /** First pause after a failed poll; it doubles up to `maxBackoffMs`. Default 500 ms. */
   minBackoffMs?: number;
@@ -52,27 +80,43 @@ export class ChannelError extends Error {
 
 type Handler = (data: unknown, message: ChannelMessage) => void;
 
+/** The longest a send waits for its poll before cancelling it, however slow the host's round trip. */
+const MAX_PATIENCE_MS = 5_000;
+
+/** A poll in flight: what cancels it, and when it left. */
+interface PendingPoll {
+  controller: AbortController;
+  startedAt: number;
+}
+
 /** One channel, seen from the app. Create it after `app.connect()`, register handlers with {@link on}, then {@link start}. */
 export class AppChannel {
   /** Called whenever {@link state} changes, with the error that caused a `retrying`. */
   onstatechange?: (state: ChannelState, error?: Error) => void;
   /** Called when a poll shows a wall other than the last one (posted, replaced, cleared or expired: `null`). */
   onwall?: (wall: ChannelWall | null) => void;
+  /** Called when {@link hostCalls} changes (it changes at most once, from `unknown`). */
+  onhostcalls?: (calls: HostCalls) => void;
 
   private readonly channelId: string;
   private readonly waitMs: number;
   private readonly shortPollMs: number;
+  private readonly cancelAfterMs: number;
   private readonly serialisedAfterMs: number;
   private readonly minBackoffMs: number;
   private readonly maxBackoffMs: number;
   private readonly handlers = new Map<string, Set<Handler>>();
   private readonly sends = new Set<Promise<unknown>>();
   private currentState: ChannelState = "connecting";
+  private calls: HostCalls = "unknown";
   private running = false;
   private lastSeq = 0;
   private lastWall: string | undefined;
-  private serialised = false;
-  private poll?: AbortController;
+  /** How long the first poll (which does not wait) took: the host's round trip. */
+  private roundTripMs = 0;
+  private polls = 0;
+  private cancels = 0;
+  private poll?: PendingPoll;
   private wake?: () => void;
 
   constructor(
@@ -82,6 +126,7 @@ export class AppChannel {
     this.channelId = options.channelId;
     this.waitMs = options.waitMs ?? 25_000;
     this.shortPollMs = options.shortPollMs ?? 2_000;
+    this.cancelAfterMs = options.cancelAfterMs ?? 1_000;
     this.serialisedAfterMs = options.serialisedAfterMs ?? 2_000;
     this.minBackoffMs = options.minBackoffMs ?? 500;
     this.maxBackoffMs = options.maxBackoffMs ?? 15_000;
@@ -92,9 +137,19 @@ export class AppChannel {
     return this.currentState;
   }
 
-  /** True once the channel has fallen back to short polls. */
+  /** How the host runs the app's calls, as far as the channel has seen. */
+  get hostCalls(): HostCalls {
+    return this.calls;
+  }
+
+  /** True once the channel has fallen back to short polls (the host runs calls one at a time and ignores cancels). */
   get shortPolling(): boolean {
-    return this.serialised;
+    return this.calls === "one-at-a-time";
+  }
+
+  /** How many polls the channel has cancelled to let a send through (not counting {@link stop}). */
+  get cancelledPolls(): number {
+    return this.cancels;
   }
 
   /** Calls `handler` for every message with this `event` (`"*"`: every message). Returns a function that removes it. */
@@ -115,37 +170,70 @@ export class AppChannel {
   /** Stops receiving and cancels the pending poll. Sends still work. */
   stop(): void {
     this.running = false;
-    this.poll?.abort();
+    this.poll?.controller.abort();
     this.wake?.();
     this.setState("stopped");
   }
 
   /**
-   * Sends `event` with `data` (default `{}`) to the agent, after cancelling the pending poll.
+   * Sends `event` with `data` (default `{}`) to the agent. It never waits behind a poll:
+   * see the module's comment for when the pending poll is cancelled.
    * @returns the message's seq in the agent's queue.
    * @throws ChannelError with the server's message when the call fails or is refused.
    */
   async send(event: string, data: unknown = {}): Promise<number> {
-    const pollWasPending = this.poll !== undefined && !this.serialised;
-    // Cancel first: on a host that runs the app's calls one at a time, a send queued
-    // behind a 25 s poll would wait 25 s.
-    this.poll?.abort();
-    const started = performance.now();
+    const startedAt = performance.now();
+    // Only a poll that left before this send tells anything: a host that runs calls
+    // one at a time answers it first.
+    const poll = this.calls === "unknown" ? this.poll : undefined;
     const call = this.app.callServerTool({ name: "notify_agent", arguments: { channel_id: this.channelId, event, data } });
     this.sends.add(call);
+    let cancelledAt: number | undefined;
+    const timer = poll
+      ? setTimeout(() => {
+          if (this.poll !== poll || this.calls !== "unknown") return;
+          cancelledAt = performance.now();
+          this.cancels += 1;
+          poll.controller.abort();
+        }, this.patience(this.cancelAfterMs))
+      : undefined;
     let result: Awaited<typeof call>;
+    let completed = false;
     try {
       result = await call;
+      completed = true;
     } catch (error) {
       throw new ChannelError(`could not send ${event}: ${(error as Error).message}`);
     } finally {
+      clearTimeout(timer);
       this.sends.delete(call);
+      if (poll) this.learn(poll, startedAt, completed, cancelledAt);
       this.wake?.();
     }
-    if (pollWasPending && performance.now() - started > this.serialisedAfterMs) this.serialised = true;
     if (result.isError) throw new ChannelError(textOf(result.content) || `the server refused ${event}`);
     const seq = (result.structuredContent as { seq?: unknown } | undefined)?.seq;
     return typeof seq === "number" ? seq : 0;
+  }
+
+  /**
+   * What a send that left while `poll` was pending tells about the host (see
+   * {@link HostCalls}). Only an answered send proves side-by-side calls: a failure may
+   * never have left the app.
+   */
+  private learn(poll: PendingPoll, sendStartedAt: number, completed: boolean, cancelledAt: number | undefined): void {
+    if (this.calls !== "unknown") return;
+    const pollStillPending = this.poll === poll && !poll.controller.signal.aborted;
+    if (completed && pollStillPending && poll.startedAt <= sendStartedAt) this.setHostCalls("side-by-side");
+    else if (cancelledAt !== undefined && performance.now() - cancelledAt > this.patience(this.serialisedAfterMs)) this.setHostCalls("one-at-a-time");
+  }
+
+  /**
+   * `ms`, or three of the host's round trips when that is longer: on a slow host a send
+   * may take a second and still run beside the poll. Capped at {@link MAX_PATIENCE_MS},
+   * so that one slow first call cannot make a serialising host's sends wait long.
+   */
+  private patience(ms: number): number {
+    return Math.max(ms, Math.min(MAX_PATIENCE_MS, 3 * this.roundTripMs));
   }
 
   private async run(): Promise<void> {
@@ -154,14 +242,17 @@ export class AppChannel {
       // A send in flight goes first; polling again now would queue behind it on a serialising host.
       while (this.sends.size > 0) await Promise.allSettled([...this.sends]);
       if (!this.running) break;
-      const controller = new AbortController();
-      this.poll = controller;
-      const waitMs = this.serialised ? 0 : this.waitMs;
+      const poll: PendingPoll = { controller: new AbortController(), startedAt: performance.now() };
+      this.poll = poll;
+      // The first poll does not wait: it delivers what is queued at once and times the host's round trip.
+      const waitMs = this.polls === 0 || this.calls === "one-at-a-time" ? 0 : this.waitMs;
       try {
         const result = await this.app.callServerTool(
           { name: "poll_ui_messages", arguments: { channel_id: this.channelId, after: this.lastSeq, wait_ms: waitMs } },
-          { signal: controller.signal, timeout: waitMs + 15_000 },
+          { signal: poll.controller.signal, timeout: waitMs + 15_000 },
         );
+        if (this.polls === 0) this.roundTripMs = performance.now() - poll.startedAt;
+        this.polls += 1;
         // Stopped while the poll was on its way back: deliver nothing more (the messages stay unacknowledged).
         if (!this.running) break;
         if (result.isError) throw new ChannelError(textOf(result.content) || "poll_ui_messages failed");
@@ -170,15 +261,15 @@ export class AppChannel {
         this.setState("live");
         this.showWall(parseWall(result.structuredContent));
         for (const message of messages) this.deliver(message);
-        if (this.serialised && messages.length === 0) await this.pause(this.shortPollMs);
+        if (this.calls === "one-at-a-time" && messages.length === 0) await this.pause(this.shortPollMs);
       } catch (error) {
-        if (controller.signal.aborted) continue;
+        if (poll.controller.signal.aborted) continue;
         failures += 1;
         this.setState("retrying", error as Error);
         const backoff = Math.min(this.maxBackoffMs, this.minBackoffMs * 2 ** (failures - 1));
         await this.pause(backoff / 2 + Math.random() * (backoff / 2));
       } finally {
-        if (this.poll === controller) this.poll = undefined;
+        if (this.poll === poll) this.poll = undefined;
       }
     }
   }
@@ -219,6 +310,11 @@ export class AppChannel {
     if (state === this.currentState && state !== "retrying") return;
     this.currentState = state;
     this.onstatechange?.(state, error);
+  }
+
+  private setHostCalls(calls: HostCalls): void {
+    this.calls = calls;
+    this.onhostcalls?.(calls);
   }
 }
 

@@ -4,9 +4,9 @@
  * is a second server process on the same data directory.
  *
  * The bridge's tool forwarding is written here, as a host writes it, so that the test
- * can give it faults of real hosts that a healthy server cannot produce on demand: a
- * lost poll response, a server that is unreachable for a while, and a host that runs
- * the app's calls one at a time and ignores cancellation (HOSTS.md). Those three are
+ * can give it behaviours of real hosts that a healthy server cannot produce on demand: a
+ * lost poll response, a server that is unreachable for a while, a slow host, and a host
+ * that runs the app's calls one at a time (honouring cancellation or not). Those are
  * the only emulated parts; every call still reaches the real server.
  */
 import assert from "node:assert/strict";
@@ -27,14 +27,20 @@ class TestHost {
   losePollResponse = false;
   /** Answer the next poll_ui_messages with the previous poll's result again (a host that retried and delivered twice). */
   replayPoll = false;
-  /** Run calls one at a time and ignore cancellation, like some hosts. */
+  /** Run calls one at a time, like some hosts; they ignore cancellation unless {@link honoursCancel}. */
   serialised = false;
+  /** With {@link serialised}: a cancelled call ends at once and the next one runs. */
+  honoursCancel = false;
+  /** Added to every call before it is forwarded: a slow host (its own work, not the server's). */
+  delayMs = 0;
   /** Every poll_ui_messages that ended (answered or failed), with whether the app had cancelled it. */
-  readonly polls: { aborted: boolean; ms: number }[] = [];
+  readonly polls: { aborted: boolean; ms: number; waitMs: number }[] = [];
+  /** How many of the app's calls carried a progress token. */
+  progressTokens = 0;
   app!: App;
   private queue: Promise<unknown> = Promise.resolve();
   private lastPoll?: CallToolResult;
-  private pendingPolls = 0;
+  private pendingLongPolls = 0;
   private pollWaiters: (() => void)[] = [];
 
   constructor(private readonly client: Client) {}
@@ -49,30 +55,46 @@ class TestHost {
     return this.app;
   }
 
-  /** Resolves once a poll_ui_messages call of the app is in flight at the host. */
-  async pollPending(): Promise<void> {
-    while (this.pendingPolls === 0) await new Promise<void>((resolve) => this.pollWaiters.push(resolve));
+  /** Resolves once a poll_ui_messages call of the app that waits (`wait_ms` > 0) is in flight at the host. */
+  pollPending(): Promise<void> {
+    return this.until(() => this.pendingLongPolls > 0);
+  }
+
+  /** Resolves once `count` polls that wait (`wait_ms` > 0) have ended. */
+  longPollsEnded(count: number): Promise<void> {
+    return this.until(() => this.polls.filter((poll) => poll.waitMs > 0).length >= count);
+  }
+
+  private async until(condition: () => boolean): Promise<void> {
+    while (!condition()) await new Promise<void>((resolve) => this.pollWaiters.push(resolve));
   }
 
   private async call(params: CallToolRequest["params"], signal: AbortSignal): Promise<CallToolResult> {
     if (this.down) throw new Error("the server is unreachable");
+    if (params._meta?.progressToken !== undefined) this.progressTokens += 1;
     const started = Date.now();
     const isPoll = params.name === "poll_ui_messages";
-    if (isPoll) {
-      this.pendingPolls += 1;
+    const waitMs = isPoll ? Number(params.arguments?.wait_ms ?? 0) : 0;
+    if (waitMs > 0) {
+      this.pendingLongPolls += 1;
       this.pollWaiters.splice(0).forEach((wake) => wake());
     }
-    const run = () => this.client.callTool(params, this.serialised ? {} : { signal }) as Promise<CallToolResult>;
+    const forward = this.serialised && !this.honoursCancel ? {} : { signal };
+    const run = async () => {
+      if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+      return (await this.client.callTool(params, forward)) as CallToolResult;
+    };
     let call = run;
     if (this.serialised) {
       const queued = this.queue.then(run, run);
-      this.queue = queued;
+      this.queue = queued.catch(() => undefined);
       call = () => queued;
     }
     const result = await call().finally(() => {
       if (!isPoll) return;
-      this.pendingPolls -= 1;
-      this.polls.push({ aborted: signal.aborted, ms: Date.now() - started });
+      if (waitMs > 0) this.pendingLongPolls -= 1;
+      this.polls.push({ aborted: signal.aborted, ms: Date.now() - started, waitMs });
+      this.pollWaiters.splice(0).forEach((wake) => wake());
     });
     if (isPoll) {
       if (this.replayPoll && this.lastPoll) {
@@ -159,29 +181,95 @@ describe("AppChannel", () => {
     assert.deepEqual(got.seen[1]?.data, { thread_id: "t", text: "two" });
   });
 
-  test("a send cancels the pending long-poll and does not wait behind it", async () => {
+  test("on a host that runs calls side by side, a send never cancels the poll, and the channel learns the host", async () => {
     const host = new TestHost(appSide);
-    const channel = new AppChannel(await host.start(), { channelId: "ch-cancel", waitMs: 20_000 });
+    const channel = new AppChannel(await host.start(), { channelId: "ch-side", waitMs: 20_000 });
+    channel.start();
+    await host.pollPending();
+    for (const n of [1, 2, 3]) {
+      const started = Date.now();
+      const seq = await channel.send("ask", { n });
+      const sendMs = Date.now() - started;
+      assert.equal(seq, n);
+      assert.ok(sendMs < 1_000, `send ${n} took ${sendMs} ms`);
+      assert.equal(channel.hostCalls, "side-by-side", `known after send ${n}`);
+    }
+    const { messages } = structured<{ messages: ChannelMessage[] }>(
+      await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: "ch-side" } }),
+    );
+    assert.deepEqual(
+      messages.map((message) => message.data),
+      [{ n: 1 }, { n: 2 }, { n: 3 }],
+    );
+    assert.equal(channel.cancelledPolls, 0);
+    assert.ok(!host.polls.some((poll) => poll.aborted), "no poll was cancelled");
+    channel.stop();
+  });
+
+  test("a slow host that runs calls side by side (1.2 s a call) is not taken for one that serialises", async () => {
+    const host = new TestHost(appSide);
+    host.delayMs = 1_200;
+    const channel = new AppChannel(await host.start(), { channelId: "ch-slow", waitMs: 20_000 });
     channel.start();
     await host.pollPending();
     const started = Date.now();
-    const seq = await channel.send("ask", { question: "q" });
+    await channel.send("ask", { question: "slow" });
     const sendMs = Date.now() - started;
-    assert.equal(seq, 1);
-    assert.ok(sendMs < 1_000, `the send took ${sendMs} ms`);
-    const { messages } = structured<{ messages: ChannelMessage[] }>(
-      await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: "ch-cancel" } }),
-    );
-    assert.deepEqual(
-      messages.map((message) => [message.event, message.data]),
-      [["ask", { question: "q" }]],
-    );
-    assert.ok(
-      host.polls.some((poll) => poll.aborted),
-      "the pending poll was cancelled",
-    );
-    assert.equal(channel.shortPolling, false);
+    assert.ok(sendMs >= 1_200, `the host's delay applied (${sendMs} ms)`);
+    assert.equal(channel.hostCalls, "side-by-side");
+    assert.equal(channel.cancelledPolls, 0, "the slow send cancelled nothing");
     channel.stop();
+  });
+
+  test("on a host that runs calls one at a time but honours cancels, a send cancels the poll after about a second, and polls stay long", async () => {
+    const host = new TestHost(appSide);
+    host.serialised = true;
+    host.honoursCancel = true;
+    const channel = new AppChannel(await host.start(), { channelId: "ch-cancels", waitMs: 20_000 });
+    channel.start();
+    await host.pollPending();
+    const started = Date.now();
+    await channel.send("ask", { question: "q" });
+    const sendMs = Date.now() - started;
+    assert.ok(sendMs >= 900 && sendMs < 5_000, `the send waited about a second, not the poll's 20 s (${sendMs} ms)`);
+    assert.equal(channel.cancelledPolls, 1);
+    assert.equal(channel.hostCalls, "unknown", "nothing proves either way");
+    assert.equal(channel.shortPolling, false);
+
+    // Receiving goes on with long polls: the answer arrives while one waits.
+    const got = collect(channel);
+    await host.pollPending();
+    await fromAgent("ch-cancels", "answer", { thread_id: "t", text: "here" });
+    await got.waitFor(1);
+    assert.ok(
+      host.polls.every((poll) => poll.waitMs > 0 || poll === host.polls[0]),
+      "only the first poll was short",
+    );
+    channel.stop();
+  });
+
+  test("the app's polls send no progress, although ext-apps puts a progress token on every call", async () => {
+    let progress = 0;
+    const client = await connectServer(
+      dataDir,
+      {},
+      { prepare: (c) => c.setNotificationHandler("notifications/progress", () => void (progress += 1)) },
+    );
+    try {
+      const host = new TestHost(client);
+      const channel = new AppChannel(await host.start(), { channelId: "ch-progress", waitMs: 300 });
+      channel.start();
+      // Three long polls that waited their whole 300 ms: a ticking server would have sent progress as each wait began.
+      await host.longPollsEnded(3);
+      channel.stop();
+      assert.ok(host.progressTokens >= 3, `the polls carried progress tokens (${host.progressTokens})`);
+      assert.equal(progress, 0);
+      // The control: the agent's poll, called the same way, does get progress.
+      await client.callTool({ name: "poll_agent_messages", arguments: { channel_id: "ch-progress", wait_ms: 300 } }, { onprogress: () => undefined });
+      assert.ok(progress > 0, "the agent's poll got progress");
+    } finally {
+      await client.close();
+    }
   });
 
   test("backs off while the server is unreachable and recovers when it returns", async () => {
@@ -206,15 +294,22 @@ describe("AppChannel", () => {
   test("on a host that runs calls one at a time and ignores cancels, it falls back to short polls", async () => {
     const host = new TestHost(appSide);
     host.serialised = true;
-    const channel = new AppChannel(await host.start(), { channelId: "ch-serial", waitMs: 1_500, serialisedAfterMs: 500, shortPollMs: 100 });
+    const channel = new AppChannel(await host.start(), {
+      channelId: "ch-serial",
+      waitMs: 3_000,
+      cancelAfterMs: 200,
+      serialisedAfterMs: 500,
+      shortPollMs: 100,
+    });
     channel.start();
-    // With the first long-poll pending, send: the send waits behind it (up to 1.5 s).
+    // With the first long-poll pending, send: the cancel does nothing, so the send waits behind the poll (up to 3 s).
     await host.pollPending();
     const first = Date.now();
     await channel.send("ask", { n: 1 });
     const firstMs = Date.now() - first;
     assert.ok(firstMs >= 500, `the first send waited behind the poll (${firstMs} ms)`);
     assert.equal(channel.shortPolling, true, "it noticed");
+    assert.equal(channel.hostCalls, "one-at-a-time");
 
     // From now on polls are short: a send waits at most one short poll, and news still arrives.
     const got = collect(channel);

@@ -14,6 +14,7 @@ import type { ChannelStore, PollResult } from "../../store/store.js";
 import type { Wall } from "../../protocol/wall.js";
 import { Awareness } from "../awareness/awareness.js";
 import { progressTicker } from "./progress.js";
+import type { WaitingPolls } from "./waiting-polls.js";
 import { toolError, toolResult } from "./results.js";
 import { compactSchema, notifyInput, notifyOutput, pollInput, pollOutput, uiPollOutput } from "./schemas.js";
 import { DEFAULT_LIMITS } from "../../core/limits.js";
@@ -24,8 +25,14 @@ export interface ChannelToolOptions {
   maxAgentWaitMs?: number;
   /** Longest `wait_ms` of `poll_ui_messages`. Default 30,000. */
   maxUiWaitMs?: number;
-  /** How often a waiting poll sends `notifications/progress` (when the call has a progress token). Default 5,000. */
+  /** How often a waiting `poll_agent_messages` sends `notifications/progress` (when the call has a progress token). Default 5,000. */
   progressIntervalMs?: number;
+  /**
+   * Where the app's waiting polls put themselves, so that a `notifications/cancelled`
+   * served by another server instance of this process ends them (stateless HTTP passes
+   * one). Default: none (a cancel reaches its own connection's poll).
+   */
+  waitingPolls?: WaitingPolls;
   /**
    * What tells the agent and the human that something waits. Pass the server's one
    * (`createServer` does) to every `register…Tools` call on the same server. Default:
@@ -101,8 +108,7 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       outputSchema: compactSchema(uiPollOutput),
       _meta: APP_ONLY,
     },
-    ({ channel_id, after, wait_ms }, ctx) =>
-      pollUi(store, awareness, { channelId: channel_id, after, waitMs: wait_ms, ctx, progressIntervalMs: options.progressIntervalMs }),
+    ({ channel_id, after, wait_ms }, ctx) => pollUi(store, awareness, { channelId: channel_id, after, waitMs: wait_ms, ctx }, options.waitingPolls),
   );
 
   registerAppTool(
@@ -134,7 +140,8 @@ interface PollCall {
   after: number | undefined;
   waitMs: number | undefined;
   ctx: ServerContext;
-  progressIntervalMs: number | undefined;
+  /** How often a waiting poll sends progress; see {@link ChannelToolOptions.progressIntervalMs}. */
+  progressIntervalMs?: number | undefined;
 }
 
 async function poll(store: ChannelStore, queue: QueueName, call: PollCall) {
@@ -149,23 +156,27 @@ async function poll(store: ChannelStore, queue: QueueName, call: PollCall) {
 /**
  * `poll_ui_messages`: a poll of the `ui` queue that also returns the wall of the
  * channel's session. A wall posted, cleared or expired while the poll waits ends the
- * wait, so an open reader shows it at once.
+ * wait, so an open reader shows it at once. It never sends progress.
  */
-async function pollUi(store: ChannelStore, awareness: Awareness, call: PollCall) {
+async function pollUi(store: ChannelStore, awareness: Awareness, call: PollCall, waitingPolls: WaitingPolls | undefined) {
   const stop = new AbortController();
   const cancel = () => stop.abort();
   const callSignal = call.ctx.mcpReq.signal;
   callSignal.addEventListener("abort", cancel, { once: true });
+  const unlist = waitingPolls?.add(call.ctx.mcpReq.id, cancel);
   try {
     const { session } = awareness;
     const key = await session.sessionOf(call.channelId);
     if (key !== null && (call.waitMs ?? 0) > 0) await session.followWall(key, stop.signal, cancel);
-    const result = await waitingPoll(store, "ui", call, stop.signal);
+    // No progress here, even when the call carries a progress token (ext-apps' App puts
+    // one on every call): the app does not need it, and hosts log every notification.
+    const result = await store.poll(call.channelId, "ui", { after: call.after, waitMs: call.waitMs, signal: stop.signal });
     const wall = key === null ? null : await session.wallOf(key);
     return toolResult({ ...result, wall }, describePoll(result.messages, result.cursor, result.pending) + describeWall(wall));
   } catch (error) {
     return toolError(error);
   } finally {
+    unlist?.();
     stop.abort();
     callSignal.removeEventListener("abort", cancel);
   }

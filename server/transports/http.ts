@@ -12,6 +12,7 @@ import { localhostHostValidation, localhostOriginValidation, toNodeHandler } fro
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { limitsFromEnv } from "../../core/limits.js";
 import { createServer, type ServerOptions } from "../server.js";
+import { WaitingPolls } from "../tools/waiting-polls.js";
 import { startIdleSweep } from "../idle-sweep.js";
 import { FileStore } from "../../store/file/file-store.js";
 import { VERSION } from "../../core/package.js";
@@ -29,7 +30,18 @@ export type RequestListener = (req: IncomingMessage, res: ServerResponse) => Pro
  * over HTTP the caller need not be the user whose files the server can read.
  */
 export function createMcpRequestListener(options: ServerOptions, onerror: (error: Error) => void = logError): RequestListener {
-  const handler = createMcpHandler(() => createServer({ readLocalFiles: false, watchChannels: false, ...options }), { onerror });
+  const waitingPolls = new WaitingPolls();
+  const handler = createMcpHandler(
+    () => {
+      const server = createServer({ readLocalFiles: false, watchChannels: false, ...options, waitingPolls });
+      // A 2025-11-25 client's cancel comes in a request of its own, to this fresh instance: end the poll it names (see waiting-polls.ts).
+      server.server.setNotificationHandler("notifications/cancelled", (notification) => {
+        if (notification.params.requestId !== undefined) waitingPolls.cancel(notification.params.requestId);
+      });
+      return server;
+    },
+    { onerror },
+  );
   const serve = toNodeHandler(handler, { onerror });
   const hostIsLocal = localhostHostValidation();
   const originIsLocal = localhostOriginValidation();
