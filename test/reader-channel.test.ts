@@ -253,7 +253,12 @@ describe("AppChannel", () => {
     const client = await connectServer(
       dataDir,
       {},
-      { prepare: (c) => c.setNotificationHandler("notifications/progress", () => void (progress += 1)) },
+      {
+        prepare: (c) =>
+          c.setNotificationHandler("notifications/progress", () => {
+            progress += 1;
+          }),
+      },
     );
     try {
       const host = new TestHost(client);
