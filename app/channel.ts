@@ -83,10 +83,11 @@ type Handler = (data: unknown, message: ChannelMessage) => void;
 /** The longest a send waits for its poll before cancelling it, however slow the host's round trip. */
 const MAX_PATIENCE_MS = 5_000;
 
-/** A poll in flight: what cancels it, and when it left. */
+/** A poll in flight: what cancels it, when it left, and whether it waits on the server. */
 interface PendingPoll {
   controller: AbortController;
   startedAt: number;
+  waits: boolean;
 }
 
 /** One channel, seen from the app. Create it after `app.connect()`, register handlers with {@link on}, then {@link start}. */
@@ -189,7 +190,8 @@ export class AppChannel {
     const call = this.app.callServerTool({ name: "notify_agent", arguments: { channel_id: this.channelId, event, data } });
     this.sends.add(call);
     let cancelledAt: number | undefined;
-    const timer = poll
+    // Only a poll that waits is worth cancelling: one that does not answers soon anyway.
+    const timer = poll?.waits
       ? setTimeout(() => {
           if (this.poll !== poll || this.calls !== "unknown") return;
           cancelledAt = performance.now();
@@ -242,10 +244,10 @@ export class AppChannel {
       // A send in flight goes first; polling again now would queue behind it on a serialising host.
       while (this.sends.size > 0) await Promise.allSettled([...this.sends]);
       if (!this.running) break;
-      const poll: PendingPoll = { controller: new AbortController(), startedAt: performance.now() };
-      this.poll = poll;
       // The first poll does not wait: it delivers what is queued at once and times the host's round trip.
       const waitMs = this.polls === 0 || this.calls === "one-at-a-time" ? 0 : this.waitMs;
+      const poll: PendingPoll = { controller: new AbortController(), startedAt: performance.now(), waits: waitMs > 0 };
+      this.poll = poll;
       try {
         const result = await this.app.callServerTool(
           { name: "poll_ui_messages", arguments: { channel_id: this.channelId, after: this.lastSeq, wait_ms: waitMs } },
