@@ -112,7 +112,9 @@ export async function watchAnswer(frame: Frame, threadId: string, text: string):
   const key = `${threadId}\n${text}`;
   await frame.evaluate(
     ({ threadId, text, key }) => {
-      const stamps = ((window as unknown as { __answers?: Record<string, number> }).__answers ??= {});
+      const page = window as unknown as { __answers?: Record<string, number> };
+      page.__answers ??= {};
+      const stamps = page.__answers;
       const seen = () =>
         [...document.querySelectorAll(`.card[data-thread="${threadId}"] .message.agent`)].some((message) => message.textContent?.includes(text));
       const observer = new MutationObserver(() => {
