@@ -13,7 +13,7 @@
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
-import { createMcpRequestListener, FileStore, listen, MCP_PATH } from "backchannel/server";
+import { createMcpRequestListener, FileStore, listen, MCP_PATH } from "backchannel-mcp/server";
 
 /** The page Vite built from playground/web/, everything inlined. */
 const PAGE = new URL("./web/index.html", import.meta.url);

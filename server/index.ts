@@ -1,5 +1,5 @@
 /**
- * backchannel as a library (`backchannel/server`): put the channel tools on any
+ * backchannel as a library (`backchannel-mcp/server`): put the channel tools on any
  * `McpServer`, over the file store or a store of your own.
  *
  * ```ts

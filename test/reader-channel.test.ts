@@ -14,7 +14,7 @@ import { after, before, describe, test } from "node:test";
 import { App } from "@modelcontextprotocol/ext-apps";
 import { AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { InMemoryTransport, type CallToolRequest, type CallToolResult, type Client } from "@modelcontextprotocol/client";
-import { AppChannel, type ChannelMessage, type ChannelState } from "backchannel/app";
+import { AppChannel, type ChannelMessage, type ChannelState } from "backchannel-mcp/app";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 
 const INFO = { name: "channel-test", version: "0.0.0" };
