@@ -1,8 +1,9 @@
 /**
  * How many samples each mode takes. The quick mode (the default) is sized for about
  * two and a half minutes on an idle 2-core machine (3–4 minutes when other test suites
- * share the cores); the full mode takes about 30 minutes, gives p99 from at least 100 samples
- * where a sample is cheap, and watches idle cost for 10 minutes.
+ * share the cores), plus about 3 minutes of the reader in MCP Inspector; the full mode
+ * takes about 45 minutes, gives p99 from at least 100 samples where a sample is cheap,
+ * and watches idle cost for 10 minutes.
  *
  * The baseline gets fewer exit-mode and round-trip samples than backchannel: each
  * costs it a whole timer period (500 ms, 1,200 ms) against a few ms.
@@ -11,6 +12,7 @@ import type { Design } from "./designs.js";
 import type { AwarenessPlan } from "./suites/awareness.js";
 import type { DeliveryCounts } from "./suites/delivery.js";
 import type { IdlePlan } from "./suites/idle.js";
+import type { InspectorPlan } from "./suites/inspector.js";
 import type { ScalePlan } from "./suites/scale.js";
 import type { ThroughputPlan } from "./suites/throughput.js";
 import type { WakeCounts } from "./suites/wake.js";
@@ -23,6 +25,7 @@ export interface Plan {
   idle: IdlePlan;
   scale: ScalePlan;
   awareness: AwarenessPlan;
+  inspector: InspectorPlan;
 }
 
 const fast = (design: Design) => design.name === "backchannel";
@@ -36,6 +39,8 @@ export const QUICK: Plan = {
   scale: { channels: [1, 100, 10_000], starts: 2, deliveries: 8, append: { messages: 1000, durationMs: 500 } },
   // About 5 s of status line rounds and 20 s of pushes.
   awareness: { statuslineRounds: 30, pushes: 30 },
+  // Two Inspector pages (20–40 s each to load on 2 cores), 9 asks each, 80 s idle: about 3 minutes.
+  inspector: { asks: 9, idleMs: 80_000 },
 };
 
 /** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
@@ -46,4 +51,5 @@ export const FULL: Plan = {
   idle: { windowMs: 600_000, sliceMs: 60_000 },
   scale: { channels: [1, 100, 10_000], starts: 10, deliveries: 50, append: { messages: 1000, durationMs: 3000 } },
   awareness: { statuslineRounds: 200, pushes: 150 },
+  inspector: { asks: 30, idleMs: 300_000 },
 };

@@ -4,8 +4,9 @@
  *
  *     node dist/bench/run.js [--full] [--out FILE] [--only SUITE,…]
  *
- * Suites: context, wake, delivery, throughput, idle, scale, awareness (all by default).
- * Figures of backchannel alone (awareness: the baseline has no status line and no push)
+ * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector (all by
+ * default). Figures of backchannel alone (awareness: the baseline has no status line and
+ * no push; inspector: the reader in a real MCP Apps host)
  * get a second table, and go to the JSON as `solo`.
  * The run fails (exit 1) when any message was lost or duplicated, whatever else it
  * measured.
@@ -26,6 +27,7 @@ import { awarenessFigures } from "./suites/awareness.js";
 import { contextFigures } from "./suites/context.js";
 import { deliveryFigures } from "./suites/delivery.js";
 import { idleFigures } from "./suites/idle.js";
+import { inspectorFigures } from "./suites/inspector.js";
 import { scaleFigures } from "./suites/scale.js";
 import { throughputFigures } from "./suites/throughput.js";
 import { wakeFigures } from "./suites/wake.js";
@@ -39,6 +41,7 @@ const SUITES: Record<string, (plan: Plan, ctx: RunContext) => Promise<(Figure | 
   idle: (plan, ctx) => idleFigures(DESIGNS, plan.idle, ctx),
   scale: (plan, ctx) => scaleFigures(DESIGNS, plan.scale, ctx),
   awareness: (plan, ctx) => awarenessFigures(plan.awareness, ctx),
+  inspector: (plan, ctx) => inspectorFigures(plan.inspector, ctx),
 };
 
 /** bench/results/latest.json in the source tree (this file runs from dist/bench/). */

@@ -30,4 +30,10 @@ export const TARGETS: readonly Target[] = [
   // The issue asks for a status line process "well under 150 ms": most runs under it.
   { key: "awareness.statusline.silent", text: "p90 < 150", met: (backchannel) => backchannel.p90 < 150 },
   { key: "awareness.statusline.busy", text: "p90 < 150", met: (backchannel) => backchannel.p90 < 150 },
+  // The reader in MCP Inspector: answers as fast as a person notices, no ask stalls, idle as cheap as a long-poll.
+  { key: "inspector.answerToScreen", text: "p50 ≤ 100", met: (backchannel) => backchannel.p50 <= 100 },
+  { key: "inspector.askToAgent", text: "no stall: max < 5,000", met: (backchannel) => backchannel.max < 5000 },
+  { key: "inspector.idleCalls", text: "≤ 2.5/min", met: (backchannel) => backchannel.max <= 2.5 },
+  { key: "inspector.shortPolls", text: "0", met: (backchannel) => backchannel.max === 0 },
+  { key: "inspector.cancels", text: "0", met: (backchannel) => backchannel.max === 0 },
 ];
