@@ -7,10 +7,12 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { Client } from "@modelcontextprotocol/client";
+import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { z } from "zod";
+import { createServer } from "../server/server.js";
 import { FileStore } from "../store/file/file-store.js";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
+import { ObservedStore } from "./support/observed-store.js";
 
 /** Every server of a test plays the same Claude Code session. */
 const SESSION = { CLAUDE_PID: "424242" };
@@ -222,30 +224,40 @@ describe("wall", () => {
     await Promise.all([agent.close(), app.close()]);
   });
 
-  /** Polls as the reader does; `onWaiting` is called when the server says (by a progress notification) that the poll waits. */
-  const pollUi = async (channelId: string, wait_ms = 0, onWaiting?: () => void) =>
-    structured<UiPoll>(
-      await app.callTool(
-        { name: "poll_ui_messages", arguments: { channel_id: channelId, after: 0, wait_ms } },
-        onWaiting ? { onprogress: onWaiting } : {},
-      ),
-    );
+  /** Polls as the reader does. */
+  const pollUi = async (channelId: string, wait_ms = 0, reader: Client = app) =>
+    structured<UiPoll>(await reader.callTool({ name: "poll_ui_messages", arguments: { channel_id: channelId, after: 0, wait_ms } }));
+
+  /**
+   * A reader's server in this process, on a store that says when a poll starts to wait
+   * (the app's polls send no progress, so nothing else shows it).
+   */
+  async function observedReader(): Promise<{ client: Client; store: ObservedStore }> {
+    const store = new ObservedStore({ dataDir });
+    const server = createServer({ store, sessionKey: "claude-999" });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "observed-reader", version: "0.0.0" });
+    await client.connect(clientSide);
+    return { client, store };
+  }
 
   test("a wall posted while a reader's poll waits ends the wait and shows; a reader opened later sees it; clear takes it down", async () => {
     const channelId = await openReader(agent);
     assert.equal((await pollUi(channelId)).wall, null);
 
+    const reader = await observedReader();
     const started = Date.now();
-    let waitBegan!: () => void;
-    const began = new Promise<void>((resolve) => (waitBegan = resolve));
-    const waiting = pollUi(channelId, 20_000, () => waitBegan());
-    await began;
+    const wait = reader.store.watch(channelId);
+    const waiting = pollUi(channelId, 20_000, reader.client);
+    await wait.began;
     // The app's process belongs to another session (CLAUDE_PID 999): the wall is the
     // one of the session that opened the channel.
     const posted = structured<{ until: string }>(
       await agent.callTool({ name: "post_wall", arguments: { text: "Reading chapter 3", duration_s: 600 } }),
     );
     const result = await waiting;
+    await reader.client.close();
     assert.ok(Date.now() - started < 15_000, "the wall ended the poll's wait");
     assert.deepEqual(result.messages, []);
     assert.equal(result.wall?.text, "Reading chapter 3");

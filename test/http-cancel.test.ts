@@ -11,51 +11,16 @@
  * - Request ids are per client: when two waiting polls share the cancelled id, neither ends.
  *
  * The store is the real FileStore, subclassed only to report when a poll starts and
- * stops waiting: nothing else shows from outside whether a server still waits.
+ * stops waiting (./support/observed-store.ts): nothing else shows from outside whether
+ * a server still waits.
  */
 import assert from "node:assert/strict";
 import { createServer as createHttpServer, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import type { QueueName } from "../core/paths.js";
 import { createMcpRequestListener, listen } from "../server/transports/http.js";
-import { FileStore } from "../store/file/file-store.js";
-import type { PollOptions, PollResult } from "../store/store.js";
 import { tempDataDir } from "./support/helpers.js";
-
-/** A FileStore that reports each wait of `poll`: when it begins and when the poll returns. */
-class ObservedStore extends FileStore {
-  private readonly waits = new Map<string, { began: Promise<void>; ended: Promise<number> }>();
-  private readonly openers = new Map<string, { begin: () => void; end: (ms: number) => void }>();
-
-  /** The wait of the next poll on `channelId`: resolves `began` once it waits, `ended` with how long it waited. */
-  watch(channelId: string): { began: Promise<void>; ended: Promise<number> } {
-    let begin!: () => void;
-    let end!: (ms: number) => void;
-    const wait = { began: new Promise<void>((resolve) => (begin = resolve)), ended: new Promise<number>((resolve) => (end = resolve)) };
-    this.waits.set(channelId, wait);
-    this.openers.set(channelId, { begin, end });
-    return wait;
-  }
-
-  override async poll(channelId: string, queue: QueueName, options: PollOptions = {}): Promise<PollResult> {
-    const opener = this.openers.get(channelId);
-    let waitingSince: number | undefined;
-    const onWaiting = () => {
-      waitingSince = performance.now();
-      options.onWaiting?.();
-      opener?.begin();
-    };
-    try {
-      return await super.poll(channelId, queue, { ...options, onWaiting });
-    } finally {
-      if (opener && waitingSince !== undefined) {
-        this.openers.delete(channelId);
-        opener.end(performance.now() - waitingSince);
-      }
-    }
-  }
-}
+import { ObservedStore } from "./support/observed-store.js";
 
 const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" };
 
