@@ -197,7 +197,9 @@ function argumentsFor(tool: ToolShape): unknown {
   else if (roll < 0.25) Object.assign(args, JSON.parse('{"__proto__": {"polluted": true}, "constructor": {"prototype": {"x": 1}}}'));
   else if (roll < 0.4) {
     const names = Object.keys(tool.properties);
-    if (names.length > 0) args[pick(names)] = anyValue();
+    const name = names.length > 0 ? pick(names) : undefined;
+    // Any value but a long valid wait, which would only run into the client's own timeout.
+    if (name !== undefined) args[name] = name === "wait_ms" ? valueFor(name, {}) : anyValue();
   } else if (roll < 0.42) return pick([[], "string", 42, null]);
   return args;
 }

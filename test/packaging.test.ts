@@ -160,6 +160,7 @@ describe("the package as published", () => {
 
     // What Claude Desktop does: fill in the manifest's variables and start the command.
     const dataDir = join(work, "mcpb-data");
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the manifest's own placeholders, written literally
     const fill = (value: string) => value.replaceAll("${__dirname}", unpacked).replaceAll("${user_config.data_dir}", dataDir);
     const { command, args, env } = manifest.server.mcp_config;
     assert.equal(command, "node", "Claude Desktop runs it with its own Node");
