@@ -11,6 +11,7 @@ import type { Design } from "./designs.js";
 import type { AwarenessPlan } from "./suites/awareness.js";
 import type { DeliveryCounts } from "./suites/delivery.js";
 import type { IdlePlan } from "./suites/idle.js";
+import type { ReaderLongPlan } from "./suites/reader-long.js";
 import type { ScalePlan } from "./suites/scale.js";
 import type { ThroughputPlan } from "./suites/throughput.js";
 import type { WakeCounts } from "./suites/wake.js";
@@ -23,7 +24,11 @@ export interface Plan {
   idle: IdlePlan;
   scale: ScalePlan;
   awareness: AwarenessPlan;
+  readerLong: ReaderLongPlan;
 }
+
+/** The reader the long-document figures are read against: the last commit before the reader bounded its height. */
+const READER_BEFORE = "0c4312a";
 
 const fast = (design: Design) => design.name === "backchannel";
 
@@ -36,6 +41,8 @@ export const QUICK: Plan = {
   scale: { channels: [1, 100, 10_000], starts: 2, deliveries: 8, append: { messages: 1000, durationMs: 500 } },
   // About 5 s of status line rounds and 20 s of pushes.
   awareness: { statuslineRounds: 30, pushes: 30 },
+  // A few minutes: the reader before this work spends seconds on every change of a 1 MiB document.
+  readerLong: { loads: 3, asks: 5, beforeCommit: READER_BEFORE },
 };
 
 /** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
@@ -46,4 +53,5 @@ export const FULL: Plan = {
   idle: { windowMs: 600_000, sliceMs: 60_000 },
   scale: { channels: [1, 100, 10_000], starts: 10, deliveries: 50, append: { messages: 1000, durationMs: 3000 } },
   awareness: { statuslineRounds: 200, pushes: 150 },
+  readerLong: { loads: 10, asks: 40, beforeCommit: READER_BEFORE },
 };

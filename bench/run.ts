@@ -4,7 +4,7 @@
  *
  *     node dist/bench/run.js [--full] [--out FILE] [--only SUITE,…]
  *
- * Suites: context, wake, delivery, throughput, idle, scale, awareness (all by default).
+ * Suites: context, wake, delivery, throughput, idle, scale, awareness, reader (all by default).
  * Figures of backchannel alone (awareness: the baseline has no status line and no push)
  * get a second table, and go to the JSON as `solo`.
  * The run fails (exit 1) when any message was lost or duplicated, whatever else it
@@ -26,6 +26,7 @@ import { awarenessFigures } from "./suites/awareness.js";
 import { contextFigures } from "./suites/context.js";
 import { deliveryFigures } from "./suites/delivery.js";
 import { idleFigures } from "./suites/idle.js";
+import { readerLongFigures } from "./suites/reader-long.js";
 import { scaleFigures } from "./suites/scale.js";
 import { throughputFigures } from "./suites/throughput.js";
 import { wakeFigures } from "./suites/wake.js";
@@ -39,6 +40,7 @@ const SUITES: Record<string, (plan: Plan, ctx: RunContext) => Promise<(Figure | 
   idle: (plan, ctx) => idleFigures(DESIGNS, plan.idle, ctx),
   scale: (plan, ctx) => scaleFigures(DESIGNS, plan.scale, ctx),
   awareness: (plan, ctx) => awarenessFigures(plan.awareness, ctx),
+  reader: (plan, ctx) => readerLongFigures(plan.readerLong, ctx),
 };
 
 /** bench/results/latest.json in the source tree (this file runs from dist/bench/). */
