@@ -42,7 +42,7 @@ export const QUICK: Plan = {
   // About 5 s of status line rounds and 20 s of pushes.
   awareness: { statuslineRounds: 30, pushes: 30 },
   // A few minutes: the reader before this work spends seconds on every change of a 1 MiB document.
-  readerLong: { loads: 3, asks: 5, beforeCommit: READER_BEFORE },
+  readerLong: { loads: 3, asks: 3, beforeCommit: READER_BEFORE },
 };
 
 /** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
