@@ -35,6 +35,8 @@ export type FittedAsk =
     };
 
 const encoder = new TextEncoder();
+/** Bytes the cut mark adds ("…" takes three). */
+const CUT_BYTES = encoder.encode(CUT).length;
 
 /** Bytes of the JSON encoding of `value`, as the server counts them. */
 export function jsonBytes(value: unknown): number {
@@ -67,7 +69,7 @@ export function fitAsk(ask: AskData, maxBytes: number): FittedAsk {
   for (const entry of longestFirst) {
     if (total <= budget) break;
     const before = jsonBytes(entry);
-    entry.text = cutText(entry.text, entry.text.length - (total - budget) - CUT.length);
+    entry.text = cutText(entry.text, entry.text.length - (total - budget) - CUT_BYTES);
     total += jsonBytes(entry) - before;
     shortened += 1;
   }
@@ -75,7 +77,7 @@ export function fitAsk(ask: AskData, maxBytes: number): FittedAsk {
   if (jsonBytes(data) > budget) {
     // The history alone cannot make room: drop it, then cut the paragraph and the quote.
     data = { ...data, history: [], omitted: ask.history.length };
-    const room = (field: "paragraph" | "quote") => Math.max(0, data[field].length - (jsonBytes(data) - budget) - CUT.length);
+    const room = (field: "paragraph" | "quote") => Math.max(0, data[field].length - (jsonBytes(data) - budget) - CUT_BYTES);
     if (jsonBytes(data) > budget) data = { ...data, paragraph: cutText(data.paragraph, room("paragraph")) };
     if (jsonBytes(data) > budget) data = { ...data, quote: cutText(data.quote, room("quote")) };
   }
