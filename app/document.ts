@@ -5,6 +5,10 @@
  * be a request the host's CSP refuses): its output escapes every character of the
  * source, so it is safe to assign as HTML. Plain text only ever becomes `textContent`.
  *
+ * Long documents: the top-level elements are grouped into chunks of {@link CHUNK_SIZE},
+ * each `content-visibility: auto` (style.css), so the browser lays out and paints only
+ * the chunks near the view; an update on screen then costs the same on 1 MB as on 1 KB.
+ *
  * A passage is addressed by a {@link PassageAnchor}: the index of a leaf block (a
  * paragraph, list item, heading, cell, code block, … that holds no other block) and
  * character offsets into its text. Rendering the same document always yields the same
@@ -15,6 +19,9 @@ import type { PassageAnchor, ReaderDocument } from "../protocol/reader.js";
 
 /** Elements that count as blocks; only those that contain no other block are used. */
 const BLOCK_SELECTOR = "p, li, h1, h2, h3, h4, h5, h6, pre, td, th, dt, dd";
+
+/** Top-level elements per chunk: small enough that one chunk lays out quickly, large enough that there are few. */
+const CHUNK_SIZE = 40;
 
 /** The one markdown renderer of the reader: raw HTML off, links checked by markdown-it, images off. */
 export const markdown: MarkdownIt = markdownIt({ html: false, linkify: true, typographer: false }).disable("image");
@@ -29,10 +36,11 @@ export interface RenderedDocument {
 
 /** Renders `doc` into `container` (replacing its content), numbers its blocks and gives headings ids. */
 export function renderDocument(container: HTMLElement, doc: ReaderDocument): RenderedDocument {
+  const template = document.createElement("template");
   if (doc.format === "markdown") {
-    container.innerHTML = markdown.render(doc.text);
+    template.innerHTML = markdown.render(doc.text);
   } else {
-    container.replaceChildren(
+    template.content.append(
       ...doc.text
         .split(/\n\s*\n/)
         .filter((part) => part.trim() !== "")
@@ -43,11 +51,46 @@ export function renderDocument(container: HTMLElement, doc: ReaderDocument): Ren
         }),
     );
   }
+  makeScrollablesFocusable(template.content);
+  const children = [...template.content.children];
+  const chunks: HTMLElement[] = [];
+  for (let index = 0; index < children.length; index += CHUNK_SIZE) {
+    const chunk = document.createElement("div");
+    chunk.className = "chunk";
+    chunk.append(...children.slice(index, index + CHUNK_SIZE));
+    chunks.push(chunk);
+  }
+  container.replaceChildren(...chunks);
   const blocks = [...container.querySelectorAll<HTMLElement>(BLOCK_SELECTOR)].filter((element) => !element.querySelector(BLOCK_SELECTOR));
   blocks.forEach((block, index) => (block.dataset.block = String(index)));
   const headings = [...container.querySelectorAll<HTMLElement>("h1, h2, h3, h4, h5, h6")];
   headings.forEach((heading, index) => (heading.id = `section-${index + 1}`));
   return { blocks, headings };
+}
+
+/**
+ * Makes what may scroll sideways reachable by keyboard: code blocks get a tab stop, and
+ * each table is wrapped in a focusable region that scrolls.
+ */
+export function makeScrollablesFocusable(root: ParentNode): void {
+  for (const pre of root.querySelectorAll<HTMLElement>("pre")) pre.tabIndex = 0;
+  for (const table of root.querySelectorAll("table")) {
+    const region = document.createElement("div");
+    region.className = "table-scroll";
+    region.tabIndex = 0;
+    region.setAttribute("role", "region");
+    region.setAttribute("aria-label", "Table");
+    table.replaceWith(region);
+    region.append(table);
+  }
+}
+
+/** The element directly inside a chunk of `container` that holds `node` (where a card goes on a narrow reader). */
+export function topLevelOf(container: HTMLElement, node: Element): Element {
+  let element = node;
+  while (element.parentElement && element.parentElement !== container && !element.parentElement.classList.contains("chunk"))
+    element = element.parentElement;
+  return element;
 }
 
 /** The block that contains `node`, or `null` outside any block. */
@@ -97,6 +140,12 @@ export function highlight(block: HTMLElement, start: number, end: number, thread
     const mark = document.createElement("mark");
     mark.className = "passage";
     mark.dataset.thread = threadId;
+    // The first piece is the passage's one tab stop; Enter on it opens the thread's card.
+    if (marks.length === 0) {
+      mark.tabIndex = 0;
+      mark.setAttribute("role", "button");
+      mark.title = "Open the thread about this passage";
+    }
     middle.replaceWith(mark);
     mark.append(middle);
     marks.push(mark);
@@ -113,20 +162,36 @@ export function unhighlight(container: HTMLElement, threadId: string): void {
   }
 }
 
-/** Fills `nav` with a table of contents of `headings` (their text only), or hides it when there are none. */
-export function renderToc(nav: HTMLElement, headings: HTMLElement[]): void {
-  nav.hidden = headings.length === 0;
-  const list = document.createElement("ol");
-  for (const heading of headings) {
-    const item = document.createElement("li");
-    item.className = `toc-${heading.tagName.toLowerCase()}`;
-    const link = document.createElement("a");
-    link.href = `#${heading.id}`;
-    link.textContent = heading.textContent;
-    item.append(link);
-    list.append(item);
+/** A DOM range over the characters `start`–`end` of `block`'s text (clipped to the text). */
+export function rangeOf(block: HTMLElement, start: number, end: number): Range {
+  const range = document.createRange();
+  range.selectNodeContents(block);
+  const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+  let position = 0;
+  let startSet = false;
+  for (let node = walker.nextNode() as Text | null; node; node = walker.nextNode() as Text | null) {
+    const length = node.data.length;
+    if (!startSet && start <= position + length) {
+      range.setStart(node, Math.max(0, start - position));
+      startSet = true;
+    }
+    if (end <= position + length) {
+      range.setEnd(node, Math.max(0, end - position));
+      break;
+    }
+    position += length;
   }
-  const title = document.createElement("h2");
-  title.textContent = "Contents";
-  nav.replaceChildren(title, list);
+  return range;
+}
+
+/** The sentences of `text` as `[start, end)` offsets, without the spaces between them. */
+export function sentencesOf(text: string): [number, number][] {
+  const spans: [number, number][] = [];
+  const segmenter = new Intl.Segmenter(undefined, { granularity: "sentence" });
+  for (const { index, segment } of segmenter.segment(text)) {
+    const trimmed = segment.trimEnd();
+    const lead = trimmed.length - trimmed.trimStart().length;
+    if (trimmed.trim() !== "") spans.push([index + lead, index + trimmed.length]);
+  }
+  return spans;
 }

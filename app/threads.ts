@@ -2,16 +2,30 @@
  * A thread card: the conversation about one passage, shown in the margin beside it (or
  * under its paragraph on narrow screens). User text only ever becomes `textContent`;
  * agent text is markdown rendered with raw HTML off.
+ *
+ * A card's height is bounded whatever the conversation: only the latest turns show (the
+ * rest behind "Show earlier messages"), a long answer is capped with "Show more", and
+ * the card can be collapsed to its quote or closed (its highlight opens it again).
  */
 import type { HistoryEntry, ReaderThread, ThreadRole } from "../protocol/reader.js";
-import { markdown } from "./document.js";
+import { makeScrollablesFocusable, markdown } from "./document.js";
+import { elapsed } from "./wording.js";
+
+/** Messages shown before "Show earlier messages": the last two exchanges. */
+const VISIBLE_MESSAGES = 4;
+/** Answers longer than this (in characters) are capped with "Show more". */
+const CAP_CHARS = 700;
+/** Characters of the quote in the card's accessible name. */
+const NAME_CHARS = 60;
 
 /** What a card asks of the reader. */
 export interface ThreadCardCallbacks {
   /** The user submitted `question` in this card. */
   onask(card: ThreadCard, question: string): void;
-  /** The user closed a card that holds no message yet. */
-  ondiscard(card: ThreadCard): void;
+  /** The user closed the card: discard it when it holds no message yet, else hide it. */
+  onclose(card: ThreadCard): void;
+  /** The user pressed Escape in a card that holds messages: back to its passage. */
+  onleave(card: ThreadCard): void;
 }
 
 /** One thread's card. */
@@ -20,24 +34,59 @@ export class ThreadCard {
   readonly element: HTMLElement;
   /** The thread, kept up to date as messages are added. */
   readonly thread: ReaderThread;
+  /** When the card started waiting for an answer (`Date.now()`), or undefined. */
+  waitingSince: number | undefined;
+  private readonly body: HTMLElement;
   private readonly log: HTMLElement;
+  private readonly earlier: HTMLButtonElement;
+  private readonly trimmed: HTMLElement;
   private readonly note: HTMLElement;
   private readonly input: HTMLTextAreaElement;
   private readonly button: HTMLButtonElement;
+  private readonly cancel: HTMLButtonElement;
+  private readonly toggle: HTMLButtonElement;
+  private showAll = false;
+  private waitTimer: ReturnType<typeof setInterval> | undefined;
+  private extra = "";
 
   constructor(thread: ReaderThread, callbacks: ThreadCardCallbacks) {
     this.thread = thread;
+    const id = `card-${thread.thread_id}`;
     this.element = document.createElement("section");
     this.element.className = "card";
     this.element.dataset.thread = thread.thread_id;
-    this.element.setAttribute("aria-label", "Thread about a passage");
+    const short = thread.quote.length > NAME_CHARS ? `${thread.quote.slice(0, NAME_CHARS)}…` : thread.quote;
+    this.element.setAttribute("aria-label", `Thread about “${short}”`);
 
+    const head = document.createElement("div");
+    head.className = "card-head";
     const quote = document.createElement("blockquote");
     quote.className = "card-quote";
     quote.textContent = thread.quote;
+    this.toggle = button("card-toggle", "Collapse");
+    this.toggle.setAttribute("aria-expanded", "true");
+    this.toggle.setAttribute("aria-controls", `${id}-body`);
+    this.toggle.addEventListener("click", () => this.setCollapsed(!this.collapsed));
+    const close = button("card-close", "Close");
+    close.setAttribute("aria-label", "Close this thread");
+    close.addEventListener("click", () => callbacks.onclose(this));
+    head.append(quote, this.toggle, close);
+
+    this.body = document.createElement("div");
+    this.body.className = "card-body";
+    this.body.id = `${id}-body`;
+    this.earlier = button("card-earlier", "");
+    this.earlier.hidden = true;
+    this.earlier.addEventListener("click", () => {
+      this.showAll = !this.showAll;
+      this.refresh();
+    });
     this.log = document.createElement("div");
     this.log.className = "card-log";
     this.log.setAttribute("aria-live", "polite");
+    this.trimmed = document.createElement("p");
+    this.trimmed.className = "card-trimmed";
+    this.trimmed.hidden = true;
     this.note = document.createElement("p");
     this.note.className = "card-note";
     this.note.hidden = true;
@@ -48,16 +97,11 @@ export class ThreadCard {
     form.className = "card-form";
     this.input = document.createElement("textarea");
     this.input.rows = 2;
-    this.input.setAttribute("aria-label", "Your question about this passage");
-    this.button = document.createElement("button");
-    this.button.type = "button";
-    this.button.className = "card-send";
-    const close = document.createElement("button");
-    close.type = "button";
-    close.className = "card-close";
-    close.textContent = "Cancel";
-    close.addEventListener("click", () => callbacks.ondiscard(this));
-    form.append(this.input, this.button, close);
+    this.input.setAttribute("aria-label", `Your question about “${short}”`);
+    this.button = button("card-send", "Ask");
+    this.cancel = button("card-cancel", "Cancel");
+    this.cancel.addEventListener("click", () => callbacks.onclose(this));
+    form.append(this.input, this.button, this.cancel);
     const submit = () => {
       const question = this.input.value.trim();
       if (question === "") return;
@@ -65,17 +109,20 @@ export class ThreadCard {
       callbacks.onask(this, question);
     };
     this.button.addEventListener("click", submit);
-    // Enter sends, Shift+Enter starts a new line, Escape closes an empty card.
+    // Enter sends, Shift+Enter starts a new line, Escape closes an empty card or goes back to the passage.
     this.input.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
         submit();
-      } else if (event.key === "Escape" && this.thread.messages.length === 0) {
-        callbacks.ondiscard(this);
+      } else if (event.key === "Escape") {
+        event.preventDefault();
+        if (this.thread.messages.length === 0 && this.input.value.trim() === "") callbacks.onclose(this);
+        else callbacks.onleave(this);
       }
     });
 
-    this.element.append(quote, this.log, this.note, form);
+    this.body.append(this.earlier, this.log, this.trimmed, this.note, form);
+    this.element.append(head, this.body);
     for (const message of thread.messages) this.renderMessage(message.role, message.text);
     this.refresh();
   }
@@ -98,22 +145,72 @@ export class ThreadCard {
     this.refresh();
   }
 
-  /** Shows that the card waits for the agent (`true`), or stops showing it. */
-  setWaiting(waiting: boolean): void {
-    this.element.classList.toggle("waiting", waiting);
-    this.showNote(waiting ? "Waiting for the agent…" : null);
+  /** Removes the message `id` (a question that could not be sent). */
+  remove(id: string): void {
+    const index = this.thread.messages.findIndex((message) => message.id === id);
+    if (index < 0) return;
+    this.thread.messages.splice(index, 1);
+    this.log.children[index]?.remove();
+    this.refresh();
+  }
+
+  /** Shows that the card waits for the agent since `since` (`Date.now()`), with the time elapsed; `undefined` stops it. */
+  setWaiting(since: number | undefined): void {
+    this.waitingSince = since;
+    this.extra = "";
+    clearInterval(this.waitTimer);
+    this.element.classList.toggle("waiting", since !== undefined);
+    if (since === undefined) {
+      this.showNote(null);
+      return;
+    }
+    const tick = () => this.showNote(`Waiting for the agent… ${elapsed(Date.now() - since)}${this.extra}`);
+    tick();
+    this.waitTimer = setInterval(tick, 1000);
+  }
+
+  /** Adds `text` after the waiting line (e.g. that the question was also put in the chat). */
+  setWaitingExtra(text: string): void {
+    this.extra = text;
+    if (this.waitingSince !== undefined) this.showNote(`Waiting for the agent… ${elapsed(Date.now() - this.waitingSince)}${text}`);
   }
 
   /** Shows an error under the messages, and puts `question` back into the input so it can be sent again. */
   setError(message: string, question?: string): void {
-    this.element.classList.remove("waiting");
+    this.setWaiting(undefined);
     this.showNote(message, true);
     if (question !== undefined && this.input.value === "") this.input.value = question;
   }
 
-  /** Moves keyboard focus to the question input. */
+  /** Says (or stops saying, with `null`) that the agent sees only the latest part of the thread. */
+  setTrimmed(text: string | null): void {
+    this.trimmed.hidden = text === null;
+    this.trimmed.textContent = text ?? "";
+  }
+
+  /** True while only the quote shows. */
+  get collapsed(): boolean {
+    return this.element.classList.contains("collapsed");
+  }
+
+  /** Shows only the quote (`true`) or the whole card. */
+  setCollapsed(collapsed: boolean): void {
+    this.element.classList.toggle("collapsed", collapsed);
+    this.body.hidden = collapsed;
+    this.toggle.textContent = collapsed ? "Expand" : "Collapse";
+    this.toggle.setAttribute("aria-expanded", String(!collapsed));
+  }
+
+  /** Moves keyboard focus to the question input, expanding the card. */
   focus(): void {
+    this.element.hidden = false;
+    if (this.collapsed) this.setCollapsed(false);
     this.input.focus({ preventScroll: true });
+  }
+
+  /** Stops the card's timers; call when the card goes away. */
+  dispose(): void {
+    clearInterval(this.waitTimer);
   }
 
   private showNote(text: string | null, isError = false): void {
@@ -127,7 +224,22 @@ export class ThreadCard {
     item.className = `message ${role}`;
     if (role === "agent") {
       // markdown-it escapes all source HTML (html: false), so its output is safe to insert.
-      item.innerHTML = markdown.render(text);
+      const content = document.createElement("div");
+      content.className = "message-text";
+      content.innerHTML = markdown.render(text);
+      makeScrollablesFocusable(content);
+      item.append(content);
+      if (text.length > CAP_CHARS) {
+        item.classList.add("capped");
+        const more = button("message-more", "Show more");
+        more.setAttribute("aria-expanded", "false");
+        more.addEventListener("click", () => {
+          const capped = item.classList.toggle("capped");
+          more.textContent = capped ? "Show more" : "Show less";
+          more.setAttribute("aria-expanded", String(!capped));
+        });
+        item.append(more);
+      }
     } else {
       item.textContent = text;
     }
@@ -138,6 +250,19 @@ export class ThreadCard {
     const asked = this.thread.messages.length > 0;
     this.button.textContent = asked ? "Follow up" : "Ask";
     this.input.placeholder = asked ? "Ask a follow-up…" : "What would you like to know about this passage?";
-    this.element.querySelector<HTMLButtonElement>(".card-close")!.hidden = asked;
+    this.cancel.hidden = asked;
+    const hidden = this.showAll ? 0 : Math.max(0, this.log.children.length - VISIBLE_MESSAGES);
+    [...this.log.children].forEach((child, index) => ((child as HTMLElement).hidden = index < hidden));
+    const older = this.log.children.length - VISIBLE_MESSAGES;
+    this.earlier.hidden = older <= 0;
+    this.earlier.textContent = this.showAll ? "Show only the latest messages" : `Show ${older} earlier message${older === 1 ? "" : "s"}`;
   }
+}
+
+function button(className: string, text: string): HTMLButtonElement {
+  const element = document.createElement("button");
+  element.type = "button";
+  element.className = className;
+  element.textContent = text;
+  return element;
 }

@@ -13,6 +13,7 @@ import type { AwarenessPlan } from "./suites/awareness.js";
 import type { DeliveryCounts } from "./suites/delivery.js";
 import type { IdlePlan } from "./suites/idle.js";
 import type { InspectorPlan } from "./suites/inspector.js";
+import type { ReaderLongPlan } from "./suites/reader-long.js";
 import type { ScalePlan } from "./suites/scale.js";
 import type { ThroughputPlan } from "./suites/throughput.js";
 import type { WakeCounts } from "./suites/wake.js";
@@ -26,7 +27,11 @@ export interface Plan {
   scale: ScalePlan;
   awareness: AwarenessPlan;
   inspector: InspectorPlan;
+  readerLong: ReaderLongPlan;
 }
+
+/** The reader the long-document figures are read against: the last commit before the reader bounded its height. */
+const READER_BEFORE = "0c4312a";
 
 const fast = (design: Design) => design.name === "backchannel";
 
@@ -41,6 +46,8 @@ export const QUICK: Plan = {
   awareness: { statuslineRounds: 30, pushes: 30 },
   // Two Inspector pages (20–40 s each to load on 2 cores), 9 asks each, 80 s idle: about 3 minutes.
   inspector: { asks: 9, idleMs: 80_000 },
+  // A few minutes: the reader before this work spends seconds on every change of a 1 MiB document.
+  readerLong: { loads: 3, asks: 3, beforeCommit: READER_BEFORE },
 };
 
 /** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
@@ -52,4 +59,5 @@ export const FULL: Plan = {
   scale: { channels: [1, 100, 10_000], starts: 10, deliveries: 50, append: { messages: 1000, durationMs: 3000 } },
   awareness: { statuslineRounds: 200, pushes: 150 },
   inspector: { asks: 30, idleMs: 300_000 },
+  readerLong: { loads: 10, asks: 40, beforeCommit: READER_BEFORE },
 };

@@ -4,9 +4,10 @@
  *
  *     node dist/bench/run.js [--full] [--out FILE] [--only SUITE,…]
  *
- * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector (all by
- * default). Figures of backchannel alone (awareness: the baseline has no status line and
- * no push; inspector: the reader in a real MCP Apps host)
+ * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector, reader
+ * (all by default). Figures of backchannel alone (awareness: the baseline has no status
+ * line and no push; inspector: the reader in a real MCP Apps host; reader: a 1 MiB
+ * document against an earlier reader)
  * get a second table, and go to the JSON as `solo`.
  * The run fails (exit 1) when any message was lost or duplicated, whatever else it
  * measured.
@@ -28,6 +29,7 @@ import { contextFigures } from "./suites/context.js";
 import { deliveryFigures } from "./suites/delivery.js";
 import { idleFigures } from "./suites/idle.js";
 import { inspectorFigures } from "./suites/inspector.js";
+import { readerLongFigures } from "./suites/reader-long.js";
 import { scaleFigures } from "./suites/scale.js";
 import { throughputFigures } from "./suites/throughput.js";
 import { wakeFigures } from "./suites/wake.js";
@@ -42,6 +44,7 @@ const SUITES: Record<string, (plan: Plan, ctx: RunContext) => Promise<(Figure | 
   scale: (plan, ctx) => scaleFigures(DESIGNS, plan.scale, ctx),
   awareness: (plan, ctx) => awarenessFigures(plan.awareness, ctx),
   inspector: (plan, ctx) => inspectorFigures(plan.inspector, ctx),
+  reader: (plan, ctx) => readerLongFigures(plan.readerLong, ctx),
 };
 
 /** bench/results/latest.json in the source tree (this file runs from dist/bench/). */

@@ -36,4 +36,8 @@ export const TARGETS: readonly Target[] = [
   { key: "inspector.idleCalls", text: "≤ 2.5/min", met: (backchannel) => backchannel.max <= 2.5 },
   { key: "inspector.shortPolls", text: "0", met: (backchannel) => backchannel.max === 0 },
   { key: "inspector.cancels", text: "0", met: (backchannel) => backchannel.max === 0 },
+  // A 1 MiB markdown document costs what a short one does.
+  { key: "reader.long.load", text: "p50 ≤ 1,000", met: (backchannel) => backchannel.p50 <= 1000 },
+  { key: "reader.long.ask", text: "p50 ≤ 100", met: (backchannel) => backchannel.p50 <= 100 },
+  { key: "reader.long.answer", text: "p50 ≤ 100", met: (backchannel) => backchannel.p50 <= 100 },
 ];

@@ -6,7 +6,10 @@
  * renders the reader through ext-apps' `AppBridge`. It uses backchannel as a library,
  * through its package exports, as any other server would.
  *
- *     node dist/playground/server.js [--port N] [--host H]
+ *     node dist/playground/server.js [--port N] [--host H] [--reader-html FILE]
+ *
+ * `--reader-html` serves another build of the reader (e.g. an older one, to compare:
+ * the benchmark of long documents does).
  *
  * Prints `backchannel playground: <url>` on stdout once it listens.
  */
@@ -19,7 +22,11 @@ import { createMcpRequestListener, FileStore, listen, MCP_PATH } from "backchann
 const PAGE = new URL("./web/index.html", import.meta.url);
 
 const { values } = parseArgs({
-  options: { port: { type: "string", default: process.env.PORT ?? "5180" }, host: { type: "string", default: "127.0.0.1" } },
+  options: {
+    port: { type: "string", default: process.env.PORT ?? "5180" },
+    host: { type: "string", default: "127.0.0.1" },
+    "reader-html": { type: "string" },
+  },
   strict: true,
 });
 const port = Number(values.port);
@@ -29,7 +36,7 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 
 const store = new FileStore();
-const mcp = createMcpRequestListener({ store });
+const mcp = createMcpRequestListener({ store, ...(values["reader-html"] ? { readerHtmlPath: values["reader-html"] } : {}) });
 const server = createServer((req, res) => {
   const path = new URL(req.url ?? "/", "http://localhost").pathname;
   if (path === MCP_PATH) {

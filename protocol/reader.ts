@@ -39,6 +39,11 @@ export interface AskData {
   question: string;
   /** The thread's earlier turns, oldest first (empty for a first question). */
   history: HistoryEntry[];
+  /**
+   * How many of the thread's earliest turns were left out of `history` (or cut short) so
+   * that the ask fits in one message; absent or 0 when the history is whole.
+   */
+  omitted?: number;
 }
 
 /** `answer` (agent → app): markdown, rendered with raw HTML off. */
@@ -85,4 +90,6 @@ export interface ReaderState {
   channel_id: string;
   document: ReaderDocument | null;
   threads: ReaderThread[];
+  /** The largest JSON encoding of one message's data the server accepts: every `ask` must fit in it. */
+  max_message_bytes: number;
 }

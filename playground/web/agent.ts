@@ -2,26 +2,39 @@
  * The playground's agent panel: a person plays the agent. It reads the channel's agent
  * queue with `poll_agent_messages` (long-poll, with a cursor), greets a reader that
  * says `ready` with `hello`, lists every `ask`, and sends what the person types as
- * `answer` through `notify_ui` — exactly the calls a model makes.
+ * `answer` through `notify_ui` — exactly the calls a model makes. It shows the chat's
+ * messages too, as a model would see them. It never takes the keyboard focus: a
+ * person typing in the reader keeps typing there.
  */
 import type { Client, CallToolResult } from "@modelcontextprotocol/client";
 import type { QueueMessage } from "../../protocol/message.js";
 import type { AskData } from "../../protocol/reader.js";
 
+/** A running agent panel. */
+export interface AgentPanel {
+  /** Shows a message the person sent in the chat. */
+  chat(text: string): void;
+  /** Stops reading the channel (after the poll in flight). */
+  stop(): void;
+}
+
 /** Starts the panel's receive loop on `channelId`; errors go to `onerror`, and the loop retries. */
-export function startAgentPanel(client: Client, channelId: string, onerror: (error: Error) => void): void {
+export function startAgentPanel(client: Client, channelId: string, onerror: (error: Error) => void): AgentPanel {
   const inbox = document.getElementById("inbox")!;
+  inbox.replaceChildren();
+  let stopped = false;
   const call = async (name: string, args: Record<string, unknown>) => {
     const result = (await client.callTool({ name, arguments: { channel_id: channelId, ...args } })) as CallToolResult;
     if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
     return result.structuredContent as Record<string, unknown>;
   };
 
-  document.getElementById("status-form")!.addEventListener("submit", (event) => {
+  const statusForm = document.getElementById("status-form") as HTMLFormElement;
+  statusForm.onsubmit = (event) => {
     event.preventDefault();
     const input = document.getElementById("status") as HTMLInputElement;
     void call("notify_ui", { event: "status", data: { text: input.value } }).catch(onerror);
-  });
+  };
 
   const showAsk = (ask: AskData) => {
     const item = document.createElement("li");
@@ -29,7 +42,8 @@ export function startAgentPanel(client: Client, channelId: string, onerror: (err
     quote.textContent = ask.quote;
     const history = document.createElement("div");
     history.className = "history";
-    history.textContent = ask.history.map((turn) => `${turn.role}: ${turn.text}`).join("\n");
+    const omitted = ask.omitted ? `(${ask.omitted} earlier turns left out or cut short)\n` : "";
+    history.textContent = omitted + ask.history.map((turn) => `${turn.role}: ${turn.text}`).join("\n");
     const question = document.createElement("div");
     question.className = "question";
     question.textContent = ask.question;
@@ -58,16 +72,18 @@ export function startAgentPanel(client: Client, channelId: string, onerror: (err
     });
     item.append(quote, history, question, form);
     inbox.prepend(item);
-    answer.focus();
+    // Take the focus only from inside the panel: a person typing in the reader keeps typing there.
+    if (document.getElementById("agent")!.contains(document.activeElement)) answer.focus();
   };
 
   const showEvent = (text: string) => inbox.prepend(Object.assign(document.createElement("li"), { className: "event", textContent: text }));
 
   void (async () => {
     let cursor = 0;
-    for (let failures = 0; ; ) {
+    for (let failures = 0; !stopped; ) {
       try {
         const result = await call("poll_agent_messages", { after: cursor, wait_ms: 25_000 });
+        if (stopped) break;
         failures = 0;
         for (const message of result.messages as QueueMessage[]) {
           if (message.seq <= cursor) continue;
@@ -85,4 +101,11 @@ export function startAgentPanel(client: Client, channelId: string, onerror: (err
       }
     }
   })();
+
+  return {
+    chat: (text) => showEvent(`The person wrote in the chat: ${text}`),
+    stop: () => {
+      stopped = true;
+    },
+  };
 }

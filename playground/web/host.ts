@@ -7,11 +7,16 @@
  * - The reader's HTML comes from the `ui://` resource the tool names, and runs in a
  *   sandboxed `srcdoc` iframe (opaque origin) under the default CSP hosts apply.
  * - ext-apps' `AppBridge` connects the iframe to the app's session, forwards its tool
- *   calls, and sends the tool input and result and the host context (theme, styles).
+ *   calls, and sends the tool input and result and the host context (theme, styles,
+ *   the container's size, the display modes). Like Claude Desktop and VS Code, it puts
+ *   an app's `ui/message` into the chat's input box for the person to send, and it
+ *   shows the reader full screen when asked (`ui/request-display-mode`).
  *
  * Query: `?agent=off` turns the agent panel off, so another agent (a test, or a real
  * one with the watcher) reads the channel. The channel id is kept in the URL's hash:
- * a page reload re-opens the same channel and the reader restores its threads.
+ * a page reload shows the same channel again, as a chat re-opens a conversation (with
+ * the stored tool result: its document and threads are never replaced). "Open a
+ * document…" opens a file or pasted text in a new reader, on a new channel.
  *
  * `window.playground.callTool(name, args)` is a model's tool call made through this
  * host, for an agent outside the page (a test's scripted agent, or you in the
@@ -23,11 +28,14 @@ import {
   AppBridge,
   getToolUiResourceUri,
   PostMessageTransport,
+  type McpUiDisplayMode,
   type McpUiHostContext,
   type McpUiStyles,
   type McpUiTheme,
 } from "@modelcontextprotocol/ext-apps/app-bridge";
-import { startAgentPanel } from "./agent.js";
+import { startAgentPanel, type AgentPanel } from "./agent.js";
+import { putInChatBox, setUpChatBox } from "./chat-box.js";
+import { setUpOpenPanel } from "./open-panel.js";
 import sample from "./sample.md?raw";
 import "./style.css";
 
@@ -59,8 +67,16 @@ const PALETTES: Record<McpUiTheme, Partial<McpUiStyles>> = {
 const HOST_INFO = { name: "backchannel-playground", version: "0.1.0" };
 const params = new URLSearchParams(location.search);
 let theme: McpUiTheme = params.get("theme") === "dark" ? "dark" : "light";
-/** Every app rendered in the page, to hand each a theme change. */
-const bridges = new Set<AppBridge>();
+let displayMode: McpUiDisplayMode = "inline";
+let bridge: AppBridge | undefined;
+/** Every app rendered in the page, to hand each a change of the host context; true for the reader. */
+const bridges = new Map<AppBridge, boolean>();
+let agentPanel: AgentPanel | undefined;
+let modelClient: Client;
+let appClient: Client;
+let uri: string;
+/** What the reader shows now: the tool call a chat would replay when it re-renders it. */
+let shown: { input: Record<string, unknown>; result: CallToolResult; channelId: string } | undefined;
 
 declare global {
   interface Window {
@@ -70,25 +86,12 @@ declare global {
 }
 
 try {
-  const modelClient = await connect("playground-model");
-  const appClient = await connect("playground-app");
-  const openArgs = { title: "How backchannel works", markdown: sample, ...(location.hash.length > 1 ? { channel_id: location.hash.slice(1) } : {}) };
-  const opened = (await modelClient.callTool({ name: "open_reader", arguments: openArgs })) as CallToolResult;
-  if (opened.isError) throw new Error(`open_reader failed: ${JSON.stringify(opened.content)}`);
-  const { channel_id: channelId, watch_command: watchCommand } = opened.structuredContent as { channel_id: string; watch_command: string };
-  history.replaceState(null, "", `#${channelId}`);
-  element("channel").textContent = channelId;
-  element("watch").textContent = watchCommand;
-
+  modelClient = await connect("playground-model");
+  appClient = await connect("playground-app");
   const { tools } = await appClient.listTools();
-  const uri = getToolUiResourceUri(tools.find((tool) => tool.name === "open_reader") ?? {});
-  if (!uri) throw new Error("open_reader names no ui:// resource");
-  let reader: AppBridge | undefined;
-  const mount = () =>
-    mountApp(appClient, uri, openArgs, opened, element("frame"), "Reader", reader).then((next) => {
-      reader = next;
-    }, showError);
-  await mount();
+  const found = getToolUiResourceUri(tools.find((tool) => tool.name === "open_reader") ?? {});
+  if (!found) throw new Error("open_reader names no ui:// resource");
+  uri = found;
   window.playground = {
     async callTool(name, args) {
       const result = (await modelClient.callTool({ name, arguments: args })) as CallToolResult;
@@ -97,25 +100,79 @@ try {
       return result;
     },
   };
-  element("rerender").addEventListener("click", () => void mount());
+  const hashChannel = location.hash.length > 1 ? location.hash.slice(1) : undefined;
+  const existing = hashChannel ? await storedToolResult(hashChannel) : undefined;
+  if (existing) await show(existing.input, existing.result);
+  else await openDocument({ title: "How backchannel works", markdown: sample, ...(hashChannel ? { channel_id: hashChannel } : {}) });
+  element("rerender").addEventListener("click", () => void remount());
   element("theme").addEventListener("click", toggleTheme);
+  setUpChatBox((text) => agentPanel?.chat(text));
+  setUpOpenPanel((args) => openDocument(args), showError);
+  addEventListener("resize", () => {
+    for (const [each, reader] of bridges) each.setHostContext(hostContext(reader));
+  });
   applyPageTheme();
-
-  if (params.get("agent") === "off") {
-    element("agent-off").hidden = false;
-    element("agent-on").hidden = true;
-  } else {
-    startAgentPanel(modelClient, channelId, showError);
-  }
 } catch (error) {
   showError(error as Error);
 }
 
 /** A client connected to this page's server, as a new session. */
 async function connect(name: string): Promise<Client> {
-  const client = new Client({ name, version: HOST_INFO.version });
+  // The 2026-07-28 protocol is POST-only: no GET for a server-sent stream, which this stateless server answers with 405 (two errors in the console on every load).
+  const client = new Client({ name, version: HOST_INFO.version }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
   await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", location.href)));
   return client;
+}
+
+/**
+ * The tool result a chat stored for `channelId` when the agent opened it, rebuilt from
+ * the channel's state; undefined when the channel holds no document (then the sample
+ * is opened on it). A channel opened elsewhere keeps its document and its threads.
+ */
+async function storedToolResult(channelId: string): Promise<{ input: Record<string, unknown>; result: CallToolResult } | undefined> {
+  const state = (await appClient.callTool({ name: "reader_state", arguments: { channel_id: channelId } })) as CallToolResult;
+  if (state.isError) throw new Error(`reader_state failed: ${JSON.stringify(state.content)}`);
+  const document = (state.structuredContent as { document: { title: string; words: number } | null }).document;
+  if (!document) return undefined;
+  const structured = { channel_id: channelId, title: document.title, words: document.words, watch_command: `backchannel watch ${channelId}` };
+  return {
+    input: { channel_id: channelId },
+    result: { content: [{ type: "text", text: `Opened "${document.title}" in the reader on channel ${channelId}.` }], structuredContent: structured },
+  };
+}
+
+/** Calls `open_reader` as the model would (a new channel unless `args` names one) and shows its reader. */
+async function openDocument(args: Record<string, unknown>): Promise<void> {
+  const opened = (await modelClient.callTool({ name: "open_reader", arguments: args })) as CallToolResult;
+  if (opened.isError) throw new Error(`open_reader failed: ${JSON.stringify(opened.content)}`);
+  await show(args, opened);
+}
+
+/** Shows the reader of a tool call, and points the agent panel at its channel. */
+async function show(input: Record<string, unknown>, result: CallToolResult): Promise<void> {
+  const { channel_id: channelId, watch_command: watchCommand } = result.structuredContent as { channel_id: string; watch_command: string };
+  shown = { input, result, channelId };
+  history.replaceState(null, "", `${location.search}#${channelId}`);
+  element("channel").textContent = channelId;
+  element("watch").textContent = watchCommand;
+  await remount();
+  agentPanel?.stop();
+  if (params.get("agent") === "off") {
+    element("agent-off").hidden = false;
+    element("agent-on").hidden = true;
+  } else {
+    agentPanel = startAgentPanel(modelClient, channelId, showError);
+  }
+}
+
+async function remount(): Promise<void> {
+  if (shown) await mountReader(appClient, uri, shown.input, shown.result).catch(showError);
+}
+
+/** Renders the reader in the page's frame, replacing the one before (full screen ends). */
+async function mountReader(client: Client, uri: string, input: Record<string, unknown>, result: CallToolResult): Promise<void> {
+  setDisplayMode("inline");
+  bridge = await mountApp(client, uri, input, result, element("frame"), "Reader", bridge, true);
 }
 
 /**
@@ -132,17 +189,19 @@ async function showToolApp(client: Client, name: string, uri: string, input: Rec
   const call = document.createElement("div");
   call.className = "tool-app";
   call.append(bubble, frame);
-  element("host").append(call);
-  let bridge = await mountApp(client, uri, input, result, frame, name);
+  element("chat").before(call);
+  let app = await mountApp(client, uri, input, result, frame, name);
   rerender.addEventListener("click", () => {
-    mountApp(client, uri, input, result, frame, name, bridge).then((next) => (bridge = next), showError);
+    mountApp(client, uri, input, result, frame, name, app).then((next) => (app = next), showError);
   });
 }
 
 /**
  * Renders an app in a fresh iframe in `container`, replacing `previous`, as a host does
  * when a conversation is re-opened: read the resource, connect the bridge, then hand the
- * app the tool's input and result once it has initialized.
+ * app the tool's input and result once it has initialized. Like Claude Desktop and VS
+ * Code, the host puts an app's `ui/message` into the chat's input box for the person to
+ * send; the reader (`fullscreen`) may also ask to be shown full screen.
  */
 async function mountApp(
   client: Client,
@@ -152,6 +211,7 @@ async function mountApp(
   container: HTMLElement,
   title: string,
   previous?: AppBridge,
+  fullscreen = false,
 ): Promise<AppBridge> {
   if (previous) {
     bridges.delete(previous);
@@ -165,34 +225,68 @@ async function mountApp(
   iframe.sandbox.add("allow-scripts");
   container.replaceChildren(iframe);
 
-  const next = new AppBridge(client, HOST_INFO, { openLinks: {}, serverTools: {}, logging: {} }, { hostContext: hostContext() });
+  const capabilities = { openLinks: {}, serverTools: {}, logging: {}, message: { text: {} } };
+  const next = new AppBridge(client, HOST_INFO, capabilities, { hostContext: hostContext(fullscreen) });
   next.onopenlink = async ({ url }) => {
     window.open(url, "_blank", "noopener,noreferrer");
     return {};
   };
   next.onsizechange = ({ height }) => {
-    if (height !== undefined) iframe.style.height = `${Math.ceil(height)}px`;
+    // Full screen, the window sets the height (the style sheet); inline, the app does.
+    if (height !== undefined) iframe.style.height = fullscreen && displayMode === "fullscreen" ? "" : `${Math.ceil(height)}px`;
   };
+  next.onmessage = async ({ content }) => {
+    putInChatBox(content.map((block) => (block.type === "text" ? block.text : "")).join("\n"));
+    return {};
+  };
+  if (fullscreen)
+    next.onrequestdisplaymode = async ({ mode }) => {
+      setDisplayMode(mode === "fullscreen" ? "fullscreen" : "inline");
+      next.setHostContext(hostContext(true));
+      return { mode: displayMode };
+    };
   next.oninitialized = () => {
     void next.sendToolInput({ arguments: input });
     void next.sendToolResult(result);
   };
   // Listen before the document loads, so the app's first message is not missed.
   await next.connect(new PostMessageTransport(iframe.contentWindow!, iframe.contentWindow!));
-  bridges.add(next);
+  bridges.set(next, fullscreen);
   iframe.srcdoc = html.replace(/<head>/i, `<head><meta http-equiv="Content-Security-Policy" content="${APP_CSP}">`);
   return next;
 }
 
-function hostContext(): McpUiHostContext {
+function setDisplayMode(mode: McpUiDisplayMode): void {
+  displayMode = mode;
+  element("frame").classList.toggle("fullscreen", mode === "fullscreen");
+  const iframe = element("frame").querySelector("iframe");
+  if (iframe && mode === "fullscreen") iframe.style.height = "";
+}
+
+/** The host context of the reader (`reader`: its container and display modes too) or of another app. */
+function hostContext(reader: boolean): McpUiHostContext {
   // Variables a host leaves out are simply absent; the type lists every key as string | undefined.
-  return { theme, styles: { variables: PALETTES[theme] as McpUiStyles }, displayMode: "inline", platform: "web", locale: navigator.language };
+  if (!reader)
+    return { theme, styles: { variables: PALETTES[theme] as McpUiStyles }, displayMode: "inline", platform: "web", locale: navigator.language };
+  const fullscreen = displayMode === "fullscreen";
+  return {
+    theme,
+    styles: { variables: PALETTES[theme] as McpUiStyles },
+    displayMode,
+    availableDisplayModes: ["inline", "fullscreen"],
+    // Inline, the reader may be as tall as most of the window; full screen, it is the window.
+    containerDimensions: fullscreen
+      ? { height: window.innerHeight, width: window.innerWidth }
+      : { maxHeight: Math.max(360, window.innerHeight - 140), maxWidth: element("frame").clientWidth || window.innerWidth },
+    platform: "web",
+    locale: navigator.language,
+  };
 }
 
 function toggleTheme(): void {
   theme = theme === "light" ? "dark" : "light";
   applyPageTheme();
-  for (const bridge of bridges) bridge.setHostContext(hostContext());
+  for (const [each, reader] of bridges) each.setHostContext(hostContext(reader));
 }
 
 function applyPageTheme(): void {

@@ -67,17 +67,30 @@ export interface RecordRequest {
   paragraph: string;
   anchor: PassageAnchor;
   message: Omit<ThreadMessage, "ts">;
+  /** Remove the message instead of adding it: a question recorded before sending whose send failed. */
+  withdraw?: boolean;
 }
 
 /**
  * Appends a message to a thread under the state's lock, creating the thread when it
- * is new. Idempotent by message id.
+ * is new. Idempotent by message id. With `withdraw`, removes the message instead, but
+ * only while it is the thread's last one (an answer may already follow a question that
+ * did reach the agent), and drops the thread when that leaves it empty.
  * @throws StateTooLargeError (nothing changed), CorruptReaderStateError.
  */
 export async function recordMessage(store: ChannelStore, channelId: string, request: RecordRequest): Promise<RecordOutcome> {
   let outcome: RecordOutcome = { recorded: false, messages: 0 };
   await store.updateState(channelId, THREADS_STATE, (current) => {
     const threads = parseThreads(channelId, current);
+    if (request.withdraw) {
+      const index = threads.findIndex((candidate) => candidate.thread_id === request.threadId);
+      const thread = threads[index];
+      const removable = thread?.messages.at(-1)?.id === request.message.id;
+      if (thread && removable) thread.messages.pop();
+      if (thread && thread.messages.length === 0) threads.splice(index, 1);
+      outcome = { recorded: removable, messages: thread?.messages.length ?? 0 };
+      return { threads };
+    }
     let thread = threads.find((candidate) => candidate.thread_id === request.threadId);
     if (!thread) {
       thread = { thread_id: request.threadId, quote: request.quote, paragraph: request.paragraph, anchor: request.anchor, messages: [] };

@@ -75,6 +75,7 @@ export const readerStateOutput = z.object({
   channel_id: z.string(),
   document: documentSchema.nullable(),
   threads: z.array(threadSchema),
+  max_message_bytes: z.number().int().describe("Largest JSON encoding of one message's data: every ask must fit in it."),
 });
 
 /** The input of `reader_record`: one message of a thread, plus the passage when the thread is new. */
@@ -85,10 +86,14 @@ export const readerRecordInput = z.object({
   paragraph: z.string().max(50_000).describe("The paragraph around it."),
   anchor: anchorSchema,
   message: threadMessageSchema.omit({ ts: true }).describe("The message; a second record with the same id changes nothing."),
+  withdraw: z
+    .boolean()
+    .optional()
+    .describe("Remove this message instead (a question that could not be sent); only the thread's last message can be withdrawn."),
 });
 
 /** The output of `reader_record`. */
 export const readerRecordOutput = z.object({
-  recorded: z.boolean().describe("False when a message with this id was already stored."),
+  recorded: z.boolean().describe("False when a message with this id was already stored (or, withdrawing, was not there)."),
   messages: z.number().int().describe("Messages now in the thread."),
 });

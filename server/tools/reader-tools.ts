@@ -16,6 +16,7 @@ import { READER_RESOURCE_URI, readReaderHtml } from "../reader/resource.js";
 import { openReaderInput, openReaderOutput, readerRecordInput, readerRecordOutput, readerStateInput, readerStateOutput } from "../reader/schemas.js";
 import { askForDocument } from "../reader/ask-document.js";
 import { chooseTitle, countWords, DEFAULT_MAX_FILE_BYTES, readDocumentFile, type DocumentSource } from "../reader/source.js";
+import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import { messageError, toolError, toolResult } from "./results.js";
 import { compactSchema } from "./schemas.js";
 
@@ -32,6 +33,12 @@ export interface ReaderToolOptions {
   readerHtmlPath?: string;
   /** The server's awareness (see `ChannelToolOptions.awareness`). Default: these tools' own. */
   awareness?: Awareness;
+  /**
+   * The largest message the store accepts, which `reader_state` tells the reader so that
+   * it keeps every `ask` within it. Default: the store's own `limits` when it has them
+   * (the file store does), else `DEFAULT_LIMITS.maxMessageBytes`.
+   */
+  maxMessageBytes?: number;
 }
 
 /** `_meta` of a tool only the app may call. Only hosts enforce it; both tools are harmless for a model. */
@@ -57,6 +64,8 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
   const awareness = options.awareness ?? new Awareness(server, store);
   const readLocalFiles = options.readLocalFiles ?? true;
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const maxMessageBytes =
+    options.maxMessageBytes ?? (store as { limits?: Partial<Limits> }).limits?.maxMessageBytes ?? DEFAULT_LIMITS.maxMessageBytes;
 
   registerAppResource(
     server,
@@ -138,7 +147,10 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       try {
         const [document, threads] = await Promise.all([readDocument(store, channel_id), readThreads(store, channel_id)]);
         const summary = document ? `"${document.title}" with ${threads.length} thread${threads.length === 1 ? "" : "s"}` : "no document";
-        return toolResult({ channel_id, document, threads }, `Reader state of channel ${channel_id}: ${summary}.`);
+        return toolResult(
+          { channel_id, document, threads, max_message_bytes: maxMessageBytes },
+          `Reader state of channel ${channel_id}: ${summary}.`,
+        );
       } catch (error) {
         return toolError(error);
       }
@@ -155,10 +167,17 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       outputSchema: compactSchema(readerRecordOutput),
       _meta: APP_ONLY,
     },
-    async ({ channel_id, thread_id, quote, paragraph, anchor, message }) => {
+    async ({ channel_id, thread_id, quote, paragraph, anchor, message, withdraw }) => {
       try {
-        const outcome = await recordMessage(store, channel_id, { threadId: thread_id, quote, paragraph, anchor, message });
-        return toolResult({ ...outcome }, outcome.recorded ? `Recorded in thread ${thread_id}.` : `Already recorded in thread ${thread_id}.`);
+        const outcome = await recordMessage(store, channel_id, { threadId: thread_id, quote, paragraph, anchor, message, withdraw });
+        const done = withdraw
+          ? outcome.recorded
+            ? "Withdrawn from"
+            : "Nothing to withdraw in"
+          : outcome.recorded
+            ? "Recorded in"
+            : "Already recorded in";
+        return toolResult({ ...outcome }, `${done} thread ${thread_id}.`);
       } catch (error) {
         return toolError(error);
       }

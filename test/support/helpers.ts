@@ -149,9 +149,9 @@ export interface PlaygroundProcess {
   stop(): Promise<void>;
 }
 
-/** Starts the playground on a free port over `dataDir`; resolves once it prints its URL. */
-export async function startPlayground(dataDir: string): Promise<PlaygroundProcess> {
-  const child = spawn(process.execPath, [PLAYGROUND, "--port", "0"], {
+/** Starts the playground on a free port over `dataDir` (with `args` added); resolves once it prints its URL. */
+export async function startPlayground(dataDir: string, args: string[] = []): Promise<PlaygroundProcess> {
+  const child = spawn(process.execPath, [PLAYGROUND, "--port", "0", ...args], {
     env: { ...process.env, BACKCHANNEL_HOME: dataDir },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,0 +1,30 @@
+/**
+ * The message the no-agent button puts into the chat (`ui/message`). The person sees
+ * it in the chat's input box before sending, so it reads as their own words; the part
+ * in brackets tells the agent that the same question already waits in the reader, so
+ * that it answers there, once (the margin-comments recipe says the same).
+ */
+
+/** One waiting question. */
+export interface WaitingQuestion {
+  threadId: string;
+  quote: string;
+  question: string;
+}
+
+/** Characters of a quote in the message. */
+const QUOTE_CHARS = 200;
+
+/** The text for the chat: the questions, then where the agent answers them. */
+export function chatMessage(title: string, channelId: string, questions: WaitingQuestion[]): string {
+  const quote = (text: string) => (text.length > QUOTE_CHARS ? `${text.slice(0, QUOTE_CHARS)}…` : text);
+  const lines = questions.map((item) => `About “${quote(item.quote)}” in “${title}”: ${item.question}`);
+  const threads = questions.map((item) => item.threadId).join(", ");
+  const one = questions.length === 1;
+  lines.push(
+    "",
+    `(${one ? "This question waits" : "These questions wait"} in the reader too, on channel ${channelId} (thread ${threads}). ` +
+      `Please answer ${one ? "it" : "them"} there, beside the passage, and only once.)`,
+  );
+  return lines.join("\n");
+}

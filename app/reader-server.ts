@@ -1,0 +1,48 @@
+/**
+ * The reader's two app-only tools on the server: `reader_state` (the document and the
+ * threads, to restore a re-rendered reader) and `reader_record` (store or withdraw one
+ * message of a thread).
+ */
+import type { App } from "@modelcontextprotocol/ext-apps";
+import type { ReaderState, ReaderThread, ThreadRole } from "../protocol/reader.js";
+import { textOf } from "./channel.js";
+
+/** The reader's state tools, for one channel at a time. */
+export class ReaderServer {
+  /** The channel in use; set before any call. */
+  channelId = "";
+
+  constructor(private readonly app: App) {}
+
+  /**
+   * The document and threads of the channel.
+   * @throws Error with the server's or host's message when the call fails.
+   */
+  async readState(): Promise<ReaderState> {
+    const result = await this.app.callServerTool({ name: "reader_state", arguments: { channel_id: this.channelId } });
+    if (result.isError) throw new Error(textOf(result.content));
+    return result.structuredContent as ReaderState;
+  }
+
+  /**
+   * Stores one message of `thread` (idempotent by `id`); with `withdraw`, removes it
+   * again while it is the thread's last (a question that could not be sent). The call
+   * leaves at once: the returned promise only reports how it went.
+   * @throws Error with the server's or host's message when the call fails.
+   */
+  async record(thread: ReaderThread, id: string, role: ThreadRole, text: string, withdraw = false): Promise<void> {
+    const result = await this.app.callServerTool({
+      name: "reader_record",
+      arguments: {
+        channel_id: this.channelId,
+        thread_id: thread.thread_id,
+        quote: thread.quote,
+        paragraph: thread.paragraph,
+        anchor: thread.anchor,
+        message: { id, role, text },
+        ...(withdraw ? { withdraw: true } : {}),
+      },
+    });
+    if (result.isError) throw new Error(textOf(result.content));
+  }
+}

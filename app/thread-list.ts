@@ -1,0 +1,269 @@
+/**
+ * The threads of the open document: their cards and highlights, asking (fitted into the
+ * message limit, recorded before it is sent), receiving answers (never dropping one),
+ * opening, closing and moving between them, and putting waiting questions into the chat.
+ */
+import type { App } from "@modelcontextprotocol/ext-apps";
+import type { AnswerData, AskData, PassageAnchor, ReaderThread } from "../protocol/reader.js";
+import { fitAsk } from "./ask-budget.js";
+import type { AppChannel } from "./channel.js";
+import { chatMessage } from "./chat-message.js";
+import { anchorOf, highlight, unhighlight } from "./document.js";
+import { type LayoutElements, neighbourCard, placeCards } from "./layout.js";
+import type { ReaderServer } from "./reader-server.js";
+import { ThreadCard } from "./threads.js";
+import { notSaved, notSent, tooLong, trimmedNote } from "./wording.js";
+
+/** What the thread list tells the rest of the reader. */
+export interface ThreadListEvents {
+  /** A call reached the server (`true`) or failed to (`false`). */
+  onconnection(ok: boolean): void;
+  /** Something came from the agent, or the waiting questions changed: presence should look again. */
+  onchange(heardAgent: boolean): void;
+  /** The focus should go back to the document (a card was discarded). */
+  onfocusdocument(): void;
+  /** The chat did not take the waiting questions; tell the person. */
+  onchatfailed(): void;
+}
+
+/** The threads of one rendered document. */
+export class ThreadList {
+  /** The channel that carries asks; set once the reader receives. */
+  channel: AppChannel | undefined;
+  /** The document's title, for messages put into the chat. */
+  title = "";
+  /** The largest JSON of one message's data the server accepts. */
+  maxMessageBytes = 64 * 1024;
+  private readonly cards = new Map<string, ThreadCard>();
+  /** Threads whose waiting questions were put into the chat already. */
+  private readonly forwarded = new Set<string>();
+  /** Thread ids of answers that came for no known thread, already looked up again. */
+  private readonly lookedUp = new Set<string>();
+  private blocks: HTMLElement[] = [];
+  private layoutFrame = 0;
+
+  constructor(
+    private readonly app: App,
+    private readonly server: ReaderServer,
+    private readonly elements: LayoutElements,
+    private readonly events: ThreadListEvents,
+  ) {
+    new ResizeObserver(() => this.scheduleLayout()).observe(elements.layout);
+  }
+
+  /** Starts over on a newly rendered document with its stored `threads`. */
+  reset(blocks: HTMLElement[], threads: ReaderThread[]): void {
+    this.blocks = blocks;
+    for (const card of this.cards.values()) {
+      card.dispose();
+      card.element.remove();
+    }
+    this.cards.clear();
+    const byPlace = (a: ReaderThread, b: ReaderThread) => a.anchor.block - b.anchor.block || a.anchor.start - b.anchor.start;
+    for (const thread of [...threads].sort(byPlace)) this.restore(thread);
+    this.layout();
+  }
+
+  /** When each question still waiting was asked (`Date.now()`), leaving out those put into the chat. */
+  waiting(): number[] {
+    return [...this.cards.values()]
+      .filter((card) => card.waitingSince !== undefined && !this.forwarded.has(card.thread.thread_id))
+      .map((card) => card.waitingSince!);
+  }
+
+  /** Starts a thread on `range` of `block` (the whole block when null) and focuses its card; an existing thread on the same passage opens instead. */
+  start(block: HTMLElement, range: Range | null): void {
+    const text = block.textContent ?? "";
+    const anchor: PassageAnchor | null = range ? anchorOf(range) : { block: Number(block.dataset.block), start: 0, end: text.length };
+    if (!anchor || anchor.end <= anchor.start) return;
+    document.getSelection()?.removeAllRanges();
+    const same = [...this.cards.values()].find(
+      (card) => card.thread.anchor.block === anchor.block && card.thread.anchor.start === anchor.start && card.thread.anchor.end === anchor.end,
+    );
+    if (same) {
+      this.open(same.thread.thread_id);
+      return;
+    }
+    const paragraph = this.blocks[anchor.block]?.textContent ?? text;
+    const thread: ReaderThread = { thread_id: `t-${randomId()}`, quote: paragraph.slice(anchor.start, anchor.end), paragraph, anchor, messages: [] };
+    const card = this.add(thread);
+    this.layout();
+    card.focus();
+  }
+
+  /** Shows the card of `threadId` (also a closed one) and moves the focus into it. */
+  open(threadId: string): void {
+    const card = this.cards.get(threadId);
+    if (!card) return;
+    card.element.hidden = false;
+    this.layout();
+    card.focus();
+    card.element.scrollIntoView({ block: "nearest" });
+  }
+
+  /** Opens the thread after (`step` 1) or before (-1) the one that holds the focus, in page order. */
+  move(step: 1 | -1): boolean {
+    const all = [...this.cards.values()];
+    const from = all.find((card) => card.element.contains(document.activeElement));
+    const next = neighbourCard(this.elements, all, from, step);
+    if (next) this.open(next.thread.thread_id);
+    return next !== undefined;
+  }
+
+  /** Shows an answer in its card and records it; an answer for an unknown thread makes the list read the threads again. */
+  async receive(data: AnswerData, id: string): Promise<void> {
+    if (typeof data?.thread_id !== "string" || typeof data.text !== "string") return;
+    let card = this.cards.get(data.thread_id);
+    if (!card && !this.lookedUp.has(data.thread_id)) {
+      // Its question was recorded by a reader that went away just after sending it.
+      this.lookedUp.add(data.thread_id);
+      const thread = await this.server.readState().then(
+        (state) => state.threads.find((candidate) => candidate.thread_id === data.thread_id),
+        () => undefined,
+      );
+      card = this.cards.get(data.thread_id) ?? (thread ? this.restore(thread) : undefined);
+    }
+    if (!card) {
+      console.warn(`backchannel reader: an answer came for thread ${data.thread_id}, which this channel never recorded`);
+      card = this.add({
+        thread_id: data.thread_id,
+        quote: "(a passage this reader no longer has)",
+        paragraph: "",
+        anchor: { block: 0, start: 0, end: 0 },
+        messages: [],
+      });
+    }
+    if (card.has(id)) return;
+    card.add(id, "agent", data.text);
+    card.setWaiting(undefined);
+    this.forwarded.delete(data.thread_id);
+    this.events.onchange(true);
+    this.layout();
+    this.server.record(card.thread, id, "agent", data.text).catch((error) => card.setTrimmed(notSaved(error)));
+  }
+
+  /** Puts every question that waits (and was not put there before) into the chat, through the host. */
+  async sendToChat(): Promise<void> {
+    const waiting = [...this.cards.values()].filter((card) => card.waitingSince !== undefined && !this.forwarded.has(card.thread.thread_id));
+    if (waiting.length === 0) return;
+    const questions = waiting.map((card) => ({
+      threadId: card.thread.thread_id,
+      quote: card.thread.quote,
+      question: card.thread.messages.at(-1)?.text ?? "",
+    }));
+    try {
+      const result = await this.app.sendMessage({
+        role: "user",
+        content: [{ type: "text", text: chatMessage(this.title, this.server.channelId, questions) }],
+      });
+      if (result.isError) throw new Error("the host refused the message");
+    } catch (error) {
+      console.warn("backchannel reader: the question was not put into the chat:", error);
+      this.events.onchatfailed();
+      return;
+    }
+    for (const card of waiting) {
+      this.forwarded.add(card.thread.thread_id);
+      card.setWaitingExtra(" · also put in the chat: send it there to wake the agent");
+    }
+    this.events.onchange(false);
+  }
+
+  /** Places the cards now. */
+  layout(): void {
+    placeCards(this.elements, this.cards.values());
+  }
+
+  private scheduleLayout(): void {
+    if (this.layoutFrame !== 0) return;
+    this.layoutFrame = requestAnimationFrame(() => {
+      this.layoutFrame = 0;
+      this.layout();
+    });
+  }
+
+  /** Shows a stored thread again; a question without an answer yet is still waiting (since it was asked). */
+  private restore(thread: ReaderThread): ThreadCard {
+    const card = this.add(thread);
+    const last = thread.messages.at(-1);
+    if (last?.role === "user") card.setWaiting(Date.parse(last.ts) || Date.now());
+    return card;
+  }
+
+  /** Creates the card of `thread` and highlights its passage. */
+  private add(thread: ReaderThread): ThreadCard {
+    const card = new ThreadCard(thread, {
+      onask: (target, question) => void this.ask(target, question),
+      onclose: (target) => this.close(target),
+      onleave: (target) => this.markOf(target.thread.thread_id)?.focus(),
+    });
+    this.cards.set(thread.thread_id, card);
+    const block = this.blocks[thread.anchor.block];
+    if (block && thread.anchor.end > thread.anchor.start) highlight(block, thread.anchor.start, thread.anchor.end, thread.thread_id);
+    new ResizeObserver(() => this.scheduleLayout()).observe(card.element);
+    return card;
+  }
+
+  /**
+   * Sends `question` in `card`'s thread. It is recorded on the server BEFORE it is sent
+   * (both calls leave in this order, in the same task), so a reader closed just after
+   * Enter shows the thread again and receives its answer; a send that fails withdraws
+   * the record. The ask is fitted into the server's message limit first.
+   */
+  private async ask(card: ThreadCard, question: string): Promise<void> {
+    if (!this.channel) return;
+    const { thread } = card;
+    const whole: AskData = { thread_id: thread.thread_id, quote: thread.quote, paragraph: thread.paragraph, question, history: card.history() };
+    const fitted = fitAsk(whole, this.maxMessageBytes);
+    if (!fitted.fits) {
+      card.setError(tooLong(fitted.maxQuestionChars), question);
+      return;
+    }
+    const id = `q-${randomId()}`;
+    card.add(id, "user", question);
+    card.setWaiting(Date.now());
+    card.setTrimmed(fitted.omitted > 0 ? trimmedNote(fitted.omitted) : null);
+    const recorded = this.server.record(thread, id, "user", question).then(
+      () => true,
+      (error) => {
+        card.setTrimmed(notSaved(error));
+        return false;
+      },
+    );
+    const sent = this.channel.send("ask", fitted.data);
+    this.layout();
+    try {
+      await sent;
+      this.events.onconnection(true);
+    } catch (error) {
+      card.remove(id);
+      card.setError(notSent(error), question);
+      this.layout();
+      if (await recorded) await this.server.record(thread, id, "user", question, true).catch(() => undefined);
+    }
+    this.events.onchange(false);
+  }
+
+  /** Closes a card: one that holds no message is discarded with its highlight; any other is hidden until its passage is opened again. */
+  private close(card: ThreadCard): void {
+    if (card.thread.messages.length > 0) {
+      card.element.hidden = true;
+      this.markOf(card.thread.thread_id)?.focus();
+    } else {
+      unhighlight(this.elements.doc, card.thread.thread_id);
+      card.dispose();
+      card.element.remove();
+      this.cards.delete(card.thread.thread_id);
+      this.events.onfocusdocument();
+    }
+    this.layout();
+  }
+
+  private markOf(threadId: string): HTMLElement | null {
+    return this.elements.doc.querySelector<HTMLElement>(`mark[data-thread="${CSS.escape(threadId)}"]`);
+  }
+}
+
+function randomId(): string {
+  return [...crypto.getRandomValues(new Uint8Array(6))].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,43 @@
+/**
+ * What the reader says to a person. Errors from the host or the server are written for
+ * developers ("message too large: its data is … bytes of JSON"); a person gets a
+ * sentence that says what happened and what to do, and the developer's text goes to
+ * the console.
+ */
+
+/** Words for an elapsed time: "12 s", "3 min", "2 h". */
+export function elapsed(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  return `${Math.round(minutes / 60)} h`;
+}
+
+/** What the person reads when a question could not be sent; the cause goes to the console. */
+export function notSent(error: unknown): string {
+  console.warn("backchannel reader: a question was not sent:", error);
+  return "Your question did not reach the agent (the connection failed). It is back in the box: press Enter to send it again.";
+}
+
+/** What the person reads when a question or answer could not be saved for later visits. */
+export function notSaved(error: unknown): string {
+  console.warn("backchannel reader: a message was not saved:", error);
+  return "This conversation could not be saved, so it may be missing when the chat is opened again.";
+}
+
+/** What the person reads when the document could not be loaded. */
+export function notLoaded(error: unknown): string {
+  console.warn("backchannel reader: the document did not load:", error);
+  return "The document could not be loaded. Close the chat and open it again; if that does not help, ask the agent to open the document again.";
+}
+
+/** What the person reads when a question is too long to send at all. */
+export function tooLong(maxChars: number): string {
+  return `This question is too long to send. Shorten it to about ${maxChars.toLocaleString()} characters.`;
+}
+
+/** The note on a card whose earlier turns were left out or shortened so that the question fits. */
+export function trimmedNote(omitted: number): string {
+  return `The conversation has grown long: the agent sees only its latest part (${omitted} earlier message${omitted === 1 ? " was" : "s were"} left out or shortened).`;
+}

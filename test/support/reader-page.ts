@@ -1,0 +1,221 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+// The functions passed to frame.evaluate() run in the browser: they need the DOM types.
+/**
+ * The reader in the playground, in Debian's Chromium, with a separate
+ * `backchannel serve` process as the agent (driven by the SDK's `Client`, as a model
+ * drives it). Shared by the reader's browser suites: each opens its own playground on
+ * its own data directory.
+ */
+import type { Client } from "@modelcontextprotocol/client";
+import { chromium, type Browser, type Frame, type Page } from "playwright-core";
+import { CHROMIUM_ARGS, CHROMIUM_PATH, connectServer, startPlayground, structured, tempDataDir, type PlaygroundProcess } from "./helpers.js";
+
+/** A message of the agent queue. */
+export interface AgentMessage {
+  seq: number;
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/** Where and how {@link ReaderRig.open} opens a page. */
+export interface OpenOptions {
+  /** The page's query, e.g. "?agent=off". */
+  query?: string;
+  /** A channel id for the URL's hash. */
+  hash?: string;
+  /** The viewport. Default 1,280 × 900. */
+  width?: number;
+  height?: number;
+  /** How long one wait may take. Default 30,000 ms (Playwright's). */
+  timeoutMs?: number;
+}
+
+/** The playground, a browser and an agent on one data directory. */
+export class ReaderRig {
+  browser!: Browser;
+  agent!: Client;
+  playground!: PlaygroundProcess;
+  /** Errors the pages threw, and dialogs they opened. */
+  readonly pageErrors: string[] = [];
+  private cleanup: (() => Promise<void>) | undefined;
+
+  /**
+   * Starts the playground, the agent's server and Chromium. The playground serves
+   * `readerHtml` when given (another build of the reader), else `$BACKCHANNEL_READER_HTML`
+   * when set (to run a suite against an older reader and see what fails there), else
+   * this checkout's.
+   */
+  async start(options: { readerHtml?: string } = {}): Promise<this> {
+    const temp = await tempDataDir();
+    this.cleanup = temp.cleanup;
+    const readerHtml = options.readerHtml ?? process.env.BACKCHANNEL_READER_HTML;
+    this.playground = await startPlayground(temp.dir, readerHtml ? ["--reader-html", readerHtml] : []);
+    this.agent = await connectServer(temp.dir);
+    this.browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    return this;
+  }
+
+  /** Stops everything and removes the data directory. */
+  async stop(): Promise<void> {
+    await this.browser?.close();
+    await this.agent?.close();
+    await this.playground?.stop();
+    await this.cleanup?.();
+  }
+
+  /**
+   * A new page on the playground (`query`, e.g. "?agent=off", and `hash`, a channel id),
+   * with the given viewport and timeout of each wait; resolves once the reader shows its first block.
+   */
+  async open(options: OpenOptions = {}): Promise<ReaderPage> {
+    const reader = await this.openPage(options);
+    await reader.frame();
+    return reader;
+  }
+
+  /** A new page on the playground as {@link open} makes it, once it names its channel (the reader may still be loading). */
+  async openPage(options: OpenOptions = {}): Promise<ReaderPage> {
+    const page = await this.browser.newPage({ viewport: { width: options.width ?? 1280, height: options.height ?? 900 } });
+    // Playwright's default, 30 s, unless a slow reader (an old one, in the benchmark) needs more.
+    page.setDefaultTimeout(options.timeoutMs ?? 30_000);
+    page.on("pageerror", (error) => this.pageErrors.push(error.message));
+    page.on("dialog", (dialog) => {
+      this.pageErrors.push(`dialog: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+    await page.goto(new URL(`/${options.query ?? ""}${options.hash ? `#${options.hash}` : ""}`, this.playground.url).href);
+    await page.locator("#channel", { hasText: /^ch-/ }).waitFor();
+    return new ReaderPage(page, this.agent, (await page.locator("#channel").textContent())!, options.timeoutMs);
+  }
+
+  /** Opens `markdown` with `open_reader` as the agent would, on a new channel; returns the channel id. */
+  async openDocument(markdown: string, title: string): Promise<string> {
+    const opened = structured<{ channel_id: string }>(await this.agent.callTool({ name: "open_reader", arguments: { title, markdown } }));
+    return opened.channel_id;
+  }
+}
+
+/** One playground page and the reader in it. */
+export class ReaderPage {
+  constructor(
+    readonly page: Page,
+    readonly agent: Client,
+    public channelId: string,
+    /** How long one wait may take (the page's default timeout). */
+    readonly timeoutMs = 30_000,
+  ) {}
+
+  /** The reader's frame (a new one after every re-render), once its document shows. */
+  async frame(): Promise<Frame> {
+    // The playground replaces the iframe on a re-render: look again until one has a document.
+    const deadline = Date.now() + Math.max(60_000, this.timeoutMs);
+    while (Date.now() < deadline) {
+      const handle = await this.page.locator("#frame iframe").elementHandle();
+      const frame = await handle?.contentFrame();
+      const ready = await frame
+        ?.locator("#doc [data-block]")
+        .first()
+        .waitFor({ timeout: 2_000 })
+        .then(() => true)
+        .catch(() => false);
+      if (frame && ready && !frame.isDetached()) return frame;
+    }
+    throw new Error("the playground shows no reader with a document");
+  }
+
+  /** Reads the agent queue like a model (read and clear) until a message with `event` arrives. */
+  async nextMessage(event: string, waitMs = Math.max(20_000, this.timeoutMs)): Promise<{ message: AgentMessage; at: number }> {
+    const deadline = Date.now() + waitMs;
+    while (Date.now() < deadline) {
+      const { messages } = structured<{ messages: AgentMessage[] }>(
+        await this.agent.callTool({
+          name: "poll_agent_messages",
+          arguments: { channel_id: this.channelId, wait_ms: Math.max(1, deadline - Date.now()) },
+        }),
+      );
+      const at = Date.now();
+      const found = messages.find((message) => message.event === event);
+      if (found) return { message: found, at };
+    }
+    throw new Error(`no ${event} reached the agent within ${waitMs} ms`);
+  }
+
+  /** Sends `event` with `data` to the reader, as the agent. */
+  async notify(event: string, data: Record<string, unknown>): Promise<void> {
+    structured(await this.agent.callTool({ name: "notify_ui", arguments: { channel_id: this.channelId, event, data } }));
+  }
+
+  /** Selects `passage` in the document, as a user's drag would, and clicks the Ask button; resolves once a card's input has the focus. */
+  async selectAndAsk(passage: string): Promise<void> {
+    const frame = await this.frame();
+    await frame.evaluate((text) => {
+      const block = [...document.querySelectorAll<HTMLElement>("#doc [data-block]")].find((element) => element.textContent?.includes(text));
+      if (!block) throw new Error(`no block holds ${text}`);
+      block.scrollIntoView({ block: "center" });
+      const start = block.textContent!.indexOf(text);
+      const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+      const range = document.createRange();
+      let position = 0;
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const length = (node as Text).data.length;
+        if (position <= start && start < position + length) range.setStart(node, start - position);
+        if (position < start + text.length && start + text.length <= position + length) range.setEnd(node, start + text.length - position);
+        position += length;
+      }
+      const selection = document.getSelection()!;
+      selection.removeAllRanges();
+      selection.addRange(range);
+    }, passage);
+    await frame.locator("#ask").click();
+    await frame.locator(".card:has(textarea:focus)").waitFor();
+  }
+
+  /** Types `question` into the focused card and presses Enter; resolves with the page-side time of the key. */
+  async submit(question: string): Promise<number> {
+    const frame = await this.frame();
+    await frame.locator(".card textarea:focus").fill(question);
+    await frame.evaluate(() => {
+      const stamps = window as unknown as { __submittedAt?: number };
+      stamps.__submittedAt = undefined;
+      const stamp = (event: KeyboardEvent) => {
+        if (event.key === "Enter") stamps.__submittedAt ??= Date.now();
+      };
+      document.addEventListener("keydown", stamp, { capture: true, once: true });
+    });
+    await frame.locator(".card textarea:focus").press("Enter");
+    return frame.evaluate(() => (window as unknown as { __submittedAt: number }).__submittedAt);
+  }
+
+  /** Sends `text` as the answer to `threadId`; resolves with the ms from just before notify_ui to `shown` in the card's DOM. */
+  async answer(threadId: string, text: string, shown: string): Promise<number> {
+    const frame = await this.frame();
+    await frame.evaluate(
+      ({ threadId, shown }) => {
+        const stamps = window as unknown as { __answeredAt?: number };
+        stamps.__answeredAt = undefined;
+        const observer = new MutationObserver(() => {
+          const messages = document.querySelectorAll(`.card[data-thread="${threadId}"] .message.agent`);
+          if ([...messages].some((message) => message.textContent?.includes(shown))) {
+            stamps.__answeredAt = Date.now();
+            observer.disconnect();
+          }
+        });
+        observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+      },
+      { threadId, shown },
+    );
+    const sentAt = Date.now();
+    await this.notify("answer", { thread_id: threadId, text });
+    await frame.locator(`.card[data-thread="${threadId}"] .message.agent`, { hasText: shown }).first().waitFor();
+    const answeredAt = await frame.evaluate(() => (window as unknown as { __answeredAt: number }).__answeredAt);
+    return answeredAt - sentAt;
+  }
+}
+
+/** The median of `values`. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  return Number.isInteger(middle) ? (sorted[middle - 1]! + sorted[middle]!) / 2 : sorted[Math.floor(middle)]!;
+}
