@@ -138,4 +138,29 @@ describe("the reader in MCP Inspector's Apps host", { skip, timeout: 600_000 }, 
       }
     });
   }
+
+  // Inspector does not declare the `message` capability (ui/message), so the reader
+  // cannot put the question into the chat: it says so, and what the person can do.
+  test("with no agent, the reader says so and, with no way into this host's chat, tells the person what to do", async () => {
+    const server = await startServer(dataDir, "http");
+    try {
+      const opened = await inspector.openApp(server, "open_reader", {
+        title: "Queues and watchers",
+        markdown: DOCUMENT,
+        channel_id: "ch-inspector-no-agent",
+      });
+      const { frame, app } = opened;
+      await app.locator("#doc p").first().waitFor();
+      await askAbout(frame, "small command", "Is anyone there?");
+      await app.locator("#presence", { hasText: "No agent is reading along yet" }).waitFor({ timeout: 20_000 });
+      const offer = app.locator("#offer-text");
+      await offer.waitFor();
+      assert.match((await offer.textContent()) ?? "", /Send any message in the chat/);
+      assert.equal(await app.locator("#offer-button").isVisible(), false, "no button that could not work here");
+      assert.equal(opened.toolCalls("notify_agent").length, 2, "ready and the one ask");
+      await opened.close();
+    } finally {
+      await server.stop();
+    }
+  });
 });
