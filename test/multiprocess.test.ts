@@ -31,7 +31,7 @@ function runWriters(channelId: string): Promise<number[][]> {
       let out = "";
       child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
       return new Promise<number[]>((resolve, reject) =>
-        child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(`writer ${index} exited ${code}`)))),
+        child.on("close", (code) => (code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(`writer ${index} exited ${code}`)))),
       );
     }),
   );

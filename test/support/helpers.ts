@@ -99,8 +99,11 @@ export function spawnWatcher(dataDir: string, args: string[], env: Record<string
     err += chunk.toString();
     waiters.splice(0).forEach((wake) => wake());
   });
+  // "close", not "exit": it comes after the pipes are drained, so `stdout()` is whole by then.
+  let closed = false;
   const exited = new Promise<number | null>((resolve) =>
-    child.on("exit", (code) => {
+    child.on("close", (code) => {
+      closed = true;
       waiters.splice(0).forEach((wake) => wake());
       resolve(code);
     }),
@@ -113,7 +116,7 @@ export function spawnWatcher(dataDir: string, args: string[], env: Record<string
     stderr: () => err,
     async lines(count) {
       while (split().length < count) {
-        if (child.exitCode !== null) throw new Error(`watcher exited (${child.exitCode}) with ${split().length} lines: ${out}${err}`);
+        if (closed) throw new Error(`watcher exited (${child.exitCode}) with ${split().length} lines: ${out}${err}`);
         await new Promise<void>((resolve) => waiters.push(resolve));
       }
       return split();
@@ -123,7 +126,7 @@ export function spawnWatcher(dataDir: string, args: string[], env: Record<string
     },
     async stderrMatching(pattern) {
       while (!pattern.test(err)) {
-        if (child.exitCode !== null) throw new Error(`watcher exited (${child.exitCode}) before stderr matched ${pattern}: ${out}${err}`);
+        if (closed) throw new Error(`watcher exited (${child.exitCode}) before stderr matched ${pattern}: ${out}${err}`);
         await new Promise<void>((resolve) => waiters.push(resolve));
       }
     },
