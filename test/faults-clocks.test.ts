@@ -191,8 +191,10 @@ describe("the idle sweep across clocks", () => {
   test("a poll by a process 8 days behind does not make its channel look idle", { timeout: 60_000 }, async () => {
     const behind = await connectServer(dataDir, shiftedEnv(-8 * DAY));
     try {
-      await behind.callTool({ name: "poll_ui_messages", arguments: { channel_id: "polled-from-behind", after: 0 } });
-      await behind.callTool({ name: "poll_agent_messages", arguments: { channel_id: "polled-from-behind" } });
+      // The app's server, long-polling as the app does all day.
+      for (let poll = 0; poll < 2; poll++) {
+        await behind.callTool({ name: "poll_ui_messages", arguments: { channel_id: "polled-from-behind", after: 0, wait_ms: 1000 } });
+      }
     } finally {
       await behind.close();
     }
