@@ -319,6 +319,10 @@ function underGuard(lockPath: string, options: LockOptions, observation: Observa
   let taken: boolean;
   try {
     taken = tryTake(guardPath, record);
+  } catch (error) {
+    // The folder vanished (the channel was removed): the next attempt at the lock makes it again.
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return true;
+    throw error;
   } finally {
     removeQuietly(() => unlinkSync(tempOf(guardPath, record)));
   }
