@@ -57,7 +57,7 @@ import {
 import { FILE_MODE, lockDirOf } from "../../core/paths.js";
 import { LockTimeoutError } from "../errors.js";
 import { moveAside } from "./aside.js";
-import { FileTooLargeError, lstatOrNull, NotRegularFileError, readTextFile } from "./safe-open.js";
+import { describeKind, FileTooLargeError, lstatOrNull, NotRegularFileError, readTextFile } from "./safe-open.js";
 
 /** Options of {@link withLock}. */
 export interface LockOptions {
@@ -367,7 +367,7 @@ function clear(lockPath: string, verdict: LockVerdict, options: LockOptions): vo
     return;
   }
   const aside = moveAside(lockPath, "foreign");
-  warn(`${lockPath} was ${describeStats(verdict.stats)}, not a lock${verdict.stats.isDirectory() ? " in use" : ""}: moved it aside to ${aside}`);
+  warn(`${lockPath} was ${describeKind(verdict.stats)}, not a lock${verdict.stats.isDirectory() ? " in use" : ""}: moved it aside to ${aside}`);
 }
 
 /**
@@ -427,20 +427,12 @@ function isRunning(holder: HolderRecord): boolean {
 /** In words, for messages: who holds (or held) a lock. */
 function describeHolder(verdict: LockVerdict): string {
   if (verdict.state === "gone") return "another process";
-  if (verdict.state === "foreign") return `${describeStats(verdict.stats)} in place of a lock`;
+  if (verdict.state === "foreign") return `${describeKind(verdict.stats)} in place of a lock`;
   const pid = verdict.holder?.pid;
   if (verdict.state === "alive") return `process ${pid} on this machine, which is still running (if it is stuck, end it: kill ${pid})`;
   if (verdict.state === "dead") return `process ${pid}, which is gone`;
   if (verdict.holder) return `process ${pid} of another machine or container`;
   return "a lock folder of an older version, still in use";
-}
-
-function describeStats(stats: Stats): string {
-  if (stats.isSymbolicLink()) return "a symbolic link";
-  if (stats.isDirectory()) return "a folder";
-  if (stats.isFile()) return "a file";
-  if (stats.isFIFO()) return "a named pipe";
-  return "a socket or device";
 }
 
 function isEmptyFolder(path: string): boolean {
