@@ -18,7 +18,11 @@ export interface Limits {
   maxStateBytes: number;
   /** A channel untouched this long is removed. Default 7 days. */
   channelTtlMs: number;
-  /** A lock not refreshed this long belongs to a dead process and is broken. Default 5 s (proper-lockfile's floor is 2 s). */
+  /**
+   * A lock whose holder cannot be checked by its pid (another host or container, or no
+   * record) and that nobody changed for this long is broken; a live holder of this
+   * machine never is. Writers give up after three such periods. Default 5 s.
+   */
   lockStaleMs: number;
   /** Longest `wait_ms` of `poll_agent_messages`. Default 300 s. */
   maxAgentWaitMs: number;

@@ -3,16 +3,31 @@
  *
  *     <data dir>/channels/<channel id>/ui.json      agent → app queue
  *     <data dir>/channels/<channel id>/agent.json   app → agent queue
+ *     <data dir>/channels/<channel id>/ui.seq, agent.seq   the highest seq each queue handed out
  *     <data dir>/channels/<channel id>/state.<name>.json   per-channel state of apps (the reader's document, …)
  *     <data dir>/sessions/<session key>.json   a host session's channels and wall (see ../store/file/session-files.ts)
  *     <data dir>/apps/<name>.json              an app the agent wrote and the user kept (see ../store/file/saved-apps.ts)
+ *     <file>.lock                                   the lock of a file while a process holds it (a file naming its holder)
  *
  * Every path under `channels/` is built here, and only from a checked channel id, so
  * no caller can name a file outside its channel folder.
+ *
+ * The layout's permission rules (checked on every access by store/file/safe-open.ts, as
+ * ssh checks `~/.ssh`): every folder and file belongs to the user, and none can be
+ * written by group or others; folders are made {@link FOLDER_MODE}, files {@link FILE_MODE}.
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { assertAppName, assertChannelId, SESSION_KEY_PATTERN, STATE_NAME_PATTERN } from "./ids.js";
+
+/** The mode of every folder the store makes: the user's alone. */
+export const FOLDER_MODE = 0o700;
+
+/** The mode of every file the store makes: the user's alone. */
+export const FILE_MODE = 0o600;
+
+/** Mode bits that no folder or file of the layout may have: writable by group or others. */
+export const FORBIDDEN_MODE_BITS = 0o022;
 
 /** The two queues of a channel, named by who reads them: `ui` is read by the app, `agent` by the agent. */
 export const QUEUE_NAMES = ["ui", "agent"] as const;
@@ -57,6 +72,21 @@ export function queueFileName(queue: QueueName): string {
  */
 export function queueFile(dataDir: string, channelId: string, queue: QueueName): string {
   return join(channelDir(dataDir, channelId), queueFileName(queue));
+}
+
+/**
+ * The file that keeps the highest seq a queue ever handed out, `<queue>.seq` beside the
+ * queue: the channel's own record, against which a queue file put back from an older
+ * copy is detected.
+ * @throws InvalidChannelIdError when `channelId` is not valid.
+ */
+export function queueSeqFile(dataDir: string, channelId: string, queue: QueueName): string {
+  return join(channelDir(dataDir, channelId), `${queue}.seq`);
+}
+
+/** The lock folder of a file of the layout, `<file>.lock` (made while a process holds the lock). */
+export function lockDirOf(path: string): string {
+  return `${path}.lock`;
 }
 
 /**

@@ -45,8 +45,10 @@ export class LockTimeoutError extends CallerError {
   constructor(
     readonly path: string,
     readonly waitedMs: number,
+    /** Who holds the lock, in words, when the store knows. */
+    readonly holder?: string,
   ) {
-    super(`${path} stayed locked by another process for ${waitedMs} ms; try again in a moment`);
+    super(`${path} stayed locked by ${holder ?? "another process"} for ${waitedMs} ms; try again in a moment`);
   }
 }
 

@@ -26,7 +26,9 @@ export interface PollOptions {
    * The cursor: the highest seq the caller has received. Messages with `seq <= after`
    * are deleted, those with `seq > after` are returned and kept until a later poll
    * passes a cursor past them (at-least-once). Without it, the poll reads and clears
-   * (at-most-once).
+   * (at-most-once). A cursor above the last seq the queue handed out (a hostile caller,
+   * or a reader of a queue that was deleted) changes nothing: no message is deleted, no
+   * seq moves, and the poll returns the queue's messages from its start.
    */
   after?: number;
   /** When nothing is pending, wait up to this long for a message to land. Default 0. */
@@ -41,7 +43,11 @@ export interface PollOptions {
 export interface PollResult {
   /** The messages, in seq order. */
   messages: QueueMessage[];
-  /** The cursor to pass as `after` next time: the last seq returned, else the one given. */
+  /**
+   * The cursor to pass as `after` next time: the last seq returned, else the one given;
+   * below the one given when that was above the last seq handed out (then the last seq
+   * returned, else the last seq handed out).
+   */
   cursor: number;
   /** Messages still waiting after this poll (more than one poll returns at once). */
   pending: number;
@@ -148,6 +154,8 @@ export interface ChannelStore extends ChannelReader {
   /**
    * Removes channels idle for longer than the channel TTL, never one holding unread
    * messages or in use, and session records idle as long.
+   * @param now the current time, for a store that judges idleness by this process's
+   *   clock; the file store judges it by its file system's clock and takes none.
    * @returns the ids of the channels removed.
    */
   removeIdleChannels(now?: number): Promise<string[]>;

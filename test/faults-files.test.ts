@@ -61,7 +61,7 @@ describe("foreign files where the store's own belong", () => {
     await writeFile(channelDir(dataDir, "file-folder"), "not a folder");
     assert.equal((await store.append("file-folder", "agent", "ask")).seq, 1);
     assert.ok((await lstat(channelDir(dataDir, "file-folder"))).isDirectory());
-    assert.match(warnings.join("\n"), /should be a channel folder but was a file: moved it aside/);
+    assert.match(warnings.join("\n"), /file-folder should be a folder but was a file: moved it aside/);
     assert.ok((await readdir(channelsDir(dataDir))).some((name) => name.startsWith("file-folder.foreign-")));
   });
 

@@ -154,13 +154,23 @@ describe("SIGKILL under load", () => {
     }
     assert.equal(duplicates, 0, "a cursor reader never saw a seq twice");
     assert.ok(acknowledged > KILLS, `${acknowledged} acknowledged messages checked`);
-    assert.ok(stalls > 0, "some kills left a lock behind (killed while holding it)");
-    // A lock's mtime may be set up to 1 s ahead (proper-lockfile rounds it up to the
-    // second), so a dead holder's lock is stale between STALE_MS and STALE_MS + 1 s after
-    // it stopped; a loaded two-core machine adds its scheduling delays on top.
-    assert.ok(worstStall < 2.5 * STALE_MS, `the worst stall after a kill, ${worstStall} ms, stays near the stale time of ${STALE_MS} ms`);
+    // The writers report each lock they broke; a lock is always broken as its holder's
+    // (its record is linked in whole), never as a folder or file of unknown origin.
+    const reports = [...writers.values()].flatMap((writer) => writer.stderr().split("\n")).filter((line) => line.includes("lock"));
+    const brokenDead = reports.filter((line) => /broke the lock .*, left by process \d+, which is gone/.test(line)).length;
+    assert.ok(brokenDead > 0, "some kills left a lock behind (killed while holding it), and it was broken as its holder's");
+    assert.deepEqual(
+      reports.filter((line) => !/broke the lock .*, left by process \d+, which is gone/.test(line)),
+      [],
+      "no other lock trouble",
+    );
+    // A dead holder's lock is broken once a waiter has seen it unchanged for 100 ms and
+    // found its pid gone, not after the stale time; a loaded two-core machine adds its
+    // scheduling delays on top, so the bound is loose.
+    assert.ok(worstStall < 2.5 * STALE_MS, `the worst stall after a kill, ${worstStall} ms, stays below the stale time of ${STALE_MS} ms`);
     t.diagnostic(
-      `kills=${kills} acknowledged=${acknowledged} received=${received.size} kills-holding-the-lock=${stalls} worst-stall-after-a-kill=${worstStall}ms (stale=${STALE_MS}ms)`,
+      `kills=${kills} acknowledged=${acknowledged} received=${received.size} locks-left-by-killed-holders=${brokenDead} ` +
+        `stalls-over-half-the-stale-time=${stalls} worst-stall-after-a-kill=${worstStall}ms (stale=${STALE_MS}ms)`,
     );
   });
 

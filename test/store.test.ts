@@ -4,12 +4,14 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { mkdir, readdir, readFile, readlink, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FileStore } from "../store/file/file-store.js";
 import { InvalidChannelIdError } from "../core/ids.js";
 import { InvalidCursorError, MessageTooLargeError, QueueFullError } from "../store/errors.js";
 import { channelDir, queueFile, sessionFile } from "../core/paths.js";
+import { withLock } from "../store/file/lock.js";
 import { tempDataDir } from "./support/helpers.js";
 
 let dataDir: string;
@@ -75,15 +77,19 @@ describe("cursor reads", () => {
     assert.deepEqual(await store.peek("cursor", "ui"), []);
   });
 
-  test("a cursor past next_seq raises it, so new messages stay above the cursor", async () => {
+  test("a cursor above the last seq handed out moves nothing: it acknowledges nothing and gets the queue from its start", async () => {
     const { store } = quietStore();
-    await store.poll("ahead", "ui", { after: 40 });
-    const { seq } = await store.append("ahead", "ui", "e");
-    assert.equal(seq, 41);
+    assert.deepEqual(await store.poll("ahead", "ui", { after: 40 }), { messages: [], cursor: 0, pending: 0 }, "an empty queue: cursor 0");
+    assert.equal((await store.append("ahead", "ui", "e", { n: 1 })).seq, 1, "the seq did not move");
+    const ahead = await store.poll("ahead", "ui", { after: 40 });
     assert.deepEqual(
-      (await store.poll("ahead", "ui", { after: 40 })).messages.map((m) => m.seq),
-      [41],
+      ahead.messages.map((m) => m.data),
+      [{ n: 1 }],
+      "from the start",
     );
+    assert.equal(ahead.cursor, 1, "the cursor to go on with is below the one given");
+    assert.equal((await store.peek("ahead", "ui")).length, 1, "nothing acknowledged");
+    assert.equal((await store.append("ahead", "ui", "e", { n: 2 })).seq, 2);
   });
 
   test("a negative or fractional cursor is refused", async () => {
@@ -278,21 +284,25 @@ describe("state documents and channels", () => {
     assert.equal((await stat(queueFile(dataDir, "modes", "ui"))).mode & 0o777, 0o600);
   });
 
-  test("idle channels are removed, others kept; remove() deletes a channel", async () => {
+  test("idle channels are removed, others kept, never one holding a message; remove() deletes a channel", async () => {
     const { dir, cleanup: done } = await tempDataDir();
     try {
       const store = new FileStore({ dataDir: dir, limits: { channelTtlMs: 60_000 } });
       await store.append("old", "ui", "e");
+      await store.poll("old", "ui", { after: 1 });
+      await store.append("old-unread", "agent", "ask");
       await store.append("fresh", "ui", "e");
+      await store.poll("fresh", "ui");
       const longAgo = new Date(Date.now() - 120_000);
       await utimes(channelDir(dir, "old"), longAgo, longAgo);
+      await utimes(channelDir(dir, "old-unread"), longAgo, longAgo);
       assert.deepEqual(await store.removeIdleChannels(), ["old"]);
+      assert.deepEqual((await store.listChannels()).map((c) => c.id).sort(), ["fresh", "old-unread"]);
+      await store.remove("fresh");
       assert.deepEqual(
         (await store.listChannels()).map((c) => c.id),
-        ["fresh"],
+        ["old-unread"],
       );
-      await store.remove("fresh");
-      assert.deepEqual(await store.listChannels(), []);
     } finally {
       await done();
     }
@@ -315,15 +325,17 @@ describe("state documents and channels", () => {
     }
   });
 
-  test("a locked channel is not removed by the idle sweep", async () => {
+  test("a channel whose lock a live process holds is not removed by the idle sweep", async () => {
     const { dir, cleanup: done } = await tempDataDir();
     try {
       const store = new FileStore({ dataDir: dir, limits: { channelTtlMs: 60_000 } });
       await store.append("busy", "ui", "e");
-      await mkdir(`${queueFile(dir, "busy", "ui")}.lock`);
+      await store.poll("busy", "ui");
       const longAgo = new Date(Date.now() - 120_000);
-      await utimes(channelDir(dir, "busy"), longAgo, longAgo);
-      assert.deepEqual(await store.removeIdleChannels(), []);
+      await withLock(queueFile(dir, "busy", "ui"), { staleMs: 2000 }, async () => {
+        await utimes(channelDir(dir, "busy"), longAgo, longAgo);
+        assert.deepEqual(await store.removeIdleChannels(), []);
+      });
     } finally {
       await done();
     }
@@ -345,16 +357,28 @@ describe("stale locks", () => {
     assert.ok(waited < 4000, `waited ${waited} ms: the stale lock was broken`);
   });
 
-  test("an old lock is broken at once", async () => {
-    const { store } = quietStore({ limits: { lockStaleMs: 2000 } });
-    await store.append("old-lock", "ui", "e");
-    const lock = `${queueFile(dataDir, "old-lock", "ui")}.lock`;
-    await mkdir(lock);
-    const longAgo = new Date(Date.now() - 60_000);
-    await utimes(lock, longAgo, longAgo);
-    const started = Date.now();
-    await store.append("old-lock", "ui", "e");
-    assert.ok(Date.now() - started < 1000);
+  test("a lock whose holder is gone is broken at once, whatever its date", {
+    skip: process.platform !== "linux" && "holders are checked through /proc",
+  }, async () => {
+    const { store, warnings } = quietStore({ limits: { lockStaleMs: 2000 } });
+    await store.append("dead-holder", "ui", "e");
+    const lock = `${queueFile(dataDir, "dead-holder", "ui")}.lock`;
+    // The record a holder writes, of a process that has exited, dated a year ahead.
+    const gone = spawnSync(
+      process.execPath,
+      ["-p", "JSON.stringify({ pid: process.pid, stat: require('fs').readFileSync('/proc/self/stat', 'utf8') })"],
+      { encoding: "utf8" },
+    );
+    const { pid, stat } = JSON.parse(gone.stdout) as { pid: number; stat: string };
+    const machine = `${(await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim()} ${await readlink("/proc/self/ns/pid")}`;
+    const started = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    await writeFile(lock, JSON.stringify({ pid, machine, started, nonce: "0", beat: 0 }), { mode: 0o600 });
+    const aYearAhead = new Date(Date.now() + 365 * 24 * 3600_000);
+    await utimes(lock, aYearAhead, aYearAhead);
+    const waitStarted = Date.now();
+    await store.append("dead-holder", "ui", "e");
+    assert.ok(Date.now() - waitStarted < 1000, `waited ${Date.now() - waitStarted} ms`);
+    assert.match(warnings.join("\n"), new RegExp(`broke the lock .*, left by process ${pid}, which is gone`));
   });
 });
 

@@ -64,11 +64,16 @@ export async function readDocumentFile(path: string, maxBytes: number = DEFAULT_
   }
 }
 
-/** UTF-8 text of `bytes` without a byte-order mark. @throws DocumentFileError for binary content. */
+/**
+ * UTF-8 text of `bytes` without a byte-order mark. A character cut off at the very end
+ * (a file read while another process appends to it) is left out, not refused.
+ * @throws DocumentFileError for binary content.
+ */
 function decodeText(path: string, bytes: Buffer): string {
   if (bytes.includes(0)) throw new DocumentFileError(`${path} looks binary (it contains NUL bytes): the reader opens UTF-8 text or markdown only`);
   try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    // `stream: true` holds back a sequence cut off at the end; a bad sequence anywhere still throws.
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes, { stream: true });
   } catch {
     throw new DocumentFileError(`${path} is not valid UTF-8 text: convert it to UTF-8, or open a text or markdown file`);
   }

@@ -11,10 +11,12 @@
  *   ./session-files.ts    session records
  *   ./channel-folders.ts  channel folders: made, listed, removed
  *   ./sweep.ts            the idle sweep
- *   ./lock.ts, ./atomic-write.ts, ./log-append.ts, ./safe-read.ts, ./folder-watch.ts
+ *   ./safe-open.ts        the one way to reach a folder or file of the data directory
+ *   ./seq-mark.ts         the highest seq each queue handed out
+ *   ./lock.ts, ./atomic-write.ts, ./log-append.ts, ./folder-watch.ts
  */
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
-import { type QueueName, queueFile, resolveDataDir, stateFile } from "../../core/paths.js";
+import { type QueueName, queueFile, queueSeqFile, resolveDataDir, stateFile } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { changes } from "../changes.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store.js";
@@ -22,9 +24,10 @@ import { checkCursor, checkMessage } from "../validate.js";
 import { ChannelFolders } from "./channel-folders.js";
 import { appendMessage, drain, type QueueLogContext, readAfter } from "./queue-log.js";
 import { FileQueueReader } from "./queue-reader.js";
+import { NotRegularFileError } from "./safe-open.js";
 import { SessionFiles } from "./session-files.js";
 import { SavedAppFiles } from "./saved-apps.js";
-import { readStateFile, updateStateFile } from "./state-files.js";
+import { maxStateFileBytes, readStateFile, updateStateFile } from "./state-files.js";
 import { removeIdle } from "./sweep.js";
 import { warnOnStderr } from "../../core/warn.js";
 
@@ -58,10 +61,10 @@ export class FileStore implements ChannelStore {
     this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...options.limits });
     this.warn = options.warn ?? warnOnStderr;
     this.fallbackWakeMs = options.fallbackWakeMs ?? 5000;
-    this.sessions = new SessionFiles(this.dataDir, this.limits.lockStaleMs);
+    this.sessions = new SessionFiles(this.dataDir, this.limits.lockStaleMs, this.warn);
     this.apps = new SavedAppFiles(this.dataDir, this.warn);
-    this.reader = new FileQueueReader(this.dataDir);
-    this.folders = new ChannelFolders(this.dataDir, this.warn);
+    this.reader = new FileQueueReader(this.dataDir, this.limits);
+    this.folders = new ChannelFolders(this.dataDir, this.limits.channelTtlMs, this.warn);
   }
 
   async append(channelId: string, queue: QueueName, event: string, data: JsonValue = {}): Promise<AppendResult> {
@@ -75,12 +78,17 @@ export class FileStore implements ChannelStore {
     const log = this.queueLog(channelId, queue);
     const { after, waitMs = 0, signal, onWaiting } = options;
     checkCursor(after);
-    this.folders.markInUse(this.folders.ensure(channelId));
+    const dir = this.folders.ensure(channelId);
+    this.folders.markInUse(dir);
     const pollOnce = () => (after === undefined ? drain(log) : readAfter(log, after));
     if (waitMs <= 0) return pollOnce();
     let result: PollResult | undefined;
-    const wakes = changes(this.reader.watchQueue(channelId, queue), { fallbackMs: this.fallbackWakeMs, deadline: Date.now() + waitMs, signal });
+    // Waking at least once per touch interval keeps a waiting channel marked in use even when the TTL is short.
+    const fallbackMs = Math.min(this.fallbackWakeMs, this.folders.touchIntervalMs);
+    const wakes = changes(this.reader.watchQueue(channelId, queue), { fallbackMs, deadline: Date.now() + waitMs, signal });
     for await (const wake of wakes) {
+      // A waiting poll keeps its channel marked in use, so that the idle sweep never takes it.
+      if (wake !== "start") this.folders.markInUse(dir);
       result = await pollOnce();
       if (result.messages.length > 0) break;
       if (wake === "start") onWaiting?.();
@@ -89,13 +97,22 @@ export class FileStore implements ChannelStore {
   }
 
   async readState(channelId: string, name: string): Promise<JsonValue | null> {
-    return readStateFile(stateFile(this.dataDir, channelId, name));
+    const path = stateFile(this.dataDir, channelId, name);
+    try {
+      if (!this.folders.find(channelId)) return null;
+    } catch (error) {
+      // Something else in a folder's place reads as no state; the next write moves it aside.
+      if (error instanceof NotRegularFileError) return null;
+      throw error;
+    }
+    return readStateFile(path, maxStateFileBytes(this.limits));
   }
 
   async updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue> {
     const path = stateFile(this.dataDir, channelId, name);
     this.folders.ensure(channelId);
-    return updateStateFile(path, name, this.limits, update);
+    const lock = { staleMs: this.limits.lockStaleMs, remakeFolder: () => this.folders.ensure(channelId), warn: this.warn };
+    return updateStateFile(path, name, this.limits, lock, update);
   }
 
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
@@ -114,12 +131,24 @@ export class FileStore implements ChannelStore {
     return this.folders.remove(channelId);
   }
 
-  removeIdleChannels(now: number = Date.now()): Promise<string[]> {
-    return removeIdle(this.folders, this.limits.channelTtlMs, now);
+  /**
+   * Removes channels idle for longer than the channel TTL (see ./sweep.ts). Idleness is
+   * judged by the file system's clock, never this process's, so the file store takes no `now`.
+   */
+  removeIdleChannels(): Promise<string[]> {
+    return removeIdle(this.folders, this.limits);
   }
 
-  /** The queue log of a channel; builds its path, so checks the id first. */
+  /** The queue log of a channel; builds its paths, so checks the id first. */
   private queueLog(channelId: string, queue: QueueName): QueueLogContext {
-    return { path: queueFile(this.dataDir, channelId, queue), channelId, queue, limits: this.limits, warn: this.warn };
+    return {
+      path: queueFile(this.dataDir, channelId, queue),
+      seqPath: queueSeqFile(this.dataDir, channelId, queue),
+      channelId,
+      queue,
+      limits: this.limits,
+      warn: this.warn,
+      remakeFolder: () => this.folders.ensure(channelId),
+    };
   }
 }

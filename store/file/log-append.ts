@@ -8,7 +8,8 @@
  * several writers' fsyncs then share one journal commit, and the lock is held for
  * microseconds instead of the millisecond an fsync takes.
  */
-import { closeSync, constants, fdatasyncSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { closeSync, fdatasyncSync, ftruncateSync, writeSync } from "node:fs";
+import { openFile } from "./safe-open.js";
 
 /** A write that is done but not yet durable. */
 export interface PendingSync {
@@ -21,12 +22,13 @@ export const ALREADY_DURABLE: PendingSync = { sync() {} };
 
 /**
  * Appends `text` to the log at `path`, whose first `validBytes` bytes are its whole
- * records. Symbolic links are not followed; a new file is created 0600. Call only
- * under the queue's lock.
- * @throws the I/O error (ENOSPC, EROFS, …), after cutting the file back to `validBytes`.
+ * records, opened through ./safe-open.ts (no link followed, never blocking, a regular
+ * file of this user; a new file is made 0600). Call only under the queue's lock.
+ * @throws the I/O error (ENOSPC, EROFS, …), after cutting the file back to `validBytes`;
+ *   NotRegularFileError, UnsafeLayoutError when something else took the log's place.
  */
 export function appendToLog(path: string, text: string, validBytes: number): PendingSync {
-  const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0), 0o600);
+  const { fd } = openFile(path, "append", Number.MAX_SAFE_INTEGER)!;
   try {
     const bytes = Buffer.from(text, "utf8");
     for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
@@ -50,11 +52,11 @@ export function appendToLog(path: string, text: string, validBytes: number): Pen
 }
 
 /**
- * Cuts the log at `path` back to `length` bytes (a torn last line), without following
- * a symbolic link. Call only under the queue's lock.
+ * Cuts the log at `path` back to `length` bytes (a torn last line), opened through
+ * ./safe-open.ts. Call only under the queue's lock.
  */
 export function truncateLog(path: string, length: number): void {
-  const fd = openSync(path, constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0));
+  const { fd } = openFile(path, "update", Number.MAX_SAFE_INTEGER)!;
   try {
     ftruncateSync(fd, length);
   } finally {

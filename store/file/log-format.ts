@@ -32,8 +32,22 @@
  */
 import { EVENT_PATTERN } from "../../core/ids.js";
 import { CallerError } from "../../core/errors.js";
+import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import type { QueueMessage } from "../../protocol/message.js";
-import { NotRegularFileError, readRegularFile } from "./safe-read.js";
+import { FileTooLargeError, NotRegularFileError, readTextFile } from "./safe-open.js";
+
+/** A log is compacted once its dead records outweigh its live ones by this much (see ./queue-log.ts). */
+export const COMPACT_SLACK_BYTES = 64 * 1024;
+
+/**
+ * The largest file a queue log can be: twice its live bytes plus the compaction slack
+ * (it is compacted beyond that), one record more, and a torn record; doubled, so that a
+ * process whose limits are smaller than a writer's still reads what that writer wrote.
+ * A larger file (a runaway or sparse file) is not a queue: it is refused unread.
+ */
+export function maxQueueFileBytes(limits: Pick<Limits, "maxQueueBytes" | "maxMessageBytes">): number {
+  return 2 * (2 * limits.maxQueueBytes + COMPACT_SLACK_BYTES + 2 * (limits.maxMessageBytes + 1024));
+}
 
 /** What a queue holds: its live messages and the next seq (the content of a format-1 file). */
 export interface QueueFile {
@@ -169,18 +183,21 @@ function parseQueueDocument(text: string, path: string): QueueFile {
 }
 
 /**
- * Reads and parses a queue file without taking its lock (see ./safe-read.ts: no link
- * followed, nothing but a regular file read).
+ * Reads and parses a queue file without taking its lock (see ./safe-open.ts: no link
+ * followed, nothing but a regular file of this user read, its size checked first).
+ * @param maxBytes the largest file read. Default: what a queue within the default limits can be.
  * @returns `null` when the file does not exist.
- * @throws CorruptQueueFileError when the file is not a queue, or not a regular file;
- *   other I/O errors (EACCES, …) as they are.
+ * @throws CorruptQueueFileError when the file is not a queue, not a regular file, or
+ *   larger than `maxBytes`; UnsafeLayoutError; other I/O errors (EACCES, …) as they are.
  */
-export function readQueue(path: string): ParsedQueue | null {
+export function readQueue(path: string, maxBytes: number = maxQueueFileBytes(DEFAULT_LIMITS)): ParsedQueue | null {
   let text: string | null;
   try {
-    text = readRegularFile(path);
+    text = readTextFile(path, maxBytes);
   } catch (error) {
     if (error instanceof NotRegularFileError) throw new CorruptQueueFileError(path, `it is ${error.found}`);
+    if (error instanceof FileTooLargeError)
+      throw new CorruptQueueFileError(path, `it is ${error.bytes} bytes, more than a queue can hold (${error.maxBytes})`);
     throw error;
   }
   return text === null ? null : parseQueueText(text, path);

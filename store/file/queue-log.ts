@@ -6,12 +6,18 @@
  * Invariants:
  * - every change to a queue file happens under its lock: one appended line (a message
  *   or an ack), or an atomic replacement (compaction, conversion, a fresh queue after
- *   corruption); a reader without the lock acts only on whole lines of whole files;
+ *   corruption, a queue raised above its mark); a reader without the lock acts only on
+ *   whole lines of whole files;
  * - an append or an ack is durable (fdatasync) before its caller hears of it; the sync
  *   runs after the lock is released, so that writers share journal commits;
- * - `seq` never repeats in a queue: `next_seq` only grows, is kept when the queue
- *   drains, is raised past any cursor a reader shows, and a queue restarted after
+ * - `seq` never repeats in a queue: `next_seq` only grows and is kept when the queue
+ *   drains; every seq handed out is recorded in the queue's mark (./seq-mark.ts), and a
+ *   queue file whose `next_seq` is not above its mark (put back from an older copy) goes
+ *   on above the mark, keeping every message it holds; a queue restarted after
  *   corruption starts above every seq it may have handed out;
+ * - a cursor moves nothing but acknowledgements up to itself, and never past the last
+ *   seq handed out: a cursor above it (a hostile caller, or a reader of a queue that was
+ *   deleted) acknowledges nothing and gets the queue's messages from its start;
  * - a write refused for a limit changes nothing already queued.
  */
 import type { Limits } from "../../core/limits.js";
@@ -22,13 +28,15 @@ import type { AppendResult, PollResult } from "../store.js";
 import { takeBatch } from "../validate.js";
 import { moveAside } from "./aside.js";
 import { writeFileAtomic } from "./atomic-write.js";
-import { withLock } from "./lock.js";
+import { type LockOptions, withLock } from "./lock.js";
 import { ALREADY_DURABLE, appendToLog, type PendingSync, truncateLog } from "./log-append.js";
 import {
+  COMPACT_SLACK_BYTES,
   CorruptQueueFileError,
   emptyQueue,
   logHeader,
   logRecord,
+  maxQueueFileBytes,
   type ParsedQueue,
   parseQueueText,
   type QueueFile,
@@ -36,20 +44,25 @@ import {
   salvageSeqFloor,
   serializeLog,
 } from "./log-format.js";
-import { readRegularFile } from "./safe-read.js";
+import { readFileEnds } from "./safe-open.js";
+import { readSeqMark, SeqMark } from "./seq-mark.js";
 
-/** A log is compacted once its dead records outweigh its live ones by this much. */
-const COMPACT_SLACK_BYTES = 64 * 1024;
+/** How much of each end of a corrupt file is read for salvage: its header and its last records. */
+const SALVAGE_BYTES = 64 * 1024;
 
 /** Where a queue log is and what it may hold. */
 export interface QueueLogContext {
   /** The log's path (from core/paths.ts `queueFile`, so built from a checked id). */
   path: string;
+  /** Its seq mark's path (core/paths.ts `queueSeqFile`). */
+  seqPath: string;
   channelId: string;
   queue: QueueName;
   limits: Readonly<Limits>;
-  /** Where a corrupt file moved aside is reported. */
+  /** Where a corrupt file moved aside, a queue raised above its mark or a broken lock is reported. */
   warn: (message: string) => void;
+  /** Makes the channel folder again when it vanished under a waiting writer (the idle sweep removed it). */
+  remakeFolder: () => void;
 }
 
 /**
@@ -58,17 +71,24 @@ export interface QueueLogContext {
  */
 export async function appendMessage(log: QueueLogContext, event: string, data: JsonValue): Promise<AppendResult> {
   const { path, limits } = log;
-  const { result, pending } = await withLock(path, limits.lockStaleMs, (lock) => {
-    const current = readLocked(log);
-    const { messages, next_seq: seq } = current.queue;
-    if (messages.length >= limits.maxQueueMessages) throw new QueueFullError(log.channelId, log.queue, "messages", limits.maxQueueMessages);
-    const message: QueueMessage = { seq, event, data, ts: new Date().toISOString() };
-    const record = logRecord(message);
-    const liveBytes = current.liveBytes + Buffer.byteLength(record);
-    if (liveBytes > limits.maxQueueBytes) throw new QueueFullError(log.channelId, log.queue, "bytes", limits.maxQueueBytes);
-    lock.assertHeld();
-    const next: QueueFile = { version: 1, next_seq: seq + 1, messages: [...messages, message] };
-    return { result: { seq, pending: next.messages.length }, pending: writeRecord(path, current, record, next, liveBytes) };
+  const { result, pending } = await withLock(path, lockOptions(log), (lock) => {
+    const mark = SeqMark.open(log.seqPath, log.warn);
+    try {
+      const current = readLocked(log, mark.value);
+      const { messages, next_seq: seq } = current.queue;
+      if (messages.length >= limits.maxQueueMessages) throw new QueueFullError(log.channelId, log.queue, "messages", limits.maxQueueMessages);
+      const message: QueueMessage = { seq, event, data, ts: new Date().toISOString() };
+      const record = logRecord(message);
+      const liveBytes = current.liveBytes + Buffer.byteLength(record);
+      if (liveBytes > limits.maxQueueBytes) throw new QueueFullError(log.channelId, log.queue, "bytes", limits.maxQueueBytes);
+      lock.assertHeld();
+      const next: QueueFile = { version: 1, next_seq: seq + 1, messages: [...messages, message] };
+      const written = writeRecord(path, current, record, next, liveBytes);
+      raiseMark(log, mark, seq);
+      return { result: { seq, pending: next.messages.length }, pending: written };
+    } finally {
+      mark.close();
+    }
   });
   pending.sync();
   return result;
@@ -76,26 +96,38 @@ export async function appendMessage(log: QueueLogContext, event: string, data: J
 
 /**
  * Acknowledges every message with `seq <= after`, then returns a batch of those after it
- * (at-least-once: they stay until a later cursor passes them).
+ * (at-least-once: they stay until a later cursor passes them). A cursor above the last
+ * seq this queue handed out acknowledges nothing and changes nothing: the batch then
+ * starts at the queue's first message, and its `cursor` is below `after`.
  * @throws LockTimeoutError, I/O errors.
  */
 export async function readAfter(log: QueueLogContext, after: number): Promise<PollResult> {
   let current = (await readUnlocked(log)) ?? emptyQueue();
-  const received = current.messages.some((message) => message.seq <= after);
-  // A cursor at or past next_seq comes from a reader that saw a queue this file no
-  // longer remembers (deleted by hand, say); the ack raises next_seq past it, which
-  // keeps every new message above the cursor, where the reader will look for it.
-  if (received || after >= current.next_seq) {
-    const acknowledged = await withLock(log.path, log.limits.lockStaleMs, (lock) => {
+  if (after >= current.next_seq) {
+    const last = Math.max(current.next_seq - 1, readSeqMark(log.seqPath) ?? 0);
+    if (after > last) return fromStart(log, current, last);
+  }
+  // A cursor at or past next_seq but within the mark: this file went back; readLocked raises it.
+  if (after >= current.next_seq || current.messages.some((message) => message.seq <= after)) {
+    const acknowledged = await withLock(log.path, lockOptions(log), (lock) => {
+      const locked = readLocked(log, readSeqMark(log.seqPath));
+      if (after >= locked.queue.next_seq) return { queue: locked.queue, pending: ALREADY_DURABLE, ahead: true };
       lock.assertHeld();
-      return acknowledge(log.path, readLocked(log), after);
+      return { ...acknowledge(log.path, locked, after), ahead: false };
     });
     acknowledged.pending.sync();
     current = acknowledged.queue;
+    if (acknowledged.ahead) return fromStart(log, current, current.next_seq - 1);
   }
   const unread = current.messages.filter((message) => message.seq > after);
   const batch = takeBatch(unread, log.limits.maxBatchBytes);
   return { messages: batch, cursor: batch.at(-1)?.seq ?? after, pending: unread.length - batch.length };
+}
+
+/** The answer to a cursor above the last seq handed out (`last`): the queue from its start, nothing acknowledged. */
+function fromStart(log: QueueLogContext, queue: QueueFile, last: number): PollResult {
+  const batch = takeBatch(queue.messages, log.limits.maxBatchBytes);
+  return { messages: batch, cursor: batch.at(-1)?.seq ?? last, pending: queue.messages.length - batch.length };
 }
 
 /**
@@ -105,8 +137,8 @@ export async function readAfter(log: QueueLogContext, after: number): Promise<Po
 export async function drain(log: QueueLogContext): Promise<PollResult> {
   const current = await readUnlocked(log);
   if (!current || current.messages.length === 0) return { messages: [], cursor: (current?.next_seq ?? 1) - 1, pending: 0 };
-  const drained = await withLock(log.path, log.limits.lockStaleMs, (lock) => {
-    const locked = readLocked(log);
+  const drained = await withLock(log.path, lockOptions(log), (lock) => {
+    const locked = readLocked(log, readSeqMark(log.seqPath));
     const batch = takeBatch(locked.queue.messages, log.limits.maxBatchBytes);
     if (batch.length === 0) return { batch, queue: locked.queue, pending: ALREADY_DURABLE };
     lock.assertHeld();
@@ -117,12 +149,16 @@ export async function drain(log: QueueLogContext): Promise<PollResult> {
   return { messages: batch, cursor: batch.at(-1)?.seq ?? queue.next_seq - 1, pending: queue.messages.length };
 }
 
-/** Writes the ack of every message up to `seq`. Call only under the lock. */
+function lockOptions(log: QueueLogContext): LockOptions {
+  return { staleMs: log.limits.lockStaleMs, remakeFolder: log.remakeFolder, warn: log.warn };
+}
+
+/** Writes the ack of every message up to `seq` (at most the last seq handed out). Call only under the lock. */
 function acknowledge(path: string, current: ParsedQueue, seq: number): { queue: QueueFile; pending: PendingSync } {
   const kept = current.queue.messages.filter((message) => message.seq > seq);
   const gone = current.queue.messages.slice(0, current.queue.messages.length - kept.length);
   const liveBytes = current.liveBytes - gone.reduce((sum, message) => sum + Buffer.byteLength(logRecord(message)), 0);
-  const queue: QueueFile = { version: 1, next_seq: Math.max(current.queue.next_seq, seq + 1), messages: kept };
+  const queue: QueueFile = { version: 1, next_seq: current.queue.next_seq, messages: kept };
   return { queue, pending: writeRecord(path, current, logRecord({ ack: seq }), queue, liveBytes) };
 }
 
@@ -142,37 +178,59 @@ function writeRecord(path: string, current: ParsedQueue, record: string, next: Q
   return appendToLog(path, text, current.validBytes);
 }
 
+/** Records `seq` in the mark. A mark that cannot be written is reported, not thrown: the message is already in the log. */
+function raiseMark(log: QueueLogContext, mark: SeqMark, seq: number): void {
+  try {
+    mark.raise(seq);
+  } catch (error) {
+    log.warn(`could not record seq ${seq} in ${log.seqPath} (${(error as Error).message}); the queue goes on`);
+  }
+}
+
 /** Reads a queue without its lock; a corrupt file is handed to {@link readLocked}, under the lock, to be moved aside. */
 async function readUnlocked(log: QueueLogContext): Promise<QueueFile | null> {
   try {
-    return readQueue(log.path)?.queue ?? null;
+    return readQueue(log.path, maxQueueFileBytes(log.limits))?.queue ?? null;
   } catch (error) {
     if (!(error instanceof CorruptQueueFileError)) throw error;
-    return withLock(log.path, log.limits.lockStaleMs, () => readLocked(log).queue);
+    return withLock(log.path, lockOptions(log), () => readLocked(log, readSeqMark(log.seqPath)).queue);
   }
 }
 
 /**
  * Reads a queue while holding its lock and leaves its file ready for an append: a log
  * with no torn last line (cut off: it was never acknowledged), a format-1 document
- * converted to a log. A file that is not a queue is moved aside to
+ * converted to a log, a `next_seq` above the mark (`mark`, the highest seq handed out).
+ *
+ * A file that is not a queue (or larger than a queue can be) is moved aside to
  * `<name>.corrupt-<timestamp>` (never deleted), reported, and replaced by an empty log
- * whose next_seq is above anything the old file can have handed out: the larger of
- * what its remains show and the current time in milliseconds (seqs that count up from
- * 1 by one per durable write stay far below it). Call only under the lock.
+ * whose next_seq is above anything the old file can have handed out: above the mark,
+ * what its remains show, and the current time in milliseconds (seqs that count up from
+ * 1 by one per durable write stay far below it; the mark is not fsynced, so it alone
+ * may be behind after a power cut).
+ * Call only under the lock.
  */
-function readLocked(log: QueueLogContext): ParsedQueue {
+function readLocked(log: QueueLogContext, mark: number | null): ParsedQueue {
   const { path } = log;
   let parsed: ParsedQueue | null;
   try {
-    parsed = readQueue(path);
+    parsed = readQueue(path, maxQueueFileBytes(log.limits));
   } catch (error) {
     if (!(error instanceof CorruptQueueFileError)) throw error;
-    const remains = readTextOrNothing(path);
+    const floor = Math.max(salvageSeqFloor(readFileEnds(path, SALVAGE_BYTES)), mark ?? 0, Date.now());
     const aside = moveAside(path, "corrupt");
     log.warn(`${error.reason}: moved ${path} aside to ${aside}; the queue starts again, empty`);
     // Written at once, so that the new floor outlives this call even when the caller only reads.
-    return rewrite(path, emptyQueue(Math.max(salvageSeqFloor(remains) + 1, Date.now())));
+    return rewrite(path, emptyQueue(floor + 1));
+  }
+  const found = parsed?.queue ?? emptyQueue();
+  if (mark !== null && found.next_seq <= mark) {
+    const what = parsed ? `went back to seq ${found.next_seq - 1}` : "is missing";
+    log.warn(
+      `${path} ${what} although seq ${mark} was handed out (put back from an older copy, deleted, or cut short by a crash): ` +
+        `its messages are kept, and new ones go on from seq ${mark + 1}`,
+    );
+    return rewrite(path, { ...found, next_seq: mark + 1 });
   }
   if (!parsed) return parseQueueText("", path);
   if (parsed.format === 1) return rewrite(path, parsed.queue);
@@ -185,13 +243,4 @@ function rewrite(path: string, queue: QueueFile): ParsedQueue {
   const text = serializeLog(queue);
   writeFileAtomic(path, text);
   return parseQueueText(text, path);
-}
-
-/** The text of `path` for salvage, or "" when it cannot be read as a regular file. */
-function readTextOrNothing(path: string): string {
-  try {
-    return readRegularFile(path) ?? "";
-  } catch {
-    return "";
-  }
 }

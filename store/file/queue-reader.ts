@@ -1,29 +1,42 @@
 /**
  * The file store's read-only view ({@link ChannelReader}): what waits in a queue and the
  * session records, read without any lock. It never writes, never creates a folder and
- * never repairs: a corrupt queue is reported (CorruptQueueFileError) and left for the
- * server to move aside at its next write. Loads no lock library, so that the watcher
+ * never repairs: a corrupt queue, or something other than a folder on the way to it, is
+ * reported (CorruptQueueFileError, NotRegularFileError) and left for the server to move
+ * aside at its next write; an unsafe folder or file (another user's, or writable by
+ * others) is refused (UnsafeLayoutError). Loads no lock library, so that the watcher
  * and the status line start fast.
  */
 import { lstatSync } from "node:fs";
+import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import { channelDir, channelsDir, queueFile, queueFileName, type QueueName } from "../../core/paths.js";
 import type { QueueMessage } from "../../protocol/message.js";
 import type { ChangeSubscription, ChannelReader, SessionReader } from "../store.js";
 import { subscribeToFile } from "./folder-watch.js";
-import { readQueue } from "./log-format.js";
+import { maxQueueFileBytes, readQueue } from "./log-format.js";
+import { READ_ONLY, reachFolder } from "./safe-open.js";
 import { SessionFileReader } from "./session-read.js";
 
 /** The channels in one data directory, read-only. */
 export class FileQueueReader implements ChannelReader {
   readonly sessions: SessionReader;
+  private readonly maxQueueFileBytes: number;
 
-  /** @param dataDir the data directory (the servers'). */
-  constructor(readonly dataDir: string) {
+  /**
+   * @param dataDir the data directory (the servers').
+   * @param limits the limits in force; a queue file larger than these allow is refused unread. Default {@link DEFAULT_LIMITS}.
+   */
+  constructor(
+    readonly dataDir: string,
+    limits: Pick<Limits, "maxQueueBytes" | "maxMessageBytes"> = DEFAULT_LIMITS,
+  ) {
     this.sessions = new SessionFileReader(dataDir);
+    this.maxQueueFileBytes = maxQueueFileBytes(limits);
   }
 
   async peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
-    return readQueue(queueFile(this.dataDir, channelId, queue))?.queue.messages ?? [];
+    if (!reachFolder(this.dataDir, channelDir(this.dataDir, channelId), READ_ONLY)) return [];
+    return readQueue(queueFile(this.dataDir, channelId, queue), this.maxQueueFileBytes)?.queue.messages ?? [];
   }
 
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {

@@ -9,18 +9,20 @@
  * - nothing is written or removed through a symbolic link: a rename replaces a link
  *   rather than following it, `rm` removes a link itself, and an `apps` that is not a
  *   real folder is refused; files are read only as regular
- *   files, never through a link (./safe-read.ts);
+ *   files, never through a link (./safe-open.ts);
+ * - the data directory, `apps/` and every file in it are this user's and writable by
+ *   nobody else, as every folder and file of the layout (./safe-open.ts);
  * - no path is built from a name before the name is checked.
  */
 import { lstatSync, mkdirSync, type Stats } from "node:fs";
 import { lstat, readdir, rm } from "node:fs/promises";
 import { SAVED_APP_MAX_BYTES } from "../../core/limits.js";
-import { appsDir, savedAppFile } from "../../core/paths.js";
+import { appsDir, FOLDER_MODE, savedAppFile } from "../../core/paths.js";
 import { CallerError } from "../../core/errors.js";
 import { isChannelId } from "../../core/ids.js";
 import { DamagedSavedAppError, parseSavedApp, SavedAppTooLargeError, type SavedApp, type SavedAppStore } from "../saved-app.js";
 import { writeFileAtomic } from "./atomic-write.js";
-import { NotRegularFileError, readRegularFile } from "./safe-read.js";
+import { checkOwnerAndMode, FileTooLargeError, NotRegularFileError, READ_ONLY, reachFolder, readTextFile } from "./safe-open.js";
 import { type Warn, warnOnStderr } from "../../core/warn.js";
 
 /** The file-backed {@link SavedAppStore} of one data directory. */
@@ -38,9 +40,10 @@ export class SavedAppFiles implements SavedAppStore {
     const path = savedAppFile(this.dataDir, name);
     let text: string | null;
     try {
-      text = readRegularFile(path);
+      text = this.checkDir() ? readTextFile(path, SAVED_APP_MAX_BYTES) : null;
     } catch (error) {
       if (error instanceof NotRegularFileError) throw new DamagedSavedAppError(name, `it is ${error.found}`);
+      if (error instanceof FileTooLargeError) throw new DamagedSavedAppError(name, `it is ${error.bytes} bytes, more than a saved app can be`);
       throw error;
     }
     if (text === null) return null;
@@ -65,7 +68,7 @@ export class SavedAppFiles implements SavedAppStore {
   async list(): Promise<SavedApp[]> {
     let files: string[];
     try {
-      files = await readdir(appsDir(this.dataDir));
+      files = this.checkDir() ? await readdir(appsDir(this.dataDir)) : [];
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw error;
@@ -103,14 +106,17 @@ export class SavedAppFiles implements SavedAppStore {
 
   /** Creates `apps/` (0700) when missing. @throws UnsafeAppsFolderError when something other than a real folder is in its place. */
   private ensureDir(): void {
-    if (!this.checkDir()) mkdirSync(appsDir(this.dataDir), { recursive: true, mode: 0o700 });
+    reachFolder(this.dataDir, this.dataDir, { create: true, warn: this.warn });
+    if (!this.checkDir()) mkdirSync(appsDir(this.dataDir), { mode: FOLDER_MODE });
   }
 
   /**
    * Whether `apps/` exists, as a real folder.
-   * @throws UnsafeAppsFolderError when something other than a real folder is in its place.
+   * @throws UnsafeAppsFolderError when something other than a real folder is in its place;
+   *   UnsafeLayoutError when it or the data directory is another user's, or writable by others.
    */
   private checkDir(): boolean {
+    if (!reachFolder(this.dataDir, this.dataDir, READ_ONLY)) return false;
     const dir = appsDir(this.dataDir);
     let stats: Stats;
     try {
@@ -120,6 +126,7 @@ export class SavedAppFiles implements SavedAppStore {
       throw error;
     }
     if (!stats.isDirectory()) throw new UnsafeAppsFolderError(dir, stats.isSymbolicLink() ? "a symbolic link" : "not a folder");
+    checkOwnerAndMode(dir, stats);
     return true;
   }
 }

@@ -4,45 +4,53 @@
  * Invariants:
  * - a session file is changed only under its lock, by whole-file atomic replacement,
  *   so a reader without the lock (./session-read.ts) sees a whole file;
+ * - `sessions/` is reached through ./safe-open.ts: a link or a file in its place is
+ *   moved aside, never written through;
  * - a file that does not parse reads as an empty session and is replaced by the next
  *   write: everything in it is rebuilt as channels are used again;
  * - the channel list is an index for speed; what a channel itself records
  *   (its state document `session`) says which session it belongs to.
  */
-import { mkdirSync } from "node:fs";
 import { sessionFile, sessionsDir } from "../../core/paths.js";
 import type { SessionRecord } from "../session-record.js";
 import type { ChangeSubscription, SessionStore } from "../store.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { withLock } from "./lock.js";
+import { reachFolder } from "./safe-open.js";
 import { readSessionFile, SessionFileReader } from "./session-read.js";
 
 /** Session files in one data directory. */
 export class SessionFiles extends SessionFileReader implements SessionStore {
   /**
    * @param dataDir the data directory.
-   * @param lockStaleMs when a session file's lock counts as left by a killed process.
+   * @param lockStaleMs how long a waiter must see a session file's lock unchanged before breaking it (./lock.ts).
+   * @param warn where something moved aside from the way is reported.
    */
   constructor(
     dataDir: string,
     private readonly lockStaleMs: number,
+    private readonly warn: (message: string) => void,
   ) {
     super(dataDir);
   }
 
   override watch(key: string): ChangeSubscription {
-    mkdirSync(sessionsDir(this.dataDir), { recursive: true, mode: 0o700 });
+    this.ensureFolder();
     return super.watch(key);
   }
 
   async update(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord> {
     const path = sessionFile(this.dataDir, key);
-    mkdirSync(sessionsDir(this.dataDir), { recursive: true, mode: 0o700 });
-    return withLock(path, this.lockStaleMs, (lock) => {
+    this.ensureFolder();
+    return withLock(path, { staleMs: this.lockStaleMs, remakeFolder: () => this.ensureFolder(), warn: this.warn }, (lock) => {
       const next = update(readSessionFile(this.dataDir, key));
       lock.assertHeld();
       writeFileAtomic(path, JSON.stringify(next));
       return next;
     });
+  }
+
+  private ensureFolder(): void {
+    reachFolder(this.dataDir, sessionsDir(this.dataDir), { create: true, warn: this.warn });
   }
 }
