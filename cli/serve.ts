@@ -18,7 +18,9 @@ Options:
                 localhost Host and Origin headers are accepted, and open_reader's
                 path is off (the caller need not be you)
   --port N      the HTTP port (default 0: a free one, printed on stderr)
-  --host H      the address to bind (default 127.0.0.1)
+  --host H      the address to bind: a loopback address (default 127.0.0.1; ::1 and
+                localhost work too). Others are refused: the HTTP server has no
+                authentication, so nothing beyond this machine may reach it
 
 Environment:
   BACKCHANNEL_HOME                    the data directory shared by every process
