@@ -21,7 +21,6 @@ import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { backchannelCommand, shellQuote } from "../core/commands.js";
 import type { JsonValue } from "../core/json.js";
-import { DEFAULT_LIMITS } from "../core/limits.js";
 import { withLock } from "../store/file/lock.js";
 import { isJsonObject, readJsonObject, SettingsFileError, writeJsonObject, type JsonObject } from "./settings-file.js";
 import { readStash, removeStash, stashPathFor } from "./stash.js";
@@ -45,7 +44,7 @@ const OUR_COMMAND = /(^|\s)statusline\s+--stash\s/;
  * {@link DEFAULT_REFRESH_SECONDS}). Installing again is a no-op.
  * @throws SettingsFileError when the file is not a regular file holding a JSON object, or
  *   its statusLine is not an object (nothing is written); LockTimeoutError when another
- *   process holds the settings file's lock for 15 s; I/O errors.
+ *   process holds the settings file's lock for a minute; I/O errors.
  */
 export async function installStatusline(settingsPath: string, env: NodeJS.ProcessEnv = process.env): Promise<Outcome> {
   mkdirSync(dirname(settingsPath), { recursive: true });
@@ -134,9 +133,17 @@ function uninstall(settingsPath: string): Outcome {
   return { ok: true, message };
 }
 
+/**
+ * How long a settings file's lock may go untouched before it counts as left by a killed
+ * process: 20 s. A person's command can wait, so this is longer than the store's; a
+ * waiter gives up after three times as long (a minute), which many installs at once on
+ * a busy machine need.
+ */
+const SETTINGS_LOCK_STALE_MS = 20_000;
+
 /** Runs `action` holding the lock of the settings file at `settingsPath` (its folder must exist). */
 function withSettingsLock<T>(settingsPath: string, action: () => T): Promise<T> {
-  return withLock(settingsPath, DEFAULT_LIMITS.lockStaleMs, action);
+  return withLock(settingsPath, SETTINGS_LOCK_STALE_MS, action);
 }
 
 function notInstalled(settingsPath: string): string {

@@ -54,6 +54,13 @@ export async function run(args: string[]): Promise<number> {
       process.stderr.write(`backchannel serve: --port takes a port number from 0 to 65535, not ${JSON.stringify(values.port)}\n`);
       return 1;
     }
+    // Refused before the server (and the SDK) is loaded.
+    const { bindRefusal } = await import("../server/transports/bind-address.js");
+    const refusal = bindRefusal(values.host ?? "127.0.0.1");
+    if (refusal) {
+      process.stderr.write(`backchannel serve: ${refusal}\n`);
+      return 1;
+    }
     const { runHttpServer } = await import("../server/transports/http.js");
     await runHttpServer({ port, host: values.host });
     return -1;

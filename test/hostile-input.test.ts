@@ -54,14 +54,14 @@ interface Run {
   ms: number;
 }
 
-/** Runs `backchannel ...args` on the test's data directory with `input` on stdin; kills it after `timeoutMs`. */
-function cli(args: string[], options: { input?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Run {
+/** Runs `backchannel ...args` on the test's data directory with `input` on stdin; kills it after 10 s (a hang). */
+function cli(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Run {
   const started = performance.now();
   const result = spawnSync(process.execPath, [CLI, ...args], {
     input: options.input ?? "",
     encoding: "utf8",
     env: { ...process.env, BACKCHANNEL_HOME: dataDir, ...options.env },
-    timeout: options.timeoutMs ?? 10_000,
+    timeout: 10_000,
     killSignal: "SIGKILL",
   });
   return { code: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr, ms: performance.now() - started };
@@ -276,14 +276,14 @@ describe("smaller faults", () => {
     const settings = join(dataDir, "fifo-settings.json");
     await mkfifo(settings);
     for (const command of ["install", "uninstall"]) {
-      const run = cli([command, "statusline", "--settings", settings], { timeoutMs: 5000 });
+      const run = cli([command, "statusline", "--settings", settings]);
       assert.equal(run.signal, null, `${command} hung on a named pipe`);
       assert.equal(run.code, 1);
       assert.match(run.stderr, /is not a regular file/);
     }
     const stash = join(dataDir, "fifo-stash.json");
     await mkfifo(stash);
-    const line = cli(["statusline", "--stash", stash], { input: "{}", timeoutMs: 5000 });
+    const line = cli(["statusline", "--stash", stash], { input: "{}" });
     assert.equal(line.signal, null, "statusline --stash hung on a named pipe");
     assert.equal(line.code, 0);
   });
@@ -334,7 +334,7 @@ describe("smaller faults", () => {
 
   for (const host of ["0.0.0.0", "::", "192.0.2.1"]) {
     test(`serve --http --host ${host} refuses to start without authentication`, () => {
-      const run = cli(["serve", "--http", "--port", "0", "--host", host], { timeoutMs: 5000 });
+      const run = cli(["serve", "--http", "--port", "0", "--host", host]);
       assert.equal(run.signal, null, `it listened on ${host}: ${run.stderr}`);
       assert.equal(run.code, 1);
       assert.match(run.stderr, /loopback.*authentication/);

@@ -8,9 +8,8 @@
  * (DNS-rebinding protection): a web page on another site cannot reach it.
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { type AddressInfo, isIP } from "node:net";
+import type { AddressInfo } from "node:net";
 import { localhostOriginValidation, toNodeHandler } from "@modelcontextprotocol/node";
-import { CallerError } from "../../core/errors.js";
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { limitsFromEnv } from "../../core/limits.js";
 import { createServer, type ServerOptions } from "../server.js";
@@ -19,6 +18,7 @@ import { startIdleSweep } from "../idle-sweep.js";
 import { FileStore } from "../../store/file/file-store.js";
 import { VERSION } from "../../core/package.js";
 import { warnOnStderr } from "../../core/warn.js";
+import { BindAddressError, bindRefusal } from "./bind-address.js";
 
 /** The path of the MCP endpoint. */
 export const MCP_PATH = "/mcp";
@@ -70,38 +70,6 @@ function hostIsLocal(req: IncomingMessage, res: ServerResponse): boolean {
   return false;
 }
 
-/** Thrown by {@link runHttpServer} for an address it will not listen on; the message says why and what to use. */
-export class BindAddressError extends CallerError {
-  override readonly name = "BindAddressError";
-}
-
-/**
- * Why the HTTP server may not listen on `host`, or `undefined` when it may. It has no
- * authentication, so it listens only where nothing beyond this machine can reach it:
- * a loopback address (127.0.0.0/8, ::1, ::ffff:127.x.x.x) or `localhost`.
- *
- * This is where a remote mode will plug in: given authentication to check callers
- * with, any address will do. Until it exists there is nothing to pass.
- */
-export function bindRefusal(host: string): string | undefined {
-  if (isLoopback(host)) return undefined;
-  return (
-    `refusing to listen on ${host}, which is not a loopback address: the HTTP server has no authentication, ` +
-    "so it listens only where this machine alone can reach it. Use --host 127.0.0.1 (the default), ::1 or localhost, or stdio; " +
-    "remote access with authentication is not available yet"
-  );
-}
-
-function isLoopback(host: string): boolean {
-  if (host.toLowerCase() === "localhost") return true;
-  const bare = host.replace(/^\[(.*)\]$/, "$1");
-  if (isIP(bare) === 4) return bare.startsWith("127.");
-  if (isIP(bare) !== 6) return false;
-  // The URL parser writes an IPv6 address in its shortest form: [::1], [::ffff:7f00:1].
-  const canonical = new URL(`http://[${bare}]/`).hostname;
-  return canonical === "[::1]" || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(canonical);
-}
-
 /** Options of {@link listen}. */
 export interface ListenOptions {
   /** Address to bind. Default 127.0.0.1. */
@@ -127,7 +95,7 @@ export function listen(server: Server, options: ListenOptions = {}): Promise<URL
 /**
  * Runs `backchannel serve --http`: MCP at `/mcp` over the file store in the data
  * directory, until the process ends. Prints the endpoint's URL on stderr.
- * @throws BindAddressError for a host that is not a loopback address (see {@link bindRefusal});
+ * @throws BindAddressError for a host that is not a loopback address (see ./bind-address.ts);
  *   Error when the port is taken or a limit variable is malformed.
  */
 export async function runHttpServer(options: ListenOptions = {}): Promise<void> {
