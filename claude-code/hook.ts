@@ -4,15 +4,16 @@
  * return data, the model still gets all of it (`additionalContext`).
  *
  * It never breaks the session: any other tool, an error result, a result too long to
- * pass on whole, or input it cannot read leads to no output at all, and Claude Code
- * then keeps the tool's own result.
+ * pass on whole, or input it cannot read (or more than 8 MiB of it) leads to no output
+ * at all, and Claude Code then keeps the tool's own result. The panel line is made safe
+ * for the terminal (`oneLine`): the tool's text may carry anything the model or the
+ * app wrote.
  */
 import type { JsonValue } from "../core/json.js";
+import { HOOK_SUMMARY_CHARS } from "../core/limits.js";
+import { oneLine } from "../core/text.js";
 import { toolKind } from "../protocol/tool-kinds.js";
-import { readStdin } from "./stdin.js";
-
-/** The one-line summary is cut to this many characters. */
-const SUMMARY_CHARS = 200;
+import { MAX_STDIN_BYTES, readStdin } from "./stdin.js";
 
 /**
  * Longest `additionalContext` handed over. Claude Code cuts hook strings at 10,000
@@ -71,12 +72,17 @@ export function postToolUseOutput(input: JsonValue): PostToolUseOutput | undefin
  */
 export async function runPostToolUseHook(): Promise<number> {
   const text = await readStdin();
+  if (text === undefined) {
+    process.stderr.write(`backchannel hook post-tool-use: stdin holds more than ${MAX_STDIN_BYTES} bytes; nothing done\n`);
+    return 0;
+  }
   let output: PostToolUseOutput | undefined;
   try {
     output = postToolUseOutput(JSON.parse(text) as JsonValue);
   } catch (error) {
+    // JSON.parse's message quotes the input: it goes through oneLine like the output.
     process.stderr.write(
-      `backchannel hook post-tool-use: stdin is not Claude Code's hook input (${(error as Error).message.replace(/\s+/g, " ")}); nothing done\n`,
+      `backchannel hook post-tool-use: stdin is not Claude Code's hook input (${oneLine((error as Error).message)}); nothing done\n`,
     );
     return 0;
   }
@@ -120,8 +126,7 @@ function textOf(content: JsonValue[]): string {
   return texts.join("\n");
 }
 
-/** The first non-blank line of `text`, trimmed and cut to {@link SUMMARY_CHARS}. */
+/** The first non-blank line of `text`, made safe for a terminal and cut to {@link HOOK_SUMMARY_CHARS}. */
 function firstLine(text: string): string {
-  const line = text.trim().split(/\r?\n/, 1)[0]!.trim();
-  return line.length > SUMMARY_CHARS ? `${line.slice(0, SUMMARY_CHARS - 1)}…` : line;
+  return oneLine(text.trimStart().split("\n", 1)[0]!, HOOK_SUMMARY_CHARS);
 }

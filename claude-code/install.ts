@@ -11,10 +11,17 @@
  * install writes the stash before settings.json; uninstall writes settings.json before
  * removing the stash (a stash whose status line is back in place is then cleaned up by
  * the next uninstall).
+ *
+ * Each install and uninstall reads and writes both files under the lock of the settings
+ * file (`<settings>.lock`, the store's inter-process lock), so that two of them at once
+ * run one after the other: interleaved, an uninstall could put back a stash that an
+ * install had just replaced, and the user's own status line was lost.
  */
-import { rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
 import { backchannelCommand, shellQuote } from "../core/commands.js";
 import type { JsonValue } from "../core/json.js";
+import { withLock } from "../store/file/lock.js";
 import { isJsonObject, readJsonObject, SettingsFileError, writeJsonObject, type JsonObject } from "./settings-file.js";
 import { readStash, removeStash, stashPathFor } from "./stash.js";
 
@@ -35,10 +42,16 @@ const OUR_COMMAND = /(^|\s)statusline\s+--stash\s/;
  * creating the file and its folder when missing. The current `statusLine` goes to the
  * stash; the new one keeps its `padding` and `refreshInterval` (default
  * {@link DEFAULT_REFRESH_SECONDS}). Installing again is a no-op.
- * @throws SettingsFileError when the file is not a JSON object or its statusLine is
- *   not an object (nothing is written); I/O errors.
+ * @throws SettingsFileError when the file is not a regular file holding a JSON object, or
+ *   its statusLine is not an object (nothing is written); LockTimeoutError when another
+ *   process holds the settings file's lock for a minute; I/O errors.
  */
-export function installStatusline(settingsPath: string, env: NodeJS.ProcessEnv = process.env): Outcome {
+export async function installStatusline(settingsPath: string, env: NodeJS.ProcessEnv = process.env): Promise<Outcome> {
+  mkdirSync(dirname(settingsPath), { recursive: true });
+  return withSettingsLock(settingsPath, () => install(settingsPath, env));
+}
+
+function install(settingsPath: string, env: NodeJS.ProcessEnv): Outcome {
   const settings = readJsonObject(settingsPath);
   const current = statusLineOf(settingsPath, settings);
   if (isOurs(current)) return { ok: true, message: `backchannel's status line is already installed in ${settingsPath}; nothing changed.` };
@@ -70,16 +83,23 @@ export function installStatusline(settingsPath: string, env: NodeJS.ProcessEnv =
  * Takes backchannel's status line out of the settings file at `settingsPath` and puts
  * back the stashed one; removes the file when install created it and it is `{}` again.
  * Refuses (ok false, nothing changed) when the statusLine is no longer backchannel's.
- * @throws SettingsFileError as {@link installStatusline}; Error for an unreadable stash; I/O errors.
+ * @throws SettingsFileError, LockTimeoutError as {@link installStatusline}; Error for an
+ *   unreadable stash; I/O errors.
  */
-export function uninstallStatusline(settingsPath: string): Outcome {
+export async function uninstallStatusline(settingsPath: string): Promise<Outcome> {
+  // No folder, so no settings file and no stash: nothing to lock, nothing to undo.
+  if (!existsSync(dirname(settingsPath))) return { ok: true, message: notInstalled(settingsPath) };
+  return withSettingsLock(settingsPath, () => uninstall(settingsPath));
+}
+
+function uninstall(settingsPath: string): Outcome {
   const settings = readJsonObject(settingsPath);
   const current = statusLineOf(settingsPath, settings);
   const stashPath = stashPathFor(settingsPath);
   const stash = readStash(stashPath);
 
   if (!isOurs(current)) {
-    if (stash === null) return { ok: true, message: `backchannel's status line is not installed in ${settingsPath}; nothing changed.` };
+    if (stash === null) return { ok: true, message: notInstalled(settingsPath) };
     if (JSON.stringify(current) === JSON.stringify(stash.statusLine)) {
       // An uninstall stopped between its two writes: the status line is back already.
       removeStash(stashPath);
@@ -111,6 +131,23 @@ export function uninstallStatusline(settingsPath: string): Outcome {
   }
   removeStash(stashPath);
   return { ok: true, message };
+}
+
+/**
+ * How long a settings file's lock may go untouched before it counts as left by a killed
+ * process: 20 s. A person's command can wait, so this is longer than the store's; a
+ * waiter gives up after three times as long (a minute), which many installs at once on
+ * a busy machine need.
+ */
+const SETTINGS_LOCK_STALE_MS = 20_000;
+
+/** Runs `action` holding the lock of the settings file at `settingsPath` (its folder must exist). */
+function withSettingsLock<T>(settingsPath: string, action: () => T): Promise<T> {
+  return withLock(settingsPath, SETTINGS_LOCK_STALE_MS, action);
+}
+
+function notInstalled(settingsPath: string): string {
+  return `backchannel's status line is not installed in ${settingsPath}; nothing changed.`;
 }
 
 /**

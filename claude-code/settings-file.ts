@@ -8,7 +8,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import type { JsonValue } from "../core/json.js";
 import { writeFileAtomic } from "../store/file/atomic-write.js";
-import { readJsonFile } from "./json-file.js";
+import { NotAJsonFileError, readJsonFile } from "./json-file.js";
 
 /** A JSON object, as settings.json and its `statusLine` are. */
 export type JsonObject = { [key: string]: JsonValue };
@@ -37,13 +37,14 @@ export function isJsonObject(value: JsonValue | undefined): value is JsonObject 
 /**
  * Reads a JSON object file.
  * @returns the object, or `null` when the file does not exist.
- * @throws SettingsFileError when it is not JSON or not an object; I/O errors as they are.
+ * @throws SettingsFileError when it is not a regular file, not JSON or not an object; I/O errors as they are.
  */
 export function readJsonObject(path: string): JsonObject | null {
   let value: JsonValue | undefined;
   try {
     value = readJsonFile(path);
   } catch (error) {
+    if (error instanceof NotAJsonFileError) throw new SettingsFileError(path, error.problem);
     if (!(error instanceof SyntaxError)) throw error;
     throw new SettingsFileError(path, `it is not JSON (${error.message})`);
   }

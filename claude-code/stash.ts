@@ -15,7 +15,7 @@
 import { rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { JsonValue } from "../core/json.js";
-import { readJsonFile } from "./json-file.js";
+import { NotAJsonFileError, readJsonFile } from "./json-file.js";
 
 /** What a stash file holds. */
 export interface Stash {
@@ -42,6 +42,7 @@ export function readStash(path: string): Stash | null {
   try {
     value = readJsonFile(path) as Partial<Stash> | null | undefined;
   } catch (error) {
+    if (error instanceof NotAJsonFileError) throw new Error(`${path} is not a backchannel stash: ${error.problem}`);
     if (!(error instanceof SyntaxError)) throw error;
     throw new Error(`${path} is not a backchannel stash: it is not JSON (${error.message})`);
   }

@@ -2,13 +2,14 @@
  * `backchannel statusline`: Claude Code's status line command. It prints what waits on
  * this session's channels (./waiting.ts), after the output of the status line it
  * replaced when there is one (./stash.ts, ./wrap.ts), and nothing at all when there is
- * nothing to show. It always exits 0: a status line that fails shows the user an error
- * where their status line was.
+ * nothing to show (nor when stdin holds more than 8 MiB). It always exits 0: a status
+ * line that fails shows the user an error where their status line was.
  *
  * It runs every few seconds, so it reads through the store's read-only view (no lock
  * library, never the MCP SDK).
  */
 import { sessionKey } from "../core/session-key.js";
+import { oneLine } from "../core/text.js";
 import type { ChannelReader } from "../store/store.js";
 import { stashedCommand } from "./stash.js";
 import { readStdin } from "./stdin.js";
@@ -32,10 +33,13 @@ export interface StatuslineOptions {
 export async function runStatusline(options: StatuslineOptions): Promise<number> {
   // Read all of stdin even when nothing is wrapped: the host writes its JSON and must not meet a closed pipe.
   const input = await readStdin();
+  if (input === undefined) return 0;
   const command = options.stashPath === undefined ? undefined : stashedCommand(options.stashPath);
   const theirs = command === undefined ? Promise.resolve("") : runWrapped(command, input);
-  const ours = await waitingLine(options.reader, sessionKey());
-  const wrapped = (await theirs).replace(/\s+$/, "");
+  // Ours is built from the data directory's files: nothing in them may reach the terminal as an escape.
+  // Theirs is the user's own command, whose colours are theirs to print.
+  const ours = oneLine(await waitingLine(options.reader, sessionKey()));
+  const wrapped = (await theirs).trimEnd();
   const line = wrapped !== "" && ours !== "" ? `${wrapped} | ${ours}` : wrapped || ours;
   if (line !== "") process.stdout.write(`${line}\n`);
   return 0;

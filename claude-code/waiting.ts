@@ -7,13 +7,12 @@
  * and must not disturb the server.
  */
 import { ASK_EVENT, ringsDoorbell } from "../core/events.js";
+import { STATUSLINE_WALL_CHARS } from "../core/limits.js";
+import { oneLine } from "../core/text.js";
 import type { QueueMessage } from "../protocol/message.js";
 import type { Wall } from "../protocol/wall.js";
 import { activeWall, type SessionRecord } from "../store/session-record.js";
 import type { ChannelReader } from "../store/store.js";
-
-/** Longest wall text shown; the rest is cut with "…" (the status line is one line among the host's). */
-const WALL_CHARS = 60;
 
 /** Questions and other messages waiting for the agent on the channels of one app. */
 interface Counts {
@@ -67,10 +66,9 @@ function plural(count: number, noun: string): string {
   return count === 0 ? "" : `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
-/** The wall as `<text> (until HH:MM)`, local time, on one line and cut to {@link WALL_CHARS}. */
+/** The wall as `<text> (until HH:MM)`, local time, on one line and cut to {@link STATUSLINE_WALL_CHARS}. */
 function describeWall(wall: Wall): string {
-  const flat = wall.text.replace(/\s+/g, " ").trim();
-  const text = flat.length > WALL_CHARS ? `${flat.slice(0, WALL_CHARS - 1)}…` : flat;
+  const text = oneLine(wall.text, STATUSLINE_WALL_CHARS);
   const until = new Date(wall.until);
   const time = `${String(until.getHours()).padStart(2, "0")}:${String(until.getMinutes()).padStart(2, "0")}`;
   return `${text} (until ${time})`;

@@ -48,7 +48,7 @@ export async function run(command: "install" | "uninstall", args: string[]): Pro
     import("../claude-code/install.js"),
   ]);
   const settingsPath = resolve(values.settings ?? defaultSettingsPath());
-  const outcome = command === "install" ? installStatusline(settingsPath) : uninstallStatusline(settingsPath);
+  const outcome = await (command === "install" ? installStatusline(settingsPath) : uninstallStatusline(settingsPath));
   if (outcome.ok) process.stdout.write(`${outcome.message}\n`);
   else process.stderr.write(`backchannel ${command} statusline: ${outcome.message}\n`);
   return outcome.ok ? 0 : 1;

@@ -18,7 +18,9 @@ Options:
                 localhost Host and Origin headers are accepted, and open_reader's
                 path is off (the caller need not be you)
   --port N      the HTTP port (default 0: a free one, printed on stderr)
-  --host H      the address to bind (default 127.0.0.1)
+  --host H      the address to bind: a loopback address (default 127.0.0.1; ::1 and
+                localhost work too). Others are refused: the HTTP server has no
+                authentication, so nothing beyond this machine may reach it
 
 Environment:
   BACKCHANNEL_HOME                    the data directory shared by every process
@@ -50,6 +52,13 @@ export async function run(args: string[]): Promise<number> {
     const port = Number(values.port ?? 0);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       process.stderr.write(`backchannel serve: --port takes a port number from 0 to 65535, not ${JSON.stringify(values.port)}\n`);
+      return 1;
+    }
+    // Refused before the server (and the SDK) is loaded.
+    const { bindRefusal } = await import("../server/transports/bind-address.js");
+    const refusal = bindRefusal(values.host ?? "127.0.0.1");
+    if (refusal) {
+      process.stderr.write(`backchannel serve: ${refusal}\n`);
       return 1;
     }
     const { runHttpServer } = await import("../server/transports/http.js");

@@ -78,8 +78,10 @@ export function limitsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Lim
 export const WALL_DEFAULT_SECONDS = 60 * 60;
 /** The longest a wall may stay up: 3 days. */
 export const WALL_MAX_SECONDS = 3 * 24 * 60 * 60;
-/** The longest wall text, in characters: one line of a status bar. */
+/** The longest wall text, in characters (code points, as core/text.ts counts them): one line of a status bar. */
 export const WALL_MAX_CHARS = 200;
+/** The longest reader title, given or taken from the document's first heading, in characters. */
+export const TITLE_MAX_CHARS = 200;
 /** Most channels a session file remembers; the oldest are forgotten first. */
 export const SESSION_MAX_CHANNELS = 32;
 
@@ -92,3 +94,21 @@ export const APP_DESCRIPTION_MAX_CHARS = 1000;
  * JSON. Room for the largest fragment twice over, since JSON escapes every quote and newline.
  */
 export const SAVED_APP_MAX_BYTES = 2 * APP_HTML_MAX_BYTES + 64 * 1024;
+
+/*
+ * How much of an outside text each one-line display shows, in characters; longer texts
+ * are cut with "…" by `oneLine` (core/text.ts), which also makes them safe for a terminal.
+ */
+
+/** The wall in the status line, one segment among the host's own. */
+export const STATUSLINE_WALL_CHARS = 60;
+/** A message's preview in a line of the watcher (Claude Code's Monitor cuts lines at 500). */
+export const WATCH_PREVIEW_CHARS = 160;
+/** The one line the PostToolUse hook puts in Claude Code's tool panel. */
+export const HOOK_SUMMARY_CHARS = 200;
+/** A question quoted in `poll_agent_messages`'s description (Claude Code cuts descriptions at 2 KB). */
+export const DESCRIPTION_QUOTE_CHARS = 60;
+/** A question quoted in a Claude Code channel push. */
+export const PUSH_QUESTION_CHARS = 300;
+/** The highlighted passage quoted with it. */
+export const PUSH_PASSAGE_CHARS = 120;

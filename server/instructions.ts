@@ -6,10 +6,16 @@
 
 import { backchannelCommand } from "../core/commands.js";
 
-/** The loop for the reader and agent-written apps, naming this installation's watcher command. */
-export const INSTRUCTIONS = `backchannel links apps in the chat to you: the reader (open_reader: the user highlights a passage and asks; your answer shows in the margin) and apps you write (open_app; first read_recipe {"name": "custom-apps"}). You act only during a turn, so keep a watcher armed.
+/**
+ * The loop for the reader and agent-written apps, naming this installation's watcher
+ * command. `readLocalFiles`: whether `open_reader` takes a `path` here (stdio); the
+ * instructions offer only what works on the transport.
+ */
+export function instructions(readLocalFiles: boolean): string {
+  const source = readLocalFiles ? '(or "text", or "path")' : '(or "text")';
+  return `backchannel links apps in the chat to you: the reader (open_reader: the user highlights a passage and asks; your answer shows in the margin) and apps you write (open_app; first read_recipe {"name": "custom-apps"}). You act only during a turn, so keep a watcher armed.
 
-1. open_reader {"markdown": "..."} (or "text", or "path"). It returns channel_id and watch_command.
+1. open_reader {"markdown": "..."} ${source}. It returns channel_id and watch_command.
 2. Run watch_command, \`${backchannelCommand()} watch <channel_id>\`, as a background command (Claude Code: Bash, run_in_background: true). It exits when the app sends you something.
 3. Then poll_agent_messages {"channel_id": "<channel_id>"} and reply to each message:
    - ready: notify_ui {"channel_id": "<channel_id>", "event": "hello", "data": {}}
@@ -17,3 +23,4 @@ export const INSTRUCTIONS = `backchannel links apps in the chat to you: the read
 4. Run the watcher again, every time, also when it exits 2 (30 min without mail).
 
 No background commands? Poll with "wait_ms": 120000 instead. More (Monitor, /loop, hosts): read_recipe.`;
+}

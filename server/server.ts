@@ -11,7 +11,7 @@ import { registerReaderTools, type ReaderToolOptions } from "./tools/reader-tool
 import { registerRecipeTools } from "./tools/recipe-tools.js";
 import { registerWallTools } from "./tools/wall-tools.js";
 import { registerAppTools } from "./tools/app-tools.js";
-import { INSTRUCTIONS } from "./instructions.js";
+import { instructions } from "./instructions.js";
 import { NAME, VERSION } from "../core/package.js";
 
 /** Options of {@link createServer}. */
@@ -22,7 +22,10 @@ export interface ServerOptions extends Omit<ChannelToolOptions & ReaderToolOptio
   sessionKey?: string;
   /** Declare `claude/channel` and push each question as a Claude Code channel notification. Default false. */
   claudeChannel?: boolean;
-  /** Watch the channels the model uses, to keep the tool description current. Default true; off for stateless HTTP. */
+  /**
+   * Watch the channels the model uses, to keep the tool description current (and
+   * advertise `tools.listChanged`, which only that sends). Default true; off for stateless HTTP.
+   */
   watchChannels?: boolean;
 }
 
@@ -32,17 +35,22 @@ export interface ServerOptions extends Omit<ChannelToolOptions & ReaderToolOptio
  */
 export function createServer(options: ServerOptions): McpServer {
   const claudeChannel = options.claudeChannel ?? false;
+  const watchChannels = options.watchChannels ?? true;
   const server = new McpServer(
     { name: NAME, version: VERSION },
     {
+      // Advertise only the notifications this server sends: tools/list_changed when a
+      // watched channel changes poll_agent_messages's description, resources never
+      // (every resource is registered once, here). Set here, since the SDK would default both to true.
       capabilities: {
-        tools: { listChanged: true },
+        tools: { listChanged: watchChannels },
+        resources: { listChanged: false },
         ...(claudeChannel ? { experimental: { [CLAUDE_CHANNEL_CAPABILITY]: {} } } : {}),
       },
-      instructions: INSTRUCTIONS,
+      instructions: instructions(options.readLocalFiles ?? true),
     },
   );
-  const awareness = new Awareness(server, options.store, { sessionKey: options.sessionKey, claudeChannel, watchChannels: options.watchChannels });
+  const awareness = new Awareness(server, options.store, { sessionKey: options.sessionKey, claudeChannel, watchChannels });
   registerChannelTools(server, options.store, { ...options, awareness });
   registerReaderTools(server, options.store, { ...options, awareness });
   registerWallTools(server, awareness.session);

@@ -5,13 +5,15 @@
  * back exactly, and a file that is not a settings object is never overwritten.
  */
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, readFile, readlink, stat, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, open, readFile, readlink, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, test } from "node:test";
 import { FileStore } from "../store/file/file-store.js";
 import { withChannel } from "../store/session-record.js";
+import { mkfifo } from "./support/fifo.js";
 import { CLI, tempDataDir } from "./support/helpers.js";
 
 /** A settings file as people write them: 2-space indentation, a trailing newline, a status line of their own. */
@@ -255,6 +257,85 @@ test("a settings file that is a symbolic link is written through, and stays a li
   assert.deepEqual((await readJson(join(dotfiles, "settings.json"))).statusLine, ours(folder, { padding: 1, refreshInterval: 10 }));
   assert.equal(uninstall(settings).status, 0);
   assert.equal(await readFile(join(dotfiles, "settings.json"), "utf8"), WITH_STATUS_LINE);
+});
+
+describe("concurrent installs and uninstalls", () => {
+  /** The preload that holds each process at the start line until all are ready. */
+  const BARRIER = fileURLToPath(new URL("./fixtures/start-barrier.js", import.meta.url));
+  const ROUNDS = 3;
+  const PROCESSES = 50;
+
+  /** Runs `PROCESSES` installs and uninstalls of `settings` at once; resolves with their exit codes and stderr. */
+  async function race(settings: string, round: number): Promise<{ code: number | null; stderr: string }[]> {
+    const fifo = join(dir, `start-${round}`);
+    await mkfifo(fifo);
+    const env = { ...process.env, BACKCHANNEL_COMMAND: COMMAND, BARRIER_FIFO: fifo };
+    const runs = Array.from({ length: PROCESSES }, (_, i) => {
+      const command = i % 2 === 0 ? "install" : "uninstall";
+      const child: ChildProcess = spawn(process.execPath, ["--import", BARRIER, CLI, command, "statusline", "--settings", settings], { env });
+      let stderr = "";
+      const ready = new Promise<void>((resolve) =>
+        child.stderr!.on("data", (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (stderr.includes("barrier: ready\n")) resolve();
+        }),
+      );
+      child.stdout!.resume();
+      const exited = new Promise<{ code: number | null; stderr: string }>((resolve) =>
+        child.on("close", (code) => resolve({ code, stderr: stderr.replace("barrier: ready\n", "") })),
+      );
+      return { ready, exited };
+    });
+    await Promise.all(runs.map((run) => run.ready));
+    // One byte per process; the pipe stays open until all have exited, so none can miss its byte.
+    const start = await open(fifo, "w");
+    try {
+      await start.write(Buffer.alloc(PROCESSES, 1));
+      return await Promise.all(runs.map((run) => run.exited));
+    } finally {
+      await start.close();
+    }
+  }
+
+  test(`${PROCESSES} at once, ${ROUNDS} times: each succeeds, and the user's status line is always in settings.json or the stash`, async () => {
+    const theirs = { type: "command", command: "printf 'their line'" };
+    for (let round = 0; round < ROUNDS; round++) {
+      const settings = join(dir, `race-${round}`, "settings.json");
+      await mkdir(join(dir, `race-${round}`));
+      await writeFile(settings, `${JSON.stringify({ model: "opus", statusLine: theirs }, null, 2)}\n`);
+      const outcomes = await race(settings, round);
+      for (const outcome of outcomes) assert.equal(outcome.code, 0, outcome.stderr);
+      const after = await readJson(settings);
+      const stash = join(dir, `race-${round}`, "backchannel-statusline.settings.json");
+      if (existsSync(stash)) {
+        assert.deepEqual(after.statusLine, ours(join(dir, `race-${round}`), { refreshInterval: 5 }), `round ${round}: stash without our line`);
+        assert.deepEqual((await readJson(stash)).statusLine, theirs, `round ${round}: the stash lost their status line`);
+      } else {
+        assert.deepEqual(after.statusLine, theirs, `round ${round}: their status line is gone, and there is no stash`);
+      }
+      assert.equal(after.model, "opus");
+    }
+  });
+});
+
+test("a settings file or stash that is a named pipe is refused, not waited on", async () => {
+  const settings = join(dir, "settings.json");
+  await mkfifo(settings);
+  for (const result of [install(settings), uninstall(settings)]) {
+    assert.equal(result.signal, null, "it hung on the named pipe");
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /settings\.json: it is not a regular file/);
+  }
+  const other = join(dir, "other.json");
+  await writeFile(other, WITH_STATUS_LINE);
+  assert.equal(install(other).status, 0);
+  const stash = stashOf(dir, "other.json");
+  await rm(stash);
+  await mkfifo(stash);
+  const result = uninstall(other);
+  assert.equal(result.signal, null, "uninstall hung on a named pipe stash");
+  assert.equal(result.status, 1);
+  assert.match(result.stderr, /backchannel-statusline\.other\.json.*not a regular file/);
 });
 
 test("an unknown target or a missing one is refused with exit 1; --help exits 0", () => {

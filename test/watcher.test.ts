@@ -97,7 +97,8 @@ describe("follow mode", () => {
     await store.append("follow", "agent", "ask", { question: "x".repeat(400) });
     const lines = await watcher.lines(4);
     assert.equal(lines[2], "follow #3 ready: {}");
-    assert.match(lines[3]!, /^follow #4 ask: x{160}…$/);
+    // 160 characters, the ellipsis among them (WATCH_PREVIEW_CHARS).
+    assert.match(lines[3]!, /^follow #4 ask: x{159}…$/);
     watcher.child.kill();
     await watcher.exited;
     assert.equal(watcher.stdout().trim().split("\n").length, 4, "one line per message, nothing more");

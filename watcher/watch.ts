@@ -15,6 +15,8 @@
 import { watchCommand } from "../core/commands.js";
 import { CallerError } from "../core/errors.js";
 import { isChannelId } from "../core/ids.js";
+import { WATCH_PREVIEW_CHARS } from "../core/limits.js";
+import { oneLine } from "../core/text.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { changes } from "../store/changes.js";
 import type { ChannelReader } from "../store/store.js";
@@ -43,14 +45,12 @@ export interface WatchOptions {
   fallbackMs?: number;
   /** Where lines for the agent go. Default: stdout. */
   out?: (line: string) => void;
-  /** Where errors and notes go. Default: stderr. */
+  /** Where errors and notes go. Default: stderr, each line made safe for a terminal (`oneLine`). */
   err?: (line: string) => void;
 }
 
 /** In follow mode, more new messages than this at once are told in one line. */
 const BURST_LINES = 5;
-/** Previews of message data are cut to this many characters (Monitor cuts lines at 500). */
-const PREVIEW_CHARS = 160;
 
 /**
  * Watches the agent queue of a channel.
@@ -58,8 +58,11 @@ const PREVIEW_CHARS = 160;
  *   Never throws.
  */
 export async function watchChannel(options: WatchOptions): Promise<number> {
+  // Lines for the agent hold checked channel ids and event names, and previews made safe
+  // by oneLine; they are written as they are, so that a re-arm command keeps every byte.
+  // Errors quote the command line and the data directory's files: the terminal gets none of their escapes.
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const err = options.err ?? ((line: string) => process.stderr.write(`backchannel watch: ${line}\n`));
+  const err = options.err ?? ((line: string) => process.stderr.write(`backchannel watch: ${oneLine(line)}\n`));
   const { channelId, reader, follow = false, notify = false, timeoutMs = 1_800_000, fallbackMs = 5000 } = options;
   if (!isChannelId(channelId)) {
     err(`invalid channel id ${JSON.stringify(channelId)}: use the channel_id that open_reader or open_app returned (1-64 of A-Z a-z 0-9 _ -)`);
@@ -124,12 +127,9 @@ function notificationBody(messages: QueueMessage[]): string {
   return messages.length === 1 ? first : `${first} (+${messages.length - 1} more)`;
 }
 
-/** A one-line preview of message data: its question or text when it has one, else its JSON. */
+/** A one-line preview of message data: its question or text when it has one, else its JSON; cut to {@link WATCH_PREVIEW_CHARS}. */
 function preview(data: unknown): string {
   const record = typeof data === "object" && data !== null ? (data as Record<string, unknown>) : {};
   const chosen = [record.question, record.text].find((value) => typeof value === "string") ?? JSON.stringify(data);
-  const flat = String(chosen)
-    .replace(/[\u0000-\u001f\u007f]+/g, " ")
-    .trim();
-  return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS)}…` : flat;
+  return oneLine(String(chosen), WATCH_PREVIEW_CHARS);
 }

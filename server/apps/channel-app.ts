@@ -5,9 +5,9 @@
  * tool input). Also the checks every app passes before it is stored or saved.
  */
 import { CallerError } from "../../core/errors.js";
-import { APP_DESCRIPTION_MAX_CHARS, APP_HTML_MAX_BYTES } from "../../core/limits.js";
+import { APP_DESCRIPTION_MAX_CHARS, APP_HTML_MAX_BYTES, TITLE_MAX_CHARS } from "../../core/limits.js";
+import { characterCount } from "../../core/text.js";
 import type { ChannelStore } from "../../store/store.js";
-import { MAX_TITLE_CHARS } from "../reader/schemas.js";
 import { channelAppSchema } from "./schemas.js";
 import type { z } from "zod";
 
@@ -52,12 +52,12 @@ export function checkFragment(html: string): string {
 
 /**
  * `title` trimmed, or `fallback` when it is missing or blank.
- * @throws InvalidAppError when it is longer than {@link MAX_TITLE_CHARS} characters.
+ * @throws InvalidAppError when it is longer than {@link TITLE_MAX_CHARS} characters (code points, as every limit counts them).
  */
 export function checkTitle(title: string | undefined, fallback: string): string {
   const trimmed = title?.trim() ?? "";
-  if (trimmed.length > MAX_TITLE_CHARS)
-    throw new InvalidAppError(`title is ${trimmed.length} characters, the limit is ${MAX_TITLE_CHARS}: shorten it`);
+  const chars = characterCount(trimmed);
+  if (chars > TITLE_MAX_CHARS) throw new InvalidAppError(`title is ${chars} characters, the limit is ${TITLE_MAX_CHARS}: shorten it`);
   return trimmed === "" ? fallback : trimmed;
 }
 
@@ -72,8 +72,9 @@ export function checkDescription(description: string): string {
       "description is empty: say what the app does and which events it sends and expects, so that a later conversation can drive it",
     );
   }
-  if (trimmed.length > APP_DESCRIPTION_MAX_CHARS) {
-    throw new InvalidAppError(`description is ${trimmed.length} characters, the limit is ${APP_DESCRIPTION_MAX_CHARS}: shorten it`);
+  const chars = characterCount(trimmed);
+  if (chars > APP_DESCRIPTION_MAX_CHARS) {
+    throw new InvalidAppError(`description is ${chars} characters, the limit is ${APP_DESCRIPTION_MAX_CHARS}: shorten it`);
   }
   return trimmed;
 }

@@ -19,6 +19,8 @@
  */
 import type { McpServer } from "@modelcontextprotocol/server";
 import { ASK_EVENT, ringsDoorbell } from "../../core/events.js";
+import { PUSH_PASSAGE_CHARS, PUSH_QUESTION_CHARS } from "../../core/limits.js";
+import { oneLine } from "../../core/text.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import type { ChannelStore } from "../../store/store.js";
 import type { AgentInbox } from "./agent-inbox.js";
@@ -30,9 +32,6 @@ export const CLAUDE_CHANNEL_CAPABILITY = "claude/channel";
 export const CLAUDE_CHANNEL_METHOD = "notifications/claude/channel";
 /** The state document that records a channel's push owner and its high-water mark. */
 export const PUSH_STATE = "claude-push";
-
-/** Longest question quoted in a push. */
-const MAX_QUOTE_CHARS = 300;
 
 type PushState = { owner_pid: number; pushed_seq: number };
 
@@ -106,15 +105,10 @@ function pushText(channelId: string, message: QueueMessage): string {
   const data = message.data as { question?: JsonValue; quote?: JsonValue } | null;
   const poll = `Call poll_agent_messages {"channel_id":"${channelId}"} to read it`;
   if (message.event === ASK_EVENT && typeof data?.question === "string") {
-    const about = typeof data.quote === "string" ? ` about ${JSON.stringify(cut(data.quote, 120))}` : "";
-    return `The reader asks${about}: ${JSON.stringify(cut(data.question, MAX_QUOTE_CHARS))}. ${poll}, then answer with notify_ui.`;
+    const about = typeof data.quote === "string" ? ` about ${JSON.stringify(oneLine(data.quote, PUSH_PASSAGE_CHARS))}` : "";
+    return `The reader asks${about}: ${JSON.stringify(oneLine(data.question, PUSH_QUESTION_CHARS))}. ${poll}, then answer with notify_ui.`;
   }
   return `The app sent ${message.event} (seq ${message.seq}) on channel ${channelId}. ${poll}.`;
-}
-
-function cut(text: string, max: number): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > max ? `${line.slice(0, max)}…` : line;
 }
 
 /** The push state in `value`; anything else (no document yet, a damaged one) reads as unowned and nothing pushed. */

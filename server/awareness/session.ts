@@ -14,6 +14,7 @@ import { changes } from "../../store/changes.js";
 import { activeWall, withChannel } from "../../store/session-record.js";
 import type { ChannelStore } from "../../store/store.js";
 import { CallerError } from "../../core/errors.js";
+import { characterCount, oneLine } from "../../core/text.js";
 
 /** The state document in which a channel records its session. */
 export const SESSION_STATE = "session";
@@ -59,14 +60,16 @@ export class Session {
 
   /**
    * Puts up the wall for `seconds` (default 1 hour, at most 3 days), replacing any before.
+   * The text is kept as one line without escape sequences or control characters
+   * (`oneLine`): it is shown in terminals.
    * @returns the wall.
    * @throws InvalidWallError for empty or too long text or a duration out of range.
    */
   async postWall(text: string, seconds: number = WALL_DEFAULT_SECONDS): Promise<Wall> {
-    const line = text.replace(/\s+/g, " ").trim();
+    const line = oneLine(text);
     if (line === "") throw new InvalidWallError("the wall text is empty: pass the status to show, or clear: true to take the wall down");
-    if (line.length > WALL_MAX_CHARS)
-      throw new InvalidWallError(`the wall text has ${line.length} characters; keep it to ${WALL_MAX_CHARS} (one line)`);
+    const chars = characterCount(line);
+    if (chars > WALL_MAX_CHARS) throw new InvalidWallError(`the wall text has ${chars} characters; keep it to ${WALL_MAX_CHARS} (one line)`);
     if (!(Number.isInteger(seconds) && seconds >= 1 && seconds <= WALL_MAX_SECONDS)) {
       throw new InvalidWallError(`duration_s must be a whole number of seconds from 1 to ${WALL_MAX_SECONDS} (3 days), not ${seconds}`);
     }

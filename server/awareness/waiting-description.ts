@@ -11,11 +11,10 @@
  */
 import type { RegisteredTool } from "@modelcontextprotocol/server";
 import { ASK_EVENT, ringsDoorbell } from "../../core/events.js";
+import { DESCRIPTION_QUOTE_CHARS } from "../../core/limits.js";
+import { oneLine } from "../../core/text.js";
 import type { QueueMessage } from "../../protocol/message.js";
 import type { AgentInbox } from "./agent-inbox.js";
-
-/** Longest piece of a question quoted in a description (Claude Code cuts descriptions at 2 KB). */
-const MAX_QUOTE_CHARS = 60;
 
 /**
  * A one-phrase summary of what waits, e.g. `2 (ask "What does endowed mean…" on ch-1)`,
@@ -39,8 +38,7 @@ export function waitingSummary(snapshot: ReadonlyMap<string, readonly QueueMessa
 function describeMessage(message: QueueMessage): string {
   const question = (message.data as { question?: unknown } | null)?.question;
   if (message.event !== ASK_EVENT || typeof question !== "string") return message.event;
-  const line = question.replace(/\s+/g, " ").trim();
-  return `${ASK_EVENT} ${JSON.stringify(line.length > MAX_QUOTE_CHARS ? `${line.slice(0, MAX_QUOTE_CHARS)}…` : line)}`;
+  return `${ASK_EVENT} ${JSON.stringify(oneLine(question, DESCRIPTION_QUOTE_CHARS))}`;
 }
 
 /** Keeps `tool`'s description in step with what waits in `inbox`. */

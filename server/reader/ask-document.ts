@@ -23,6 +23,8 @@ import { z } from "zod";
 export type DocumentAnswer =
   | { action: "accept"; path?: string; text?: string }
   | { action: "decline" | "cancel" }
+  /** The client accepted with content that is not the form's: `problem` says what was wrong. */
+  | { action: "invalid"; problem: string }
   /** The client cannot ask: it declared no elicitation, or failed to take the form. */
   | { action: "unsupported" }
   /** 2026-07-28: return `result` from the tool; the client asks and calls again. */
@@ -51,7 +53,10 @@ export async function askForDocument(ctx: ServerContext, declaredElicitation: bo
   }
   if (!declaredElicitation) return { action: "unsupported" };
   try {
-    const result = await ctx.mcpReq.elicitInput(form);
+    // Sent as a plain request rather than with elicitInput, which refuses content that
+    // does not fit the form with an error indistinguishable from a client that cannot
+    // ask; the content is checked here instead, the same way in both eras.
+    const result = await ctx.mcpReq.send({ method: "elicitation/create", params: form });
     return toAnswer(result.action, result.content);
   } catch (error) {
     // A client that declared elicitation but cannot take this form answers with an error.
@@ -76,5 +81,7 @@ function documentForm(readLocalFiles: boolean): ElicitRequestFormParams {
 function toAnswer(action: "accept" | "decline" | "cancel", content: unknown): DocumentAnswer {
   if (action !== "accept") return { action };
   const parsed = answerSchema.safeParse(content ?? {});
-  return parsed.success ? { action: "accept", ...parsed.data } : { action: "accept" };
+  if (parsed.success) return { action: "accept", ...parsed.data };
+  const problem = parsed.error.issues.map((issue) => `${issue.path.join(".") || "the answer"}: ${issue.message}`).join("; ");
+  return { action: "invalid", problem };
 }

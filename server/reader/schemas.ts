@@ -3,24 +3,46 @@
  * with them too: a state file is an edge like any other input.
  */
 import { z } from "zod";
-import { channelIdSchema } from "../tools/schemas.js";
+import { TITLE_MAX_CHARS } from "../../core/limits.js";
+import { channelIdSchema, textSchema } from "../tools/schemas.js";
 
-/** Longest title, in characters. */
-export const MAX_TITLE_CHARS = 200;
+/**
+ * The fields of `open_reader`'s input on every transport. What each field is, is in
+ * open_reader's description: a description here would cost context on every turn.
+ */
+const openReaderFields = {
+  title: textSchema(TITLE_MAX_CHARS).optional(),
+  markdown: z.string().optional(),
+  text: z.string().optional(),
+  channel_id: channelIdSchema.optional(),
+};
 
-/** The input of `open_reader`: a title and exactly one of `text`, `markdown`, `path`. */
+/** The input of `open_reader` where local files may be read (stdio): a title and at most one of `text`, `markdown`, `path`. */
 export const openReaderInput = z
   .object({
-    // What each field is, is in open_reader's description: a description here would cost context on every turn.
-    title: z.string().max(MAX_TITLE_CHARS).optional(),
-    markdown: z.string().optional(),
-    text: z.string().optional(),
+    ...openReaderFields,
     path: z.string().min(1).optional(),
-    channel_id: channelIdSchema.optional(),
   })
   .refine((input) => [input.markdown, input.text, input.path].filter((value) => value !== undefined).length <= 1, {
     message: "give one of markdown, text or path, not several",
   });
+
+/** The arguments `open_reader` receives (without `path` where local files may not be read). */
+export type OpenReaderArgs = z.output<typeof openReaderInput>;
+
+/** What `open_reader` says to a caller that passes `path` where local files may not be read. */
+export const NO_PATH_HERE = "path works only when backchannel runs on stdio on your machine; pass the file's content as markdown or text instead";
+
+/**
+ * The input of `open_reader` where local files may not be read (HTTP, where the caller
+ * need not be the user): no `path`, and a call that passes one anyway, or any other
+ * unknown key, is refused saying so rather than having it dropped.
+ */
+export const openReaderRemoteInput = z
+  .strictObject(openReaderFields, {
+    error: (issue) => (issue.code === "unrecognized_keys" && issue.keys.includes("path") ? NO_PATH_HERE : undefined),
+  })
+  .refine((input) => input.markdown === undefined || input.text === undefined, { message: "give markdown or text, not both" });
 
 /** The output of `open_reader`. */
 export const openReaderOutput = z.object({
@@ -40,7 +62,7 @@ export const anchorSchema = z.object({
 
 /** A stored thread message. */
 export const threadMessageSchema = z.object({
-  id: z.string().min(1).max(100),
+  id: textSchema(100, 1),
   role: z.enum(["user", "agent"]),
   text: z.string(),
   ts: z.string(),
@@ -48,7 +70,7 @@ export const threadMessageSchema = z.object({
 
 /** A stored thread. */
 export const threadSchema = z.object({
-  thread_id: z.string().min(1).max(100),
+  thread_id: textSchema(100, 1),
   quote: z.string(),
   paragraph: z.string(),
   anchor: anchorSchema,
@@ -81,9 +103,9 @@ export const readerStateOutput = z.object({
 /** The input of `reader_record`: one message of a thread, plus the passage when the thread is new. */
 export const readerRecordInput = z.object({
   channel_id: channelIdSchema,
-  thread_id: z.string().min(1).max(100).describe("The thread the message belongs to."),
-  quote: z.string().max(20_000).describe("The highlighted passage."),
-  paragraph: z.string().max(50_000).describe("The paragraph around it."),
+  thread_id: textSchema(100, 1).describe("The thread the message belongs to."),
+  quote: textSchema(20_000).describe("The highlighted passage."),
+  paragraph: textSchema(50_000).describe("The paragraph around it."),
   anchor: anchorSchema,
   message: threadMessageSchema.omit({ ts: true }).describe("The message; a second record with the same id changes nothing."),
   withdraw: z

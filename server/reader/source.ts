@@ -6,6 +6,8 @@ import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { basename, extname, resolve } from "node:path";
 import { CallerError } from "../../core/errors.js";
+import { TITLE_MAX_CHARS } from "../../core/limits.js";
+import { isWhiteSpace, oneLine } from "../../core/text.js";
 
 /** Largest local file `open_reader` reads. Default 1 MiB: far above any document a person reads in a chat. */
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
@@ -87,17 +89,83 @@ function describeOpenError(path: string, error: unknown): string {
   return `could not open ${path} (${code ?? (error as Error).message}): check the path`;
 }
 
-/** The number of words in `text`: runs of non-space characters that hold a letter or digit (markdown's `#`, `-`, `>` are not words). */
+/** A run's characters up to its first letter or digit (or its end), skipped in one step where they are not ASCII. */
+const UP_TO_LETTER_OR_DIGIT = /[^\s\p{L}\p{N}]*/uy;
+
+/**
+ * The number of words in `text`: runs of non-space characters that hold a letter or
+ * digit (markdown's `#`, `-`, `>` are not words). One pass, each character looked at
+ * once: the document is the caller's, and a regular expression that rescans a run from
+ * each of its characters takes minutes on a megabyte of punctuation.
+ */
 export function countWords(text: string): number {
-  return text.match(/\S*[\p{L}\p{N}]\S*/gu)?.length ?? 0;
+  let words = 0;
+  let counted = false; // the current run holds a letter or digit, and was counted
+  let i = 0;
+  while (i < text.length) {
+    const unit = text.charCodeAt(i);
+    if (isWhiteSpace(unit)) {
+      counted = false;
+      i += 1;
+    } else if (counted) {
+      i += 1;
+    } else if (unit < 0x80) {
+      counted = isAsciiLetterOrDigit(unit);
+      words += counted ? 1 : 0;
+      i += 1;
+    } else {
+      UP_TO_LETTER_OR_DIGIT.lastIndex = i;
+      UP_TO_LETTER_OR_DIGIT.test(text);
+      const stop = UP_TO_LETTER_OR_DIGIT.lastIndex;
+      if (stop === i) {
+        // A letter or digit beyond ASCII.
+        counted = true;
+        words += 1;
+        i += 1;
+      } else {
+        i = stop;
+      }
+    }
+  }
+  return words;
 }
 
-/** A title for a document that was given none: its first markdown heading, its file name, or "Document". */
+function isAsciiLetterOrDigit(unit: number): boolean {
+  const lower = unit | 0x20;
+  return (unit >= 0x30 && unit <= 0x39) || (lower >= 0x61 && lower <= 0x7a);
+}
+
+/**
+ * A title for a document that was given none: its first markdown heading, its file
+ * name, or "Document"; as one line without escape sequences (`oneLine`), cut to
+ * {@link TITLE_MAX_CHARS}. Linear in the length of the document.
+ */
 export function chooseTitle(source: DocumentSource, given: string | undefined): string {
-  if (given?.trim()) return given.trim();
-  if (source.format === "markdown") {
-    const heading = source.text.match(/^#{1,6}[ \t]+(.+?)[ \t#]*$/m)?.[1];
-    if (heading) return heading.slice(0, 200);
+  const title = oneLine(given ?? "", TITLE_MAX_CHARS);
+  if (title !== "") return title;
+  const heading = source.format === "markdown" ? firstHeading(source.text) : undefined;
+  return heading ?? (oneLine(source.suggestedTitle ?? "", TITLE_MAX_CHARS) || "Document");
+}
+
+/**
+ * The text of the first ATX heading that has any, as {@link chooseTitle} returns it; or
+ * `undefined` when that text is only control characters and escapes. An ATX heading is
+ * a line of one to six `#`, a space or tab, and its text, without the closing `#`s. One
+ * pass over the lines, by hand (a regular expression per line costs more than the line).
+ */
+function firstHeading(text: string): string | undefined {
+  for (let lineStart = 0; lineStart < text.length; ) {
+    let end = lineStart;
+    while (end < text.length && text[end] !== "\n" && text[end] !== "\r") end += 1;
+    let from = lineStart;
+    while (from < end && from - lineStart < 7 && text[from] === "#") from += 1;
+    const hashes = from - lineStart;
+    if (hashes >= 1 && hashes <= 6 && (text[from] === " " || text[from] === "\t")) {
+      let last = end;
+      while (last > from && " \t#".includes(text[last - 1]!)) last -= 1;
+      if (last > from) return oneLine(text.slice(from, last), TITLE_MAX_CHARS) || undefined;
+    }
+    lineStart = end + 1;
   }
-  return source.suggestedTitle ?? "Document";
+  return undefined;
 }

@@ -5,7 +5,7 @@
  * document never travels back to the model.
  */
 import { registerAppResource, registerAppTool, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
-import type { McpServer } from "@modelcontextprotocol/server";
+import type { McpServer, StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { watchCommand } from "../../core/commands.js";
 import { mintChannelId } from "../../core/ids.js";
 import type { ChannelStore } from "../../store/store.js";
@@ -13,8 +13,18 @@ import { Awareness } from "../awareness/awareness.js";
 import type { ReaderDocument } from "../../protocol/reader.js";
 import { readDocument, readThreads, recordMessage, writeDocument } from "../reader/reader-state.js";
 import { READER_RESOURCE_URI, readReaderHtml } from "../reader/resource.js";
-import { openReaderInput, openReaderOutput, readerRecordInput, readerRecordOutput, readerStateInput, readerStateOutput } from "../reader/schemas.js";
-import { askForDocument } from "../reader/ask-document.js";
+import {
+  openReaderInput,
+  openReaderOutput,
+  openReaderRemoteInput,
+  type OpenReaderArgs,
+  NO_PATH_HERE,
+  readerRecordInput,
+  readerRecordOutput,
+  readerStateInput,
+  readerStateOutput,
+} from "../reader/schemas.js";
+import { askForDocument, type DocumentAnswer } from "../reader/ask-document.js";
 import { chooseTitle, countWords, DEFAULT_MAX_FILE_BYTES, readDocumentFile, type DocumentSource } from "../reader/source.js";
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import { messageError, toolError, toolResult } from "./results.js";
@@ -47,14 +57,28 @@ const APP_ONLY = { ui: { visibility: ["app"] } } as const;
 /** Where `open_reader`'s document comes from: at most one of the three. */
 type DocumentRequest = { markdown?: string; text?: string; path?: string };
 
-/** What `open_reader` tells the model when the user was not asked, or did not answer. */
-const UNANSWERED = {
-  unsupported: "give the document to show as markdown, text or path (this client cannot ask the user for one)",
-  decline: "the user declined to open a document in the reader: go on without it, and do not ask again unless they bring it up",
-  cancel:
-    "the user did not answer (they dismissed the question, or this client cannot ask: a non-interactive run answers cancel); " +
-    "ask in the chat for the document, then call open_reader with markdown, text or path",
-} as const;
+/** How a caller passes a document: `path` only where local files may be read, so that no message offers what the transport refuses. */
+function documentArguments(readLocalFiles: boolean): string {
+  return readLocalFiles ? "markdown, text or path" : "markdown or text";
+}
+
+/** What `open_reader` tells the model when the user was not asked, or gave no usable answer. */
+function unanswered(answer: Exclude<DocumentAnswer, { action: "accept" | "ask" }>, readLocalFiles: boolean): string {
+  const pass = documentArguments(readLocalFiles);
+  switch (answer.action) {
+    case "unsupported":
+      return `give the document to show as ${pass} (this client cannot ask the user for one)`;
+    case "decline":
+      return "the user declined to open a document in the reader: go on without it, and do not ask again unless they bring it up";
+    case "cancel":
+      return (
+        "the user did not answer (they dismissed the question, or this client cannot ask: a non-interactive run answers cancel); " +
+        `ask in the chat for the document, then call open_reader with ${pass}`
+      );
+    case "invalid":
+      return `the client's answer to the question did not fit its form (${answer.problem}); ask in the chat for the document, then call open_reader with ${pass}`;
+  }
+}
 
 /**
  * Registers `open_reader`, the app-only `reader_state` and `reader_record`, and the
@@ -66,6 +90,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const maxMessageBytes =
     options.maxMessageBytes ?? (store as { limits?: Partial<Limits> }).limits?.maxMessageBytes ?? DEFAULT_LIMITS.maxMessageBytes;
+  const openReaderSchema: StandardSchemaWithJSON<OpenReaderArgs, OpenReaderArgs> = readLocalFiles ? openReaderInput : openReaderRemoteInput;
 
   registerAppResource(
     server,
@@ -81,9 +106,9 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
     {
       title: "Open the reader",
       description:
-        "Show a document (markdown, text, or path: a local file, stdio only; none: ask the user) in the in-chat reader, under title. " +
+        `Show a document (markdown, text${readLocalFiles ? ", or path: a local file" : ""}; none: ask the user) in the in-chat reader, under title. ` +
         "The user's asks arrive on the returned channel (or channel_id, reused).",
-      inputSchema: compactSchema(openReaderInput),
+      inputSchema: compactSchema(openReaderSchema),
       outputSchema: compactSchema(openReaderOutput),
       _meta: { ui: { resourceUri: READER_RESOURCE_URI } },
     },
@@ -94,16 +119,13 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
           const canAsk = server.server.getClientCapabilities()?.elicitation !== undefined;
           const answer = await askForDocument(ctx, canAsk, readLocalFiles);
           if (answer.action === "ask") return answer.result;
-          if (answer.action !== "accept") return messageError(UNANSWERED[answer.action]);
+          if (answer.action !== "accept") return messageError(unanswered(answer, readLocalFiles));
           // A form sends empty fields as "": they mean nothing was given.
           given = answer.path?.trim() ? { path: answer.path.trim() } : { markdown: answer.text ?? "" };
         }
         let source: DocumentSource;
         if (given.path !== undefined) {
-          if (!readLocalFiles)
-            return messageError(
-              "path works only when backchannel runs on stdio on your machine; pass the file's content as markdown or text instead",
-            );
+          if (!readLocalFiles) return messageError(NO_PATH_HERE);
           source = await readDocumentFile(given.path, maxFileBytes);
         } else if (given.markdown !== undefined) {
           source = { format: "markdown", text: given.markdown };

@@ -7,11 +7,31 @@ import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { CHANNEL_ID_PATTERN, EVENT_PATTERN } from "../../core/ids.js";
 import { isJsonValue, MAX_JSON_DEPTH } from "../../core/json.js";
+import { characterCount } from "../../core/text.js";
 
 /** A channel id, as the tools accept it. */
 export const channelIdSchema = z
   .string()
   .regex(CHANNEL_ID_PATTERN, "a channel id is 1 to 64 characters from A-Z, a-z, 0-9, _ and - (use the id open_reader or open_app returned)");
+
+/**
+ * A string of `minChars` to `maxChars` characters, counted as every length limit is
+ * (code points, see core/text.ts): what JSON Schema's `minLength` and `maxLength`
+ * count, so its JSON Schema states the limit exactly. zod's own `.max()` would count
+ * UTF-16 units, two for an emoji.
+ */
+export function textSchema(maxChars: number, minChars = 0) {
+  return z
+    .string()
+    .refine((text) => inRange(characterCount(text), minChars, maxChars), {
+      error: (issue) => `has ${characterCount(issue.input as string)} characters; keep it to ${minChars > 0 ? `${minChars} to ` : ""}${maxChars}`,
+    })
+    .meta(minChars > 0 ? { minLength: minChars, maxLength: maxChars } : { maxLength: maxChars });
+}
+
+function inRange(value: number, min: number, max: number): boolean {
+  return value >= min && value <= max;
+}
 
 /** An event name, as the tools accept it. */
 export const eventSchema = z.string().regex(EVENT_PATTERN, "an event name is 1 to 64 characters from A-Z, a-z, 0-9, _ . : and -");

@@ -3,12 +3,13 @@
  * from the factory: channel state lives in the store, never in process memory, so no
  * session has to be kept and any number of processes serve the same channels.
  *
- * It binds 127.0.0.1 by default and refuses requests whose Host or Origin is not a
- * localhost name (DNS-rebinding protection): a web page on another site cannot reach it.
+ * It has no authentication, so it listens on loopback addresses only (127.0.0.1 by
+ * default), and refuses requests whose Host or Origin is not a localhost name
+ * (DNS-rebinding protection): a web page on another site cannot reach it.
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { localhostHostValidation, localhostOriginValidation, toNodeHandler } from "@modelcontextprotocol/node";
+import { localhostOriginValidation, toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { limitsFromEnv } from "../../core/limits.js";
 import { createServer, type ServerOptions } from "../server.js";
@@ -17,6 +18,7 @@ import { startIdleSweep } from "../idle-sweep.js";
 import { FileStore } from "../../store/file/file-store.js";
 import { VERSION } from "../../core/package.js";
 import { warnOnStderr } from "../../core/warn.js";
+import { BindAddressError, bindRefusal } from "./bind-address.js";
 
 /** The path of the MCP endpoint. */
 export const MCP_PATH = "/mcp";
@@ -25,9 +27,18 @@ export const MCP_PATH = "/mcp";
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 /**
+ * A Host header that names this machine: `localhost`, a 127.x.x.x address or `[::1]`,
+ * with an optional port, and nothing else. A Host is only `host[:port]` (RFC 9110
+ * §7.2): userinfo such as `evil.com@localhost`, which a URL parser would read as
+ * localhost, is refused here before anything builds a URL from it.
+ */
+const LOCAL_HOST_HEADER = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
+
+/**
  * A request listener that serves MCP for `options` (Streamable HTTP, stateless), after
- * checking that Host and Origin name localhost. `readLocalFiles` defaults to false here:
- * over HTTP the caller need not be the user whose files the server can read.
+ * checking that Host and Origin name localhost (403 otherwise). `readLocalFiles`
+ * defaults to false here: over HTTP the caller need not be the user whose files the
+ * server can read.
  */
 export function createMcpRequestListener(options: ServerOptions, onerror: (error: Error) => void = logError): RequestListener {
   const waitingPolls = new WaitingPolls();
@@ -43,12 +54,20 @@ export function createMcpRequestListener(options: ServerOptions, onerror: (error
     { onerror },
   );
   const serve = toNodeHandler(handler, { onerror });
-  const hostIsLocal = localhostHostValidation();
   const originIsLocal = localhostOriginValidation();
   return async (req, res) => {
     if (!hostIsLocal(req, res) || !originIsLocal(req, res)) return;
     await serve(req, res);
   };
+}
+
+/** Whether the request's Host header names this machine; when not, answers 403 with a JSON-RPC error and returns false. */
+function hostIsLocal(req: IncomingMessage, res: ServerResponse): boolean {
+  const host = req.headers.host ?? "";
+  if (LOCAL_HOST_HEADER.test(host)) return true;
+  const message = `Host ${JSON.stringify(host)} is not localhost: backchannel serves this machine only (Host localhost, 127.0.0.1 or [::1], with an optional port)`;
+  res.writeHead(403, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+  return false;
 }
 
 /** Options of {@link listen}. */
@@ -76,9 +95,12 @@ export function listen(server: Server, options: ListenOptions = {}): Promise<URL
 /**
  * Runs `backchannel serve --http`: MCP at `/mcp` over the file store in the data
  * directory, until the process ends. Prints the endpoint's URL on stderr.
- * @throws Error when the port is taken or a limit variable is malformed.
+ * @throws BindAddressError for a host that is not a loopback address (see ./bind-address.ts);
+ *   Error when the port is taken or a limit variable is malformed.
  */
 export async function runHttpServer(options: ListenOptions = {}): Promise<void> {
+  const refusal = bindRefusal(options.host ?? "127.0.0.1");
+  if (refusal) throw new BindAddressError(refusal);
   const store = new FileStore({ limits: limitsFromEnv() });
   startIdleSweep(store);
   const mcp = createMcpRequestListener({ store, maxAgentWaitMs: store.limits.maxAgentWaitMs, maxUiWaitMs: store.limits.maxUiWaitMs });

@@ -1,14 +1,30 @@
 /**
  * backchannel over stdio: stdout carries protocol only; everything for people goes to stderr.
+ *
+ * stdin is read by ./line-reader.ts, not by the SDK's transport directly: a message over
+ * {@link MAX_STDIO_MESSAGE_BYTES} is answered with an error and the server goes on (the
+ * SDK's reader would close the connection). The SDK's transport reads the lines that
+ * pass, one whole line per chunk.
  */
-import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { PassThrough } from "node:stream";
+import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
 import { limitsFromEnv } from "../../core/limits.js";
 import { createServer } from "../server.js";
 import { sessionKey } from "../../core/session-key.js";
 import { startIdleSweep } from "../idle-sweep.js";
 import { FileStore } from "../../store/file/file-store.js";
 import { VERSION } from "../../core/package.js";
-import { warnOnStderr } from "../../core/warn.js";
+import { type Warn, warnOnStderr } from "../../core/warn.js";
+import { LineReader } from "./line-reader.js";
+import type { RequestId } from "./request-id.js";
+
+/** Largest message read from stdin: 10 MiB, the SDK's own limit, far above any call within the store's limits. */
+export const MAX_STDIO_MESSAGE_BYTES = 10 * 1024 * 1024;
+
+/** JSON-RPC's "Invalid Request", for a request too large to read. */
+const INVALID_REQUEST = -32600;
+
+const NEWLINE = Buffer.from("\n");
 
 /** Options of {@link runStdioServer}. */
 export interface StdioServerOptions {
@@ -34,9 +50,36 @@ export async function runStdioServer(options: StdioServerOptions = {}): Promise<
     claudeChannel: options.claudeChannel,
     sessionKey: key,
   };
-  serveStdio(() => createServer(serverOptions), {
-    onerror: (error) => warnOnStderr(error.message),
-  });
+  serveStdio(() => createServer(serverOptions), { transport: limitedStdioTransport(warnOnStderr), onerror: (error) => warnOnStderr(error.message) });
   const push = options.claudeChannel ? ", pushing to Claude Code channels" : "";
   process.stderr.write(`backchannel ${VERSION}: MCP server on stdio, data in ${store.dataDir}, session ${key}${push}\n`);
+}
+
+/**
+ * The SDK's stdio transport on this process's stdout, fed from stdin through a
+ * {@link LineReader}: lines up to {@link MAX_STDIO_MESSAGE_BYTES} pass; a longer request
+ * is answered with an Invalid Request error naming the limit (when its id could be
+ * found) and reported through `warn`.
+ */
+function limitedStdioTransport(warn: Warn): StdioServerTransport {
+  const lines = new PassThrough();
+  // The SDK's buffer then holds one line at a time; its limit is only a backstop.
+  const transport = new StdioServerTransport(lines, process.stdout, { maxBufferSize: 2 * (MAX_STDIO_MESSAGE_BYTES + 1) });
+  const refuse = (bytes: number, id: RequestId | undefined) => {
+    warn(`a request of ${bytes} bytes refused: more than the ${MAX_STDIO_MESSAGE_BYTES} bytes read from stdio in one message`);
+    if (id === undefined) return;
+    const message =
+      `the request is ${bytes} bytes, more than the 10 MiB (${MAX_STDIO_MESSAGE_BYTES} bytes) that backchannel reads from stdio in one message; ` +
+      "send less: a long document as a local file (open_reader's path), or in parts";
+    transport.send({ jsonrpc: "2.0", id, error: { code: INVALID_REQUEST, message } }).catch((error: Error) => warn(error.message));
+  };
+  const reader = new LineReader(MAX_STDIO_MESSAGE_BYTES, (line) => lines.write(Buffer.concat([line, NEWLINE])), refuse);
+  const end = () => {
+    if (!lines.writableEnded) lines.end();
+  };
+  process.stdin.on("data", (chunk: Buffer) => reader.push(chunk));
+  process.stdin.once("end", end);
+  process.stdin.once("close", end);
+  process.stdin.once("error", (error) => lines.destroy(error));
+  return transport;
 }

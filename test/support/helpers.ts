@@ -65,6 +65,13 @@ export function stderrOf(client: Client): string {
   return serverStderr.get(client)?.() ?? "";
 }
 
+/** The process id of the server behind `client` (made by {@link connectServer}). */
+export function pidOf(client: Client): number {
+  const pid = (client.transport as StdioClientTransport | undefined)?.pid;
+  if (typeof pid !== "number") throw new Error("the client has no server process");
+  return pid;
+}
+
 /** A running `backchannel watch` child with its output collected. */
 export interface WatcherProcess {
   child: ChildProcess;
