@@ -143,7 +143,7 @@ const SETTINGS_LOCK_STALE_MS = 20_000;
 
 /** Runs `action` holding the lock of the settings file at `settingsPath` (its folder must exist). */
 function withSettingsLock<T>(settingsPath: string, action: () => T): Promise<T> {
-  return withLock(settingsPath, SETTINGS_LOCK_STALE_MS, action);
+  return withLock(settingsPath, { staleMs: SETTINGS_LOCK_STALE_MS }, action);
 }
 
 function notInstalled(settingsPath: string): string {
