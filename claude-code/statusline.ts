@@ -17,8 +17,8 @@ import { runWrapped } from "./wrap.js";
 
 /** Options of {@link runStatusline}. */
 export interface StatuslineOptions {
-  /** The store, read-only (the server's). */
-  reader: ChannelReader;
+  /** The store, read-only (the server's); none when the store setting is unusable (then only the wrapped line shows). */
+  reader: ChannelReader | undefined;
   /** The stash file of the status line this one replaced; none: nothing is wrapped. */
   stashPath?: string;
 }
@@ -34,7 +34,7 @@ export async function runStatusline(options: StatuslineOptions): Promise<number>
   const input = await readStdin();
   const command = options.stashPath === undefined ? undefined : stashedCommand(options.stashPath);
   const theirs = command === undefined ? Promise.resolve("") : runWrapped(command, input);
-  const ours = await waitingLine(options.reader, sessionKey());
+  const ours = options.reader ? await waitingLine(options.reader, sessionKey()) : "";
   const wrapped = (await theirs).replace(/\s+$/, "");
   const line = wrapped !== "" && ours !== "" ? `${wrapped} | ${ours}` : wrapped || ours;
   if (line !== "") process.stdout.write(`${line}\n`);
