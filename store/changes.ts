@@ -64,7 +64,11 @@ export interface WaitingPollOptions {
  *   when `signal` had aborted before the first read.
  * @throws whatever `pollOnce` throws (which ends the wait).
  */
-export async function pollWithWait(subscription: ChangeSubscription, pollOnce: () => Promise<PollResult>, options: WaitingPollOptions): Promise<PollResult | undefined> {
+export async function pollWithWait(
+  subscription: ChangeSubscription,
+  pollOnce: () => Promise<PollResult>,
+  options: WaitingPollOptions,
+): Promise<PollResult | undefined> {
   const { waitMs, fallbackMs, signal, onWaiting } = options;
   let result: PollResult | undefined;
   for await (const wake of changes(subscription, { fallbackMs, deadline: Date.now() + waitMs, signal })) {

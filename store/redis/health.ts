@@ -34,9 +34,13 @@ export function settingsWarnings(settings: RedisSettings): string[] {
   const aof = settings.appendonly === "yes";
   const snapshots = settings.save !== undefined && settings.save.trim() !== "";
   if (settings.appendonly !== undefined && !aof && !snapshots) {
-    warnings.push('persistence is off (appendonly no, no save points): a restart of Redis loses every channel. Set "appendonly yes" and "appendfsync always"');
+    warnings.push(
+      'persistence is off (appendonly no, no save points): a restart of Redis loses every channel. Set "appendonly yes" and "appendfsync always"',
+    );
   } else if (settings.appendonly !== undefined && !aof) {
-    warnings.push('only snapshots persist (appendonly no): a crash of Redis loses what was acknowledged since the last one. Set "appendonly yes" and "appendfsync always"');
+    warnings.push(
+      'only snapshots persist (appendonly no): a crash of Redis loses what was acknowledged since the last one. Set "appendonly yes" and "appendfsync always"',
+    );
   } else if (aof && settings.appendfsync !== undefined && settings.appendfsync !== "always") {
     warnings.push(
       `appendfsync is ${settings.appendfsync}: a crash of the machine loses what was acknowledged in the last second or so. Set "appendfsync always" for acknowledged = durable`,

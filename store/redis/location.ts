@@ -49,11 +49,13 @@ export function parseRedisUrl(setting: string): RedisAddress {
     throw new InvalidStoreUrlError(redactUnparsed(text), "it is not a URL");
   }
   const shown = redact(url);
-  if (url.protocol !== "redis:" && url.protocol !== "rediss:") throw new InvalidStoreUrlError(shown, `${url.protocol}// is not redis:// or rediss://`);
+  if (url.protocol !== "redis:" && url.protocol !== "rediss:")
+    throw new InvalidStoreUrlError(shown, `${url.protocol}// is not redis:// or rediss://`);
   if (url.hostname === "") throw new InvalidStoreUrlError(shown, "it names no host");
   if (url.search !== "" || url.hash !== "") throw new InvalidStoreUrlError(shown, "it has a query or a fragment, which backchannel does not read");
   const path = url.pathname.replace(/^\//, "");
-  if (path !== "" && !/^[0-9]{1,5}$/.test(path)) throw new InvalidStoreUrlError(shown, `its path ${JSON.stringify(url.pathname)} is not a database number`);
+  if (path !== "" && !/^[0-9]{1,5}$/.test(path))
+    throw new InvalidStoreUrlError(shown, `its path ${JSON.stringify(url.pathname)} is not a database number`);
   return { url: text, shown, db: path === "" ? 0 : Number(path), tls: url.protocol === "rediss:" };
 }
 

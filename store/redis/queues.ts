@@ -39,7 +39,13 @@ export interface QueueContext {
  * The context of a queue.
  * @throws InvalidChannelIdError.
  */
-export function queueContext(connection: RedisConnection, channelId: string, queue: QueueName, limits: Readonly<Limits>, upkeep: Upkeep): QueueContext {
+export function queueContext(
+  connection: RedisConnection,
+  channelId: string,
+  queue: QueueName,
+  limits: Readonly<Limits>,
+  upkeep: Upkeep,
+): QueueContext {
   return { connection, channelId, queue, keys: channelKeys(channelId), limits, upkeep };
 }
 
@@ -79,7 +85,14 @@ export async function appendMessage(context: QueueContext, event: string, json: 
 export async function readAfter(context: QueueContext, after: number): Promise<PollResult> {
   const { keys, queue, limits, upkeep } = context;
   const reply = await context.connection.run((client) =>
-    client.bcReadAfter(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, queue, after, limits.maxBatchBytes, queueWakeChannel(context.channelId, queue)]),
+    client.bcReadAfter(keyList(keys), [
+      upkeep.ttlMs,
+      upkeep.touchEveryMs,
+      queue,
+      after,
+      limits.maxBatchBytes,
+      queueWakeChannel(context.channelId, queue),
+    ]),
   );
   return pollResult(reply);
 }
@@ -136,8 +149,9 @@ function asArray(reply: unknown): unknown[] {
   return reply;
 }
 
+/** A seq, cursor or count: decimal text from the scripts (see ./scripts.ts), or a number. */
 function asNumber(value: unknown): number {
-  const number = typeof value === "number" ? value : Number(value);
+  const number = typeof value === "number" ? value : typeof value === "string" && /^[0-9]+$/.test(value) ? Number(value) : Number.NaN;
   if (!Number.isSafeInteger(number)) throw unexpected(value);
   return number;
 }

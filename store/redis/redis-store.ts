@@ -144,7 +144,8 @@ export class RedisStore implements ChannelStore {
         (settings) => {
           for (const warning of settingsWarnings(settings)) warn(`the Redis store at ${this.shown}: ${warning}`);
         },
-        (error: Error) => warn(`could not read the settings of the Redis store at ${this.shown} (${error.message}); check that it keeps what it acknowledges`),
+        (error: Error) =>
+          warn(`could not read the settings of the Redis store at ${this.shown} (${error.message}); check that it keeps what it acknowledges`),
       );
     });
   }

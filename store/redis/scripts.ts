@@ -18,6 +18,9 @@
  * - a channel's keys expire (after the TTL) only while both its queues are empty: a
  *   channel holding an unread message is never dropped by Redis or by the sweep;
  * - every change to a queue publishes on its wake channel, after the change.
+ *
+ * Seqs, cursors and counts are returned as decimal text: node-redis decodes integer
+ * replies with a float sum that is off near 2^53 (the largest cursor a caller may pass).
  */
 import { type CommandParser, defineScript } from "@redis/client";
 
@@ -93,7 +96,7 @@ local function take_batch(stream, from, max_bytes)
       count = count + 1
       records = records + record
       last = tonumber(seq_text)
-      out[#out + 1] = last
+      out[#out + 1] = seq_text
       out[#out + 1] = f[2]
       out[#out + 1] = f[4]
       out[#out + 1] = f[6]
@@ -138,7 +141,7 @@ redis.call('XADD', stream, seq_text .. '-0', 'event', event, 'data', data, 'ts',
 redis.call('HSET', KEYS[1], 'seq:' .. queue, seq_text, 'bytes:' .. queue, bytes)
 settle(true)
 redis.call('SPUBLISH', ARGV[9], seq_text)
-return {'ok', tonumber(seq_text), count + 1}
+return {'ok', seq_text, string.format('%d', count + 1)}
 `;
 
 /**
@@ -163,7 +166,7 @@ settle(changed)
 if changed then redis.call('SPUBLISH', ARGV[6], 'ack') end
 local cursor = after
 if count > 0 then cursor = last end
-local reply = {cursor, redis.call('XLEN', stream) - count}
+local reply = {string.format('%d', cursor), string.format('%d', redis.call('XLEN', stream) - count)}
 for _, value in ipairs(out) do reply[#reply + 1] = value end
 return reply
 `;
@@ -186,7 +189,7 @@ else
   cursor = last_seq(queue, stream)
   settle(false)
 end
-local reply = {cursor, redis.call('XLEN', stream)}
+local reply = {string.format('%d', cursor), string.format('%d', redis.call('XLEN', stream))}
 for _, value in ipairs(out) do reply[#reply + 1] = value end
 return reply
 `;

@@ -53,7 +53,9 @@ export class RedisSessions extends RedisSessionReader implements SessionStore {
     return untilStored(`the session record ${key}`, async () => {
       const [text, version] = await this.connection.run((client) => client.hmGet(name, ["json", "v"]));
       const next = update(text === null || text === undefined ? emptySession() : parseSession(text));
-      const stored = await this.connection.run((client) => client.bcSessionSet([name], [this.ttlMs, Number(version ?? 0), JSON.stringify(next), wake]));
+      const stored = await this.connection.run((client) =>
+        client.bcSessionSet([name], [this.ttlMs, Number(version ?? 0), JSON.stringify(next), wake]),
+      );
       return stored === 1 ? next : undefined;
     });
   }

@@ -46,7 +46,9 @@ export async function updateStateDoc(
     const json = JSON.stringify(next);
     const bytes = Buffer.byteLength(json);
     if (bytes > maxStateBytes) throw new StateTooLargeError(name, bytes, maxStateBytes);
-    const stored = await connection.run((client) => client.bcStateSet(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, name, Number(version ?? 0), json]));
+    const stored = await connection.run((client) =>
+      client.bcStateSet(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, name, Number(version ?? 0), json]),
+    );
     return stored === 1 ? next : undefined;
   });
 }

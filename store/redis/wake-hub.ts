@@ -155,7 +155,10 @@ export class WakeHub {
     if (this.subscriber) return this.subscriber;
     // The offline queue stays on here: a subscription asked for while Redis is away is
     // made when it returns, and node-redis renews every subscription after a reconnection.
-    const subscriber = this.connection.client.duplicate({ disableOfflineQueue: false, name: `${this.connection.client.options.name ?? "backchannel"}:wake` });
+    const subscriber = this.connection.client.duplicate({
+      disableOfflineQueue: false,
+      name: `${this.connection.client.options.name ?? "backchannel"}:wake`,
+    });
     subscriber.on("error", () => undefined);
     subscriber.on("ready", () => this.wakeAll());
     subscriber.connect().catch(() => undefined);
