@@ -4,9 +4,11 @@
  *
  * - the client connects in the background and reconnects by itself, quickly (back-off
  *   capped at half a second);
- * - commands are never queued while Redis is away (`disableOfflineQueue`): a call waits
- *   at most `readyWaitMs` for a connection being made, and once an outage has lasted that
- *   long, every call fails at once with a {@link StoreUnavailableError} naming the store;
+ * - commands are never queued while Redis is away (`disableOfflineQueue`): once an
+ *   attempt to connect has failed, a call waits at most `readyWaitMs` from the start of
+ *   the outage, and once an outage has lasted that long, every call fails at once with a
+ *   {@link StoreUnavailableError} naming the store; a first connection that is only slow
+ *   (a busy machine, a TLS handshake far away) is waited for up to the command timeout;
  * - an outage and the recovery are reported once each through `warn`, never per retry;
  * - an error reply of Redis becomes a {@link StoreRefusedError} with Redis's own words.
  */
@@ -24,9 +26,9 @@ export interface ConnectionOptions {
   name: string;
   /** Where the outage and recovery notes go; none: nothing is reported. */
   warn?: (message: string) => void;
-  /** How long a call waits for a connection being made or remade before it fails. Default 2,000 ms. */
+  /** How long a call waits, from the start of an outage, for a connection being remade before it fails. Default 2,000 ms. */
   readyWaitMs?: number;
-  /** How long one command may take before it fails. Default 5,000 ms (node-redis's default). */
+  /** How long one command, or a first connection that has not failed, may take before it fails. Default 5,000 ms (node-redis's default). */
   commandTimeoutMs?: number;
 }
 
@@ -45,7 +47,7 @@ function createStoreClient(options: ConnectionOptions) {
     disableOfflineQueue: true,
     commandOptions: { timeout: options.commandTimeoutMs ?? 5000 },
     socket: {
-      connectTimeout: options.readyWaitMs ?? 2000,
+      connectTimeout: options.commandTimeoutMs ?? 5000,
       reconnectStrategy: (retries: number) => Math.min(25 * 2 ** retries, MAX_RECONNECT_PAUSE_MS) + Math.floor(Math.random() * 50),
     },
   });
@@ -59,8 +61,9 @@ export class RedisConnection {
   readonly shown: string;
   private readonly warn: (message: string) => void;
   private readonly readyWaitMs: number;
-  /** While not ready: since when, why, and whether the outage was reported. */
-  private outage: { since: number; reason: string; reported: boolean } | undefined;
+  private readonly commandTimeoutMs: number;
+  /** While not ready: since when, why, whether an attempt failed, and whether it was reported. */
+  private outage: { since: number; reason: string; failed: boolean; reported: boolean } | undefined;
   private readonly readyWaiters = new Set<() => void>();
   private readonly stateListeners = new Set<(up: boolean) => void>();
   private closed = false;
@@ -69,7 +72,8 @@ export class RedisConnection {
     this.shown = options.address.shown;
     this.warn = options.warn ?? (() => undefined);
     this.readyWaitMs = options.readyWaitMs ?? 2000;
-    this.outage = { since: Date.now(), reason: "connecting", reported: false };
+    this.commandTimeoutMs = options.commandTimeoutMs ?? 5000;
+    this.outage = { since: Date.now(), reason: "still connecting", failed: false, reported: false };
     this.client = createStoreClient(options);
     this.client.on("error", (error: Error) => this.wentDown(describeFailure(error)));
     this.client.on("ready", () => this.cameUp());
@@ -126,11 +130,13 @@ export class RedisConnection {
 
   /** Resolves when the connection is ready; throws StoreUnavailableError when it will not be soon. */
   private async ready(): Promise<void> {
-    if (this.closed) throw new StoreUnavailableError(this.shown, "the store was closed");
-    const outage = this.outage;
-    if (outage === undefined) return;
-    const left = outage.since + this.readyWaitMs - Date.now();
-    if (left > 0) {
+    for (;;) {
+      if (this.closed) throw new StoreUnavailableError(this.shown, "the store was closed");
+      const outage = this.outage;
+      if (outage === undefined) return;
+      const left = outage.since + (outage.failed ? this.readyWaitMs : this.commandTimeoutMs) - Date.now();
+      if (left <= 0) throw new StoreUnavailableError(this.shown, outage.reason);
+      // Woken when the connection comes up or an attempt fails (which may shorten the wait).
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
@@ -141,18 +147,18 @@ export class RedisConnection {
         this.readyWaiters.add(done);
       });
     }
-    if (this.closed) throw new StoreUnavailableError(this.shown, "the store was closed");
-    if (this.outage) throw new StoreUnavailableError(this.shown, this.outage.reason);
   }
 
   private wentDown(reason: string): void {
     if (this.closed) return;
     if (this.outage) {
       this.outage.reason = reason;
+      this.outage.failed = true;
     } else {
-      this.outage = { since: Date.now(), reason, reported: false };
+      this.outage = { since: Date.now(), reason, failed: true, reported: false };
       for (const listener of this.stateListeners) listener(false);
     }
+    for (const wake of this.readyWaiters) wake();
     // Reported once per outage, not once per retry, and not for a blip shorter than a retry.
     if (!this.outage.reported) {
       this.outage.reported = true;

@@ -17,7 +17,7 @@ import { WakeHub } from "./wake-hub.js";
 export interface RedisReaderOptions {
   /** `redis://[user:password@]host[:port][/db]` or `rediss://…`. */
   url: string;
-  /** How long a read waits for the connection being made before it fails. Default 2,000 ms. */
+  /** How long a read waits, from the start of an outage, for the connection to be remade before it fails. Default 2,000 ms. */
   readyWaitMs?: number;
 }
 

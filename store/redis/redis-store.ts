@@ -50,7 +50,7 @@ export interface RedisStoreOptions {
    * come over pub/sub, and every outage wakes the waiters, so this is only a safety net.
    */
   fallbackWakeMs?: number;
-  /** How long a call waits for a connection being made or remade before it fails. Default 2,000 ms. */
+  /** How long a call waits, from the start of an outage, for the connection to be remade before it fails. Default 2,000 ms. */
   readyWaitMs?: number;
 }
 
