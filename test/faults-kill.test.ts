@@ -1,7 +1,8 @@
 /**
- * Killing processes at the worst moments: writers killed with SIGKILL under load
- * (also while they hold the lock), a live slow lock holder that must not be broken,
- * and a reader killed mid-poll.
+ * Killing processes at the worst moments, for each store: writers killed with SIGKILL
+ * under load (for the file store also while they hold the lock), and a reader killed
+ * mid-poll; and, for the file store's locks, a live slow lock holder that must not be
+ * broken.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -13,6 +14,7 @@ import { channelDir, queueFile } from "../core/paths.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { readQueue } from "../store/file/log-format.js";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
+import { type StoreFixture, storeKinds } from "./support/stores.js";
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}.js`, import.meta.url));
 const STALE_MS = 2000;
@@ -24,7 +26,7 @@ let cleanup: () => Promise<void>;
 before(async () => ({ dir: dataDir, cleanup } = await tempDataDir()));
 after(() => cleanup());
 
-/** A child process whose stdout is collected as whole lines; `onLine` hears each one. */
+/** A child process whose stdout is collected as whole lines; `onLine` hears each batch of them. */
 function spawnLines(script: string, args: string[], env: Record<string, string> = {}, onLine?: () => void) {
   const child = spawn(process.execPath, [fixture(script), ...args], {
     env: { ...process.env, ...env },
@@ -61,109 +63,183 @@ function spawnLines(script: string, args: string[], env: Record<string, string> 
 
 const randomBetween = (low: number, high: number) => low + Math.random() * (high - low);
 
-describe("SIGKILL under load", () => {
-  test(`${KILLS} writers killed at random moments: every acknowledged message arrives exactly once`, { timeout: 300_000 }, async (t) => {
-    const channel = "kill-load";
-    const env = { BACKCHANNEL_LOCK_STALE_MS: String(STALE_MS) };
-    const writers = new Map<string, ReturnType<typeof spawnLines>>();
-    // Progress: any writer's acknowledgement wakes whoever waits for the next one.
-    const progressWaiters: (() => void)[] = [];
-    const onAck = () => progressWaiters.splice(0).forEach((wake) => wake());
-    const nextAck = () => new Promise<void>((resolve) => progressWaiters.push(resolve));
-    const startWriter = (id: string) => writers.set(id, spawnLines("looping-writer", [dataDir, channel, id], env, onAck));
-    let nextId = 0;
-    for (let i = 0; i < CONCURRENT_WRITERS; i++) startWriter(`w${nextId++}`);
+for (const kind of storeKinds()) {
+  describe(`${kind.name} store`, { skip: kind.skip }, () => {
+    let fixture: StoreFixture;
+    before(async () => (fixture = await kind.start()));
+    after(() => fixture.stop());
 
-    // A cursor reader, running all along.
-    const store = new FileStore({ dataDir });
-    const received = new Map<number, QueueMessage>();
-    let duplicates = 0;
-    let cursor = 0;
-    let stop = false;
-    const reader = (async () => {
-      while (!stop) {
-        const result = await store.poll(channel, "agent", { after: cursor, waitMs: 100 });
-        for (const message of result.messages) {
-          if (received.has(message.seq)) duplicates += 1;
-          received.set(message.seq, message);
+    describe("SIGKILL under load", () => {
+      test(`${KILLS} writers killed at random moments: every acknowledged message arrives exactly once`, { timeout: 300_000 }, async (t) => {
+        const channel = "kill-load";
+        const env = { BACKCHANNEL_LOCK_STALE_MS: String(STALE_MS), ...fixture.env };
+        const writers = new Map<string, ReturnType<typeof spawnLines>>();
+                // Progress: an acknowledgement from one of `from` wakes whoever waits for it.
+        const progressWaiters = new Set<{ from: Set<string>; wake: () => void }>();
+        const onAck = (id: string) => {
+          for (const waiter of progressWaiters) {
+            if (!waiter.from.has(id)) continue;
+            progressWaiters.delete(waiter);
+            waiter.wake();
+          }
+        };
+        const nextAckFrom = (from: Set<string>) => new Promise<void>((wake) => progressWaiters.add({ from, wake }));
+        const startWriter = (id: string) => writers.set(id, spawnLines("looping-writer", [channel, id], env, () => onAck(id)));
+        let nextId = 0;
+        for (let i = 0; i < CONCURRENT_WRITERS; i++) startWriter(`w${nextId++}`);
+
+        // A cursor reader, running all along.
+        const store = fixture.open();
+        const received = new Map<number, QueueMessage>();
+        let duplicates = 0;
+        let cursor = 0;
+        let stop = false;
+        const reader = (async () => {
+          while (!stop) {
+            const result = await store.poll(channel, "agent", { after: cursor, waitMs: 100 });
+            for (const message of result.messages) {
+              if (received.has(message.seq)) duplicates += 1;
+              received.set(message.seq, message);
+            }
+            cursor = result.cursor;
+          }
+        })();
+        reader.catch(() => undefined); // awaited below; this only keeps an early failure from being "unhandled"
+
+        let kills = 0;
+        let worstStall = 0;
+        let stalls = 0;
+        while (kills < KILLS) {
+          await new Promise((resolve) => setTimeout(resolve, randomBetween(20, 150)));
+          // Kill only writers that are appending (past their start-up), so every kill hits work under way.
+          const live = [...writers.entries()].filter(([, w]) => w.child.exitCode === null && w.child.signalCode === null && w.lines.length > 0);
+          if (live.length === 0) continue;
+          const [id, victim] = live[Math.floor(Math.random() * live.length)]!;
+          // The stall is measured on the writers that were appending beside the victim (a
+          // new writer's start-up, a second or more on a busy machine, is not a stall).
+          const others = new Set(live.map(([other]) => other).filter((other) => other !== id));
+          const acknowledged = others.size > 0 ? nextAckFrom(others) : undefined;
+          victim.child.kill("SIGKILL");
+          const killedAt = Date.now();
+          await victim.exited;
+          assert.equal(victim.child.signalCode, "SIGKILL", `${id} died of the kill, not of an error: ${victim.stderr()}`);
+          kills += 1;
+          startWriter(`w${nextId++}`);
+          // How long the others stood still: near zero, unless the victim died holding the lock.
+          if (acknowledged === undefined) continue;
+          await acknowledged;
+          const stall = Date.now() - killedAt;
+          worstStall = Math.max(worstStall, stall);
+          if (stall >= STALE_MS / 2) stalls += 1;
         }
-        cursor = result.cursor;
-      }
-    })();
-    reader.catch(() => undefined); // awaited below; this only keeps an early failure from being "unhandled"
+        for (const writer of writers.values()) writer.child.kill("SIGKILL");
+        await Promise.all([...writers.values()].map((writer) => writer.exited));
 
-    let kills = 0;
-    let worstStall = 0;
-    let stalls = 0;
-    while (kills < KILLS) {
-      await new Promise((resolve) => setTimeout(resolve, randomBetween(20, 150)));
-      // Kill only writers that are appending (past their start-up), so every kill hits work under way.
-      const live = [...writers.entries()].filter(([, w]) => w.child.exitCode === null && w.child.signalCode === null && w.lines.length > 0);
-      if (live.length === 0) continue;
-      const [id, victim] = live[Math.floor(Math.random() * live.length)]!;
-      const acknowledged = nextAck();
-      victim.child.kill("SIGKILL");
-      const killedAt = Date.now();
-      await victim.exited;
-      assert.equal(victim.child.signalCode, "SIGKILL", `${id} died of the kill, not of an error: ${victim.stderr()}`);
-      kills += 1;
-      startWriter(`w${nextId++}`);
-      // How long the others stood still: near zero, unless the victim died holding the lock.
-      await acknowledged;
-      const stall = Date.now() - killedAt;
-      worstStall = Math.max(worstStall, stall);
-      if (stall >= STALE_MS / 2) stalls += 1;
-    }
-    for (const writer of writers.values()) writer.child.kill("SIGKILL");
-    await Promise.all([...writers.values()].map((writer) => writer.exited));
+        // Drain what is left: a stale lock from the last kills may hold the reader for up to STALE_MS.
+        stop = true;
+        await reader;
+        for (;;) {
+          const result = await store.poll(channel, "agent", { after: cursor });
+          for (const message of result.messages) received.set(message.seq, message);
+          cursor = result.cursor;
+          if (result.messages.length === 0) break;
+        }
 
-    // Drain what is left: a stale lock from the last kills may hold the reader for up to STALE_MS.
-    stop = true;
-    await reader;
-    for (;;) {
-      const result = await store.poll(channel, "agent", { after: cursor });
-      for (const message of result.messages) received.set(message.seq, message);
-      cursor = result.cursor;
-      if (result.messages.length === 0) break;
-    }
+        if (fixture.kind === "file") {
+          // Every queue file parses, and none was moved aside as corrupt.
+          assert.ok(readQueue(queueFile(fixture.dataDir, channel, "agent")));
+          assert.deepEqual(
+            (await readdir(channelDir(fixture.dataDir, channel))).filter((name) => name.includes(".corrupt-")),
+            [],
+          );
+        }
 
-    // Every queue file parses, and none was moved aside as corrupt.
-    assert.ok(readQueue(queueFile(dataDir, channel, "agent")));
-    assert.deepEqual(
-      (await readdir(channelDir(dataDir, channel))).filter((name) => name.includes(".corrupt-")),
-      [],
-    );
+        let acknowledged = 0;
+        const seen = new Set<string>();
+        for (const message of received.values()) {
+          const { writer, n } = message.data as { writer: string; n: number };
+          assert.ok(!seen.has(`${writer}/${n}`), `${writer}/${n} arrived once`);
+          seen.add(`${writer}/${n}`);
+        }
+        for (const [id, writer] of writers) {
+          let lastSeq = 0;
+          for (const line of writer.lines.filter((text) => !text.endsWith(" failed"))) {
+            const [n, seq] = line.split(" ").map(Number) as [number, number];
+            const message = received.get(seq);
+            assert.deepEqual(message?.data, { writer: id, n }, `acknowledged seq ${seq} of ${id} was delivered`);
+            assert.ok(seq > lastSeq, "a writer's own order is kept");
+            lastSeq = seq;
+            acknowledged += 1;
+          }
+        }
+        assert.equal(duplicates, 0, "a cursor reader never saw a seq twice");
+        assert.ok(acknowledged > KILLS, `${acknowledged} acknowledged messages checked`);
+        if (fixture.kind === "file") {
+          assert.ok(stalls > 0, "some kills left a lock behind (killed while holding it)");
+          // A lock's mtime may be set up to 1 s ahead (proper-lockfile rounds it up to the
+          // second), so a dead holder's lock is stale between STALE_MS and STALE_MS + 1 s after
+          // it stopped; a loaded two-core machine adds its scheduling delays on top.
+          assert.ok(worstStall < 2.5 * STALE_MS, `the worst stall after a kill, ${worstStall} ms, stays near the stale time of ${STALE_MS} ms`);
+        } else {
+          // Redis holds no lock for a writer: a kill never stops the others.
+          assert.ok(worstStall < STALE_MS, `the worst stall after a kill, ${worstStall} ms, is only the others' next append`);
+        }
+        t.diagnostic(
+          `kills=${kills} acknowledged=${acknowledged} received=${received.size} kills-holding-the-lock=${stalls} worst-stall-after-a-kill=${worstStall}ms (stale=${STALE_MS}ms)`,
+        );
+      });
+    });
 
-    let acknowledged = 0;
-    const seen = new Set<string>();
-    for (const message of received.values()) {
-      const { writer, n } = message.data as { writer: string; n: number };
-      assert.ok(!seen.has(`${writer}/${n}`), `${writer}/${n} arrived once`);
-      seen.add(`${writer}/${n}`);
-    }
-    for (const [id, writer] of writers) {
-      let lastSeq = 0;
-      for (const line of writer.lines) {
-        const [n, seq] = line.split(" ").map(Number) as [number, number];
-        const message = received.get(seq);
-        assert.deepEqual(message?.data, { writer: id, n }, `acknowledged seq ${seq} of ${id} was delivered`);
-        assert.ok(seq > lastSeq, "a writer's own order is kept");
-        lastSeq = seq;
-        acknowledged += 1;
-      }
-    }
-    assert.equal(duplicates, 0, "a cursor reader never saw a seq twice");
-    assert.ok(acknowledged > KILLS, `${acknowledged} acknowledged messages checked`);
-    assert.ok(stalls > 0, "some kills left a lock behind (killed while holding it)");
-    // A lock's mtime may be set up to 1 s ahead (proper-lockfile rounds it up to the
-    // second), so a dead holder's lock is stale between STALE_MS and STALE_MS + 1 s after
-    // it stopped; a loaded two-core machine adds its scheduling delays on top.
-    assert.ok(worstStall < 2.5 * STALE_MS, `the worst stall after a kill, ${worstStall} ms, stays near the stale time of ${STALE_MS} ms`);
-    t.diagnostic(
-      `kills=${kills} acknowledged=${acknowledged} received=${received.size} kills-holding-the-lock=${stalls} worst-stall-after-a-kill=${worstStall}ms (stale=${STALE_MS}ms)`,
-    );
+    describe("a reader killed mid-poll", () => {
+      test("with a cursor nothing is lost: the next poll with the same cursor gets everything", async () => {
+        const app = await connectServer(fixture.dataDir, fixture.env);
+        const agent = await connectServer(fixture.dataDir, fixture.env);
+        try {
+          await agent.callTool({ name: "notify_ui", arguments: { channel_id: "killed-reader", event: "answer", data: { n: 1 } } });
+          const first = structured<{ cursor: number }>(
+            await app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "killed-reader", after: 0 } }),
+          );
+          assert.equal(first.cursor, 1);
+          // The app's server dies while a long-poll with the next cursor waits, and a message lands meanwhile.
+          const waiting = app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "killed-reader", after: 1, wait_ms: 10_000 } });
+          waiting.catch(() => undefined);
+          await agent.callTool({ name: "notify_ui", arguments: { channel_id: "killed-reader", event: "answer", data: { n: 2 } } });
+          const pid = (app.transport as { pid?: number | null } | undefined)?.pid;
+          assert.ok(pid, "the app's server process");
+          process.kill(pid, "SIGKILL");
+          await agent.callTool({ name: "notify_ui", arguments: { channel_id: "killed-reader", event: "answer", data: { n: 3 } } });
+          // The host starts a new server process; the app polls again with its last cursor.
+          const again = await connectServer(fixture.dataDir, fixture.env);
+          try {
+            const result = structured<{ messages: QueueMessage[] }>(
+              await again.callTool({ name: "poll_ui_messages", arguments: { channel_id: "killed-reader", after: 1 } }),
+            );
+            assert.deepEqual(
+              result.messages.map((m) => m.data),
+              [{ n: 2 }, { n: 3 }],
+            );
+          } finally {
+            await again.close();
+          }
+        } finally {
+          await Promise.allSettled([app.close(), agent.close()]);
+        }
+      });
+
+      test("read-and-clear loses what a reader drained and died with: why the app reads with a cursor", async () => {
+        const store = fixture.open();
+        await store.append("killed-drainer", "agent", "ask", { question: "lost?" });
+        const drainer = spawnLines("drain-and-hang", ["killed-drainer"], fixture.env);
+        await drainer.waitFor("drained 1");
+        drainer.child.kill("SIGKILL");
+        await drainer.exited;
+        assert.deepEqual((await store.poll("killed-drainer", "agent")).messages, [], "the drained message is gone with its reader");
+      });
+    });
   });
+}
 
+describe("file store: a live lock holder", () => {
   test("a live holder that keeps its lock past the stale time is never broken", { timeout: 60_000 }, async (t) => {
     const path = queueFile(dataDir, "slow-holder", "agent");
     const store = new FileStore({ dataDir, limits: { lockStaleMs: STALE_MS } });
@@ -179,52 +255,5 @@ describe("SIGKILL under load", () => {
     // it as stale would have let the append through after about one.
     assert.ok(waited >= 2.5 * STALE_MS - 1000, `waited ${waited} ms, until the live holder let go`);
     t.diagnostic(`waited ${waited} ms behind a live holder that held its lock for ${2.5 * STALE_MS} ms (stale=${STALE_MS} ms)`);
-  });
-});
-
-describe("a reader killed mid-poll", () => {
-  test("with a cursor nothing is lost: the next poll with the same cursor gets everything", async () => {
-    const app = await connectServer(dataDir);
-    const agent = await connectServer(dataDir);
-    try {
-      await agent.callTool({ name: "notify_ui", arguments: { channel_id: "killed-reader", event: "answer", data: { n: 1 } } });
-      const first = structured<{ cursor: number }>(
-        await app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "killed-reader", after: 0 } }),
-      );
-      assert.equal(first.cursor, 1);
-      // The app's server dies while a long-poll with the next cursor waits, and a message lands meanwhile.
-      const waiting = app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "killed-reader", after: 1, wait_ms: 10_000 } });
-      waiting.catch(() => undefined);
-      await agent.callTool({ name: "notify_ui", arguments: { channel_id: "killed-reader", event: "answer", data: { n: 2 } } });
-      const pid = (app.transport as { pid?: number | null } | undefined)?.pid;
-      assert.ok(pid, "the app's server process");
-      process.kill(pid, "SIGKILL");
-      await agent.callTool({ name: "notify_ui", arguments: { channel_id: "killed-reader", event: "answer", data: { n: 3 } } });
-      // The host starts a new server process; the app polls again with its last cursor.
-      const again = await connectServer(dataDir);
-      try {
-        const result = structured<{ messages: QueueMessage[] }>(
-          await again.callTool({ name: "poll_ui_messages", arguments: { channel_id: "killed-reader", after: 1 } }),
-        );
-        assert.deepEqual(
-          result.messages.map((m) => m.data),
-          [{ n: 2 }, { n: 3 }],
-        );
-      } finally {
-        await again.close();
-      }
-    } finally {
-      await Promise.allSettled([app.close(), agent.close()]);
-    }
-  });
-
-  test("read-and-clear loses what a reader drained and died with: why the app reads with a cursor", async () => {
-    const store = new FileStore({ dataDir });
-    await store.append("killed-drainer", "agent", "ask", { question: "lost?" });
-    const drainer = spawnLines("drain-and-hang", [dataDir, "killed-drainer"]);
-    await drainer.waitFor("drained 1");
-    drainer.child.kill("SIGKILL");
-    await drainer.exited;
-    assert.deepEqual((await store.poll("killed-drainer", "agent")).messages, [], "the drained message is gone with its reader");
   });
 });
