@@ -74,7 +74,7 @@ for (const kind of storeKinds()) {
         const channel = "kill-load";
         const env = { BACKCHANNEL_LOCK_STALE_MS: String(STALE_MS), ...fixture.env };
         const writers = new Map<string, ReturnType<typeof spawnLines>>();
-                // Progress: an acknowledgement from one of `from` wakes whoever waits for it.
+        // Progress: an acknowledgement from one of `from` wakes whoever waits for it.
         const progressWaiters = new Set<{ from: Set<string>; wake: () => void }>();
         const onAck = (id: string) => {
           for (const waiter of progressWaiters) {
@@ -84,7 +84,11 @@ for (const kind of storeKinds()) {
           }
         };
         const nextAckFrom = (from: Set<string>) => new Promise<void>((wake) => progressWaiters.add({ from, wake }));
-        const startWriter = (id: string) => writers.set(id, spawnLines("looping-writer", [channel, id], env, () => onAck(id)));
+        const startWriter = (id: string) =>
+          writers.set(
+            id,
+            spawnLines("looping-writer", [channel, id], env, () => onAck(id)),
+          );
         let nextId = 0;
         for (let i = 0; i < CONCURRENT_WRITERS; i++) startWriter(`w${nextId++}`);
 
