@@ -6,17 +6,15 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { spawn } from "node:child_process";
 import { readdir } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import { FileStore } from "../store/file/file-store.js";
 import { channelDir, queueFile } from "../core/paths.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { readQueue } from "../store/file/log-format.js";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
+import { type FixtureProcess, spawnFixture } from "./support/fixture-process.js";
 import { type StoreFixture, storeKinds } from "./support/stores.js";
 
-const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}.js`, import.meta.url));
 const STALE_MS = 2000;
 const KILLS = 50;
 const CONCURRENT_WRITERS = 4;
@@ -25,41 +23,6 @@ let dataDir: string;
 let cleanup: () => Promise<void>;
 before(async () => ({ dir: dataDir, cleanup } = await tempDataDir()));
 after(() => cleanup());
-
-/** A child process whose stdout is collected as whole lines; `onLine` hears each batch of them. */
-function spawnLines(script: string, args: string[], env: Record<string, string> = {}, onLine?: () => void) {
-  const child = spawn(process.execPath, [fixture(script), ...args], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let buffer = "";
-  const lines: string[] = [];
-  const listeners: (() => void)[] = [];
-  child.stdout!.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString();
-    const complete = buffer.split("\n");
-    buffer = complete.pop()!; // a line cut by a kill has no newline: not acknowledged
-    lines.push(...complete);
-    if (complete.length > 0) onLine?.();
-    listeners.splice(0).forEach((wake) => wake());
-  });
-  let stderr = "";
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return {
-    child,
-    lines,
-    exited,
-    stderr: () => stderr,
-    /** Resolves once a line equal to `text` was printed. */
-    async waitFor(text: string) {
-      while (!lines.includes(text)) {
-        if (child.exitCode !== null) throw new Error(`${script} exited ${child.exitCode} before printing ${text}: ${stderr}`);
-        await new Promise<void>((resolve) => listeners.push(resolve));
-      }
-    },
-  };
-}
 
 const randomBetween = (low: number, high: number) => low + Math.random() * (high - low);
 
@@ -73,7 +36,7 @@ for (const kind of storeKinds()) {
       test(`${KILLS} writers killed at random moments: every acknowledged message arrives exactly once`, { timeout: 300_000 }, async (t) => {
         const channel = "kill-load";
         const env = { BACKCHANNEL_LOCK_STALE_MS: String(STALE_MS), ...fixture.env };
-        const writers = new Map<string, ReturnType<typeof spawnLines>>();
+        const writers = new Map<string, FixtureProcess>();
         // Progress: an acknowledgement from one of `from` wakes whoever waits for it.
         const progressWaiters = new Set<{ from: Set<string>; wake: () => void }>();
         const onAck = (id: string) => {
@@ -87,7 +50,7 @@ for (const kind of storeKinds()) {
         const startWriter = (id: string) =>
           writers.set(
             id,
-            spawnLines("looping-writer", [channel, id], env, () => onAck(id)),
+            spawnFixture("looping-writer", [channel, id], env, () => onAck(id)),
           );
         let nextId = 0;
         for (let i = 0; i < CONCURRENT_WRITERS; i++) startWriter(`w${nextId++}`);
@@ -230,10 +193,77 @@ for (const kind of storeKinds()) {
         }
       });
 
+      test("the app's server killed mid-call again and again while the agent sends: through its cursor the app gets every message exactly once", async () => {
+        const channel = "killed-servers";
+        const SENT = 30;
+        const agent = await connectServer(fixture.dataDir, fixture.env);
+        const seen = new Map<number, unknown>();
+        let duplicates = 0;
+        let cursor = 0;
+        const take = (result: { structuredContent?: unknown; isError?: boolean }) => {
+          const { messages, cursor: next } = structured<{ messages: QueueMessage[]; cursor: number }>(result);
+          for (const message of messages) {
+            if (seen.has(message.seq)) duplicates += 1;
+            seen.set(message.seq, message.data);
+          }
+          cursor = Math.max(cursor, next);
+        };
+        try {
+          const sending = (async () => {
+            for (let n = 1; n <= SENT; n++) {
+              structured(await agent.callTool({ name: "notify_ui", arguments: { channel_id: channel, event: "answer", data: { n } } }));
+              await new Promise((resolve) => setTimeout(resolve, randomBetween(5, 60)));
+            }
+          })();
+          for (let round = 0; round < 6; round++) {
+            const app = await connectServer(fixture.dataDir, fixture.env);
+            const pid = (app.transport as { pid?: number | null } | undefined)?.pid;
+            assert.ok(pid, "the app's server process");
+            // Polls until the kill lands in the middle of one, at a random moment.
+            const killAt = Date.now() + randomBetween(0, 300);
+            const killer = new Promise<void>((resolve) =>
+              setTimeout(
+                () => {
+                  process.kill(pid, "SIGKILL");
+                  resolve();
+                },
+                Math.max(0, killAt - Date.now()),
+              ),
+            );
+            let killed = false;
+            void killer.then(() => (killed = true));
+            while (!killed) {
+              const result = await app
+                .callTool({ name: "poll_ui_messages", arguments: { channel_id: channel, after: cursor, wait_ms: 2000 } })
+                .catch(() => undefined);
+              if (result && !result.isError) take(result);
+            }
+            await killer;
+            await app.close().catch(() => undefined);
+          }
+          await sending;
+          const last = await connectServer(fixture.dataDir, fixture.env);
+          try {
+            while (seen.size < SENT)
+              take(await last.callTool({ name: "poll_ui_messages", arguments: { channel_id: channel, after: cursor, wait_ms: 2000 } }));
+          } finally {
+            await last.close();
+          }
+        } finally {
+          await agent.close();
+        }
+        assert.equal(duplicates, 0, "a seq that reached the app never came again");
+        assert.deepEqual(
+          [...seen.entries()].sort(([a], [b]) => a - b).map(([, data]) => data),
+          Array.from({ length: SENT }, (_, index) => ({ n: index + 1 })),
+          "every message once, in order",
+        );
+      });
+
       test("read-and-clear loses what a reader drained and died with: why the app reads with a cursor", async () => {
         const store = fixture.open();
         await store.append("killed-drainer", "agent", "ask", { question: "lost?" });
-        const drainer = spawnLines("drain-and-hang", ["killed-drainer"], fixture.env);
+        const drainer = spawnFixture("drain-and-hang", ["killed-drainer"], fixture.env);
         await drainer.waitFor("drained 1");
         drainer.child.kill("SIGKILL");
         await drainer.exited;
@@ -248,7 +278,7 @@ describe("file store: a live lock holder", () => {
     const path = queueFile(dataDir, "slow-holder", "agent");
     const store = new FileStore({ dataDir, limits: { lockStaleMs: STALE_MS } });
     await store.append("slow-holder", "agent", "first");
-    const holder = spawnLines("lock-holder", [path, String(STALE_MS), String(2.5 * STALE_MS)]);
+    const holder = spawnFixture("lock-holder", [path, String(STALE_MS), String(2.5 * STALE_MS)]);
     await holder.waitFor("locked");
     const started = Date.now();
     await store.append("slow-holder", "agent", "second");
