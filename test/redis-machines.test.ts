@@ -140,7 +140,9 @@ describe("three machines sharing channels only through Redis", { skip }, () => {
       const watcherExit = new Promise<number | null>((resolve) => watcher.on("exit", resolve));
       await armed;
 
-      const state = structured<{ document: { title: string } | null }>(await reader.callTool({ name: "reader_state", arguments: { channel_id: channel } }));
+      const state = structured<{ document: { title: string } | null }>(
+        await reader.callTool({ name: "reader_state", arguments: { channel_id: channel } }),
+      );
       assert.equal(state.document?.title, "Across", "the app's state tool reads what open_reader stored");
       const ask = { thread_id: "t1", quote: "A passage", paragraph: "A passage read on one machine.", question: "Where was this read?", history: [] };
       structured(await reader.callTool({ name: "notify_agent", arguments: { channel_id: channel, event: "ask", data: ask } }));
@@ -155,7 +157,12 @@ describe("three machines sharing channels only through Redis", { skip }, () => {
         polled.messages.map((message) => [message.event, message.data.question]),
         [["ask", "Where was this read?"]],
       );
-      structured(await agent.callTool({ name: "notify_ui", arguments: { channel_id: channel, event: "answer", data: { thread_id: "t1", text: "On another machine." } } }));
+      structured(
+        await agent.callTool({
+          name: "notify_ui",
+          arguments: { channel_id: channel, event: "answer", data: { thread_id: "t1", text: "On another machine." } },
+        }),
+      );
 
       const answered = structured<{ messages: { event: string; data: { text: string } }[] }>(
         await reader.callTool({ name: "poll_ui_messages", arguments: { channel_id: channel, after: 0, wait_ms: 10_000 } }),

@@ -228,6 +228,31 @@ describe("on a real redis-server", { skip }, () => {
     }
   });
 
+  test("Redis expires a channel's keys after the TTL only while both queues are empty", async () => {
+    const store = new RedisStore({ url: redis.url(4), checkSettings: false, limits: { channelTtlMs: 60_000 } });
+    const ttls = () => redis.admin(4, async (client) => Promise.all(keyList(channelKeys("expiring")).map((key) => client.pTTL(key))));
+    try {
+      await store.updateState("expiring", "doc", () => ({ kept: "while used" }));
+      await store.append("expiring", "agent", "ask");
+      // A key that does not exist reads -2; one without an expiry -1.
+      assert.ok(
+        (await ttls()).every((ttl) => ttl === -1 || ttl === -2),
+        "holding a message: nothing expires",
+      );
+      await store.poll("expiring", "agent");
+      const [meta, ui, agent, state] = await ttls();
+      for (const ttl of [meta!, agent!, state!]) assert.ok(ttl > 50_000 && ttl <= 60_000, `empty: expires after the TTL (${ttl} ms left)`);
+      assert.equal(ui, -2, "a queue never written has no key");
+      await store.append("expiring", "ui", "answer");
+      assert.ok(
+        (await ttls()).every((ttl) => ttl === -1 || ttl === -2),
+        "a message again: the expiry is lifted",
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
   test("every key of a channel, and its wake channels, share one hash tag", async () => {
     const keys = channelKeys("tagged-1");
     for (const name of [...keyList(keys), queueWakeChannel("tagged-1", "ui"), queueWakeChannel("tagged-1", "agent")]) {

@@ -69,15 +69,19 @@ local function last_seq(queue, stream)
 end
 
 -- Marks the channel as used now (a change always; a read at most every ARGV[2] ms), and
--- makes its keys expire after ARGV[1] ms once both queues are empty, never while one holds a message.
-local function settle(changed)
+-- makes its keys expire after ARGV[1] ms once both queues are empty, never while one
+-- holds a message. 'holds' is true when the caller knows a queue holds one (an append).
+local function settle(changed, holds)
   local now = now_ms()
   if not changed and now - num(redis.call('HGET', KEYS[1], 'touched')) < tonumber(ARGV[2]) then return end
   redis.call('HSET', KEYS[1], 'touched', now)
-  if redis.call('XLEN', KEYS[2]) + redis.call('XLEN', KEYS[3]) == 0 then
-    for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
+  if holds or redis.call('XLEN', KEYS[2]) + redis.call('XLEN', KEYS[3]) > 0 then
+    -- Keys with an expiry all got it together: the meta key tells for the four.
+    if redis.call('PTTL', KEYS[1]) >= 0 then
+      for i = 1, 4 do redis.call('PERSIST', KEYS[i]) end
+    end
   else
-    for i = 1, 4 do redis.call('PERSIST', KEYS[i]) end
+    for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
   end
 end
 
@@ -139,7 +143,7 @@ local bytes = num(redis.call('HGET', KEYS[1], 'bytes:' .. queue)) + record_bytes
 if bytes > tonumber(ARGV[8]) then return {'full', 'bytes'} end
 redis.call('XADD', stream, seq_text .. '-0', 'event', event, 'data', data, 'ts', ts)
 redis.call('HSET', KEYS[1], 'seq:' .. queue, seq_text, 'bytes:' .. queue, bytes)
-settle(true)
+settle(true, true)
 redis.call('SPUBLISH', ARGV[9], seq_text)
 return {'ok', seq_text, string.format('%d', count + 1)}
 `;
