@@ -79,7 +79,8 @@ export async function appendMessage(context: QueueContext, event: string, json: 
 
 /**
  * Acknowledges every message with `seq <= after`, then returns a batch of those after it.
- * A cursor above the last seq handed out acknowledges everything and never moves the seq.
+ * A cursor above the last seq handed out acknowledges nothing, moves no seq, and gets
+ * the queue from its start (its cursor: the last seq returned, else the last handed out).
  * @throws StoreUnavailableError, StoreRefusedError.
  */
 export async function readAfter(context: QueueContext, after: number): Promise<PollResult> {

@@ -14,7 +14,7 @@
  *   never repeats while the channel exists; stream entry ids are `<seq>-0`, dense;
  * - `bytes:<queue>` is the size of the queue's messages as the file store counts it
  *   (each message's JSON record and a newline), so both stores refuse the same message;
- * - a cursor above the last seq handed out never moves it;
+ * - a cursor above the last seq handed out moves nothing (no seq, no acknowledgement);
  * - a channel's keys expire (after the TTL) only while both its queues are empty: a
  *   channel holding an unread message is never dropped by Redis or by the sweep;
  * - every change to a queue publishes on its wake channel, after the change.
@@ -149,26 +149,31 @@ return {'ok', seq_text, string.format('%d', count + 1)}
 `;
 
 /**
- * Reads with a cursor: deletes every message with seq <= after (but never moves the
- * last seq), then returns a batch of those after it. ARGV: ttl, touch, queue, after,
+ * Reads with a cursor: deletes every message with seq <= after, then returns a batch of
+ * those after it. A cursor above the last seq handed out (a queue emptied under its
+ * reader, or a made-up cursor) moves nothing: it acknowledges nothing, and gets the
+ * queue from its start with the cursor to go on with. ARGV: ttl, touch, queue, after,
  * max batch bytes, wake channel. Returns `{cursor, pending, seq, event, data, ts, …}`.
  */
 const READ_AFTER_LUA = `${CHANNEL_PRELUDE}
 local queue, after = ARGV[3], tonumber(ARGV[4])
 local stream = stream_of(queue)
-local upto = math.min(after, last_seq(queue, stream))
+local last_handed_out = last_seq(queue, stream)
 local changed = false
-if upto > 0 then
-  local gone, records = records_upto(stream, upto)
+local from = string.format('%d-0', after + 1)
+if after > last_handed_out then
+  from = '-'
+elseif after > 0 then
+  local gone, records = records_upto(stream, after)
   if gone > 0 then
-    forget(queue, stream, upto, records)
+    forget(queue, stream, after, records)
     changed = true
   end
 end
-local out, count, last = take_batch(stream, string.format('%d-0', after + 1), tonumber(ARGV[5]))
+local out, count, last = take_batch(stream, from, tonumber(ARGV[5]))
 settle(changed)
 if changed then redis.call('SPUBLISH', ARGV[6], 'ack') end
-local cursor = after
+local cursor = math.min(after, last_handed_out)
 if count > 0 then cursor = last end
 local reply = {string.format('%d', cursor), string.format('%d', redis.call('XLEN', stream) - count)}
 for _, value in ipairs(out) do reply[#reply + 1] = value end
