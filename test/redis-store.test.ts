@@ -253,6 +253,19 @@ describe("on a real redis-server", { skip }, () => {
     }
   });
 
+  test("a saved app that is not one (written by hand) is an error that says what to do, and is left out (and reported) when listing", async () => {
+    const warnings: string[] = [];
+    const store = new RedisStore({ url: redis.url(5), checkSettings: false, warn: (message) => warnings.push(message) });
+    try {
+      await redis.admin(5, (client) => client.set("bc:app:{damaged}", "{not json"));
+      await assert.rejects(store.apps.read("damaged"), /the saved app damaged cannot be read \(it is not JSON\); open the app again/);
+      assert.deepEqual(await store.apps.list(), []);
+      assert.equal(warnings.length, 1, warnings.join("\n"));
+    } finally {
+      await store.close();
+    }
+  });
+
   test("every key of a channel, and its wake channels, share one hash tag", async () => {
     const keys = channelKeys("tagged-1");
     for (const name of [...keyList(keys), queueWakeChannel("tagged-1", "ui"), queueWakeChannel("tagged-1", "agent")]) {

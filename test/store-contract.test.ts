@@ -2,12 +2,14 @@
  * The store contract, in one process, run unchanged against both stores (the file store
  * in a temporary data directory, the Redis store on a real redis-server): seq, cursors,
  * read-and-clear, limits and their errors, channel ids, long-polls, state documents,
- * sessions, and the idle sweep. What only one store has (files, locks, the log format)
+ * sessions, saved apps, and the idle sweep. What only one store has (files, locks, the log format)
  * is tested in store.test.ts and redis-store.test.ts.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { InvalidChannelIdError } from "../core/ids.js";
+import { InvalidAppNameError, InvalidChannelIdError } from "../core/ids.js";
+import { APP_HTML_MAX_BYTES, SAVED_APP_MAX_BYTES } from "../core/limits.js";
+import { type SavedApp, SavedAppTooLargeError } from "../store/saved-app.js";
 import { InvalidCursorError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
 import { type StoreFixture, storeKinds } from "./support/stores.js";
 
@@ -358,6 +360,45 @@ for (const kind of storeKinds()) {
         }
         assert.throws(() => store.sessions.watch("../x"), /invalid session key/);
         await assert.rejects(store.sessions.read("nope"), /invalid session key/);
+      });
+    });
+
+    describe("saved apps", () => {
+      const app = (name: string, html = "<p>app</p>"): SavedApp => ({ name, title: "T", description: "D", html, saved_at: new Date().toISOString() });
+
+      test("write, read, list by name, remove; kept by the idle sweep", async () => {
+        const own = await fixture.fresh();
+        const store = own.open({ limits: { channelTtlMs: 60_000 } });
+        assert.equal(await store.apps.read("a"), null);
+        assert.deepEqual(await store.apps.list(), []);
+        await store.apps.write(app("b"));
+        await store.apps.write(app("a"));
+        assert.deepEqual((await store.apps.read("a"))?.html, "<p>app</p>");
+        await store.removeIdleChannels(Date.now() + 365 * 24 * 3600 * 1000);
+        assert.deepEqual(
+          (await store.apps.list()).map((saved) => saved.name),
+          ["a", "b"],
+        );
+        assert.equal(await store.apps.remove("a"), true);
+        assert.equal(await store.apps.remove("a"), false);
+        assert.equal(await store.apps.read("a"), null);
+      });
+
+      test("a name is checked before anything is touched", async () => {
+        const store = fixture.open();
+        for (const name of ["", "..", "../x", "a/b", "a b", "x".repeat(65), "é", "a}b"]) {
+          await assert.rejects(store.apps.read(name), InvalidAppNameError, JSON.stringify(name));
+          await assert.rejects(store.apps.write(app(name)), InvalidAppNameError, JSON.stringify(name));
+          await assert.rejects(store.apps.remove(name), InvalidAppNameError, JSON.stringify(name));
+        }
+      });
+
+      test(`an app over ${SAVED_APP_MAX_BYTES} bytes of JSON is refused; the one saved before stays`, async () => {
+        const store = fixture.open();
+        await store.apps.write(app("big", "<p>small</p>"));
+        await store.apps.write(app("big", '"'.repeat(APP_HTML_MAX_BYTES)));
+        await assert.rejects(store.apps.write(app("big", "x".repeat(SAVED_APP_MAX_BYTES))), SavedAppTooLargeError);
+        assert.equal((await store.apps.read("big"))?.html.length, APP_HTML_MAX_BYTES);
       });
     });
 

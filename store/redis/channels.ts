@@ -67,7 +67,7 @@ export async function sweepIdle(connection: RedisConnection, upkeep: Upkeep, now
 }
 
 /** Every key that matches `pattern` (SCAN: it never blocks Redis for long). */
-async function scanKeys(connection: RedisConnection, pattern: string): Promise<string[]> {
+export async function scanKeys(connection: RedisConnection, pattern: string): Promise<string[]> {
   const keys = new Set<string>();
   let cursor = "0";
   do {

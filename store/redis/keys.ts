@@ -8,12 +8,13 @@
  *     bc:{<channel>}:wake:<queue>   sharded pub/sub channel: "this queue changed"
  *     bc:session:{<key>}            hash: json (the session record), v, touched
  *     bc:session:{<key>}:wake       sharded pub/sub channel: "this record changed"
+ *     bc:app:{<name>}               a saved app's JSON
  *
  * Invariant: every key and pub/sub channel of one channel carries the channel id as its
  * hash tag (`{…}`), so that they share one hash slot: a script may touch them all at
  * once, and the store runs on Redis Cluster too. Names are built only from checked ids.
  */
-import { assertChannelId, assertSessionKey, isChannelId, SESSION_KEY_PATTERN } from "../../core/ids.js";
+import { assertAppName, assertChannelId, assertSessionKey, isChannelId, SESSION_KEY_PATTERN } from "../../core/ids.js";
 import type { QueueName } from "../../core/paths.js";
 
 /** The first part of every key. */
@@ -83,4 +84,23 @@ export function sessionKeyOfName(name: string): string | undefined {
   if (!name.startsWith(head) || !name.endsWith("}")) return undefined;
   const key = name.slice(head.length, -1);
   return SESSION_KEY_PATTERN.test(key) ? key : undefined;
+}
+
+/**
+ * The key of saved app `name`.
+ * @throws InvalidAppNameError before any name is built.
+ */
+export function appKey(name: string): string {
+  return `${KEY_PREFIX}app:{${assertAppName(name)}}`;
+}
+
+/** The pattern SCAN matches every saved app's key with. */
+export const APP_KEY_PATTERN = `${KEY_PREFIX}app:{*}`;
+
+/** The app name in a key found by {@link APP_KEY_PATTERN}, or `undefined` for anything else. */
+export function appNameOfKey(key: string): string | undefined {
+  const head = `${KEY_PREFIX}app:{`;
+  if (!key.startsWith(head) || !key.endsWith("}")) return undefined;
+  const name = key.slice(head.length, -1);
+  return isChannelId(name) ? name : undefined;
 }

@@ -13,6 +13,7 @@
  *   ./wake-hub.ts        one subscriber connection, fanned out to every waiter
  *   ./state-docs.ts      per-channel state documents
  *   ./sessions.ts        session records
+ *   ./saved-apps.ts      the apps the user kept
  *   ./channels.ts        listing, removal and the idle sweep
  *   ./reader.ts          the read-only view for the watcher and the status line
  *
@@ -20,6 +21,7 @@
  * disk before its append is answered.
  */
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
+import { warnOnStderr } from "../../core/warn.js";
 import type { QueueName } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { pollWithWait } from "../changes.js";
@@ -31,6 +33,7 @@ import { readSettings, settingsWarnings } from "./health.js";
 import { queueWakeChannel } from "./keys.js";
 import { parseRedisUrl } from "./location.js";
 import { appendMessage, drain, peekQueue, type QueueContext, queueContext, readAfter, type Upkeep, upkeepOf } from "./queues.js";
+import { RedisSavedApps } from "./saved-apps.js";
 import { RedisSessions } from "./sessions.js";
 import { readStateDoc, updateStateDoc } from "./state-docs.js";
 import { WakeHub } from "./wake-hub.js";
@@ -59,6 +62,7 @@ export class RedisStore implements ChannelStore {
   /** The limits in force. */
   readonly limits: Readonly<Limits>;
   readonly sessions: RedisSessions;
+  readonly apps: RedisSavedApps;
   /** The store's URL without its password. */
   readonly shown: string;
   private readonly connection: RedisConnection;
@@ -73,10 +77,11 @@ export class RedisStore implements ChannelStore {
     this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...options.limits });
     this.upkeep = upkeepOf(this.limits);
     this.fallbackWakeMs = options.fallbackWakeMs ?? 30_000;
-    const warn = options.warn ?? ((message: string) => process.stderr.write(`backchannel: ${message}\n`));
+    const warn = options.warn ?? warnOnStderr;
     this.connection = new RedisConnection({ address, name: "backchannel:store", warn, readyWaitMs: options.readyWaitMs });
     this.hub = new WakeHub(this.connection);
     this.sessions = new RedisSessions(this.connection, this.hub, this.limits.channelTtlMs);
+    this.apps = new RedisSavedApps(this.connection, warn);
     if (options.checkSettings ?? true) this.warnAboutSettingsOnce(warn);
   }
 
