@@ -180,6 +180,7 @@ describe("Redis failing under load", { skip }, () => {
         await agent.callTool({ name: "notify_agent", arguments: { channel_id: "outage-watched", event: "ask", data: { question: "still there?" } } }),
       );
       assert.equal(await watcher.exited, 0, watcher.stderr());
+      assert.match(watcher.stderr(), /the Redis store at .* is unreachable .*; still watching/, "the watcher said so, once, and went on");
       await load.stop();
       const delivered = load.delivered();
       for (let n = 1; n <= acknowledgedBefore; n++) assert.ok(delivered.has(n), `message ${n}, acknowledged before the outage, was delivered`);
