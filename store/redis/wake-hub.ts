@@ -12,7 +12,7 @@
  * - when the subscriber connection drops or comes back, every waiter is woken: what
  *   was published meanwhile is lost, so it must read again (and a read while Redis is
  *   away fails at once with a clear error, which ends a long-poll instead of leaving it
- *   hanging);
+ *   hanging); a subscription that failed meanwhile is asked for again;
  * - a channel nobody waits on any more stays subscribed for {@link LINGER_MS}, so that a
  *   long-poll loop that re-arms at once does not unsubscribe and subscribe every time.
  */
@@ -67,6 +67,8 @@ interface Channel {
   waiters: Set<Waiter>;
   /** Whether Redis confirmed the subscription. */
   confirmed: boolean;
+  /** Whether a subscription is on its way (asked for, neither confirmed nor failed). */
+  subscribing: boolean;
   /** The timer that unsubscribes a channel nobody waits on. */
   linger?: NodeJS.Timeout;
 }
@@ -90,7 +92,7 @@ export class WakeHub {
     if (this.closed) return new Waiter(() => undefined);
     let entry = this.channels.get(channel);
     if (!entry) {
-      entry = { waiters: new Set(), confirmed: false };
+      entry = { waiters: new Set(), confirmed: false, subscribing: false };
       this.channels.set(channel, entry);
       this.subscribe(channel, entry);
     }
@@ -118,17 +120,30 @@ export class WakeHub {
 
   private subscribe(channel: string, entry: Channel): void {
     const subscriber = this.connect();
+    entry.subscribing = true;
     const confirmed = () => {
+      entry.subscribing = false;
       if (this.channels.get(channel) !== entry) return;
       entry.confirmed = true;
       for (const waiter of entry.waiters) waiter.notify();
     };
-    // Queued by node-redis until the subscriber connection is ready, and made again by it
-    // after every reconnection. A failure leaves the waiters on their fallback timer.
-    subscriber.sSubscribe(channel, this.onMessage).then(confirmed, () => {
+    const failed = () => {
+      // node-redis forgets a subscription that failed (it timed out in the offline queue
+      // during an outage, say): it is asked for again when the connection is next ready,
+      // and meanwhile the waiters read again (and then on their fallback timer).
+      entry.subscribing = false;
       for (const waiter of entry.waiters) waiter.notify();
-    });
+    };
+    // Queued by node-redis until the subscriber connection is ready; once confirmed, made
+    // again by node-redis after every reconnection.
+    subscriber.sSubscribe(channel, this.onMessage).then(confirmed, failed);
   }
+
+  /** The subscriber connection is ready (again): asks again for the subscriptions that failed, and wakes every waiter. */
+  private readonly onReady = (): void => {
+    for (const [channel, entry] of this.channels) if (!entry.confirmed && !entry.subscribing) this.subscribe(channel, entry);
+    this.wakeAll();
+  };
 
   private readonly onMessage = (_message: string, channel: string): void => {
     const entry = this.channels.get(channel);
@@ -160,7 +175,7 @@ export class WakeHub {
       name: `${this.connection.client.options.name ?? "backchannel"}:wake`,
     });
     subscriber.on("error", () => undefined);
-    subscriber.on("ready", () => this.wakeAll());
+    subscriber.on("ready", this.onReady);
     subscriber.connect().catch(() => undefined);
     this.subscriber = subscriber;
     return subscriber;
