@@ -1,18 +1,24 @@
 /**
- * The two designs every figure is measured for: backchannel itself and the plain
- * polling baseline (bench/baseline/). Each is described by the processes it runs and
- * by how its app reads the agent's messages, so that one harness drives both.
+ * The designs figures are measured for: backchannel on its file store, backchannel on
+ * the Redis store, and the plain polling baseline (bench/baseline/). Each is described
+ * by the processes it runs, where its channels live and how its app reads the agent's
+ * messages, so that one harness drives them all.
  */
 import { fileURLToPath } from "node:url";
+import { type StoreLocation, storeLocationFromEnv } from "../store/open.js";
 
 /** The name of a design, as it appears in the results. */
-export type DesignName = "backchannel" | "baseline";
+export type DesignName = "backchannel" | "redis" | "baseline";
 
 /** How a design is run. */
 export interface Design {
   name: DesignName;
-  /** The node arguments of the stdio MCP server (data directory from `$BACKCHANNEL_HOME`). */
+  /** The node arguments of the stdio MCP server (its store from {@link Design.env}). */
   serverArgs: string[];
+  /** The environment of its processes (server, watcher) over the data directory `dataDir`. */
+  env(dataDir: string): Record<string, string>;
+  /** Where its channels live over `dataDir`, for reading them back. */
+  location(dataDir: string): StoreLocation;
   /** The node arguments of the watcher of `channelId`. */
   watcherArgs(channelId: string, follow: boolean): string[];
   /**
@@ -22,6 +28,8 @@ export interface Design {
   appWaitMs: number;
   /** See {@link Design.appWaitMs}. */
   appIntervalMs: number;
+  /** The process id of the store's own server (redis-server), whose idle cost is the design's too. */
+  storeServerPid?: number;
   /**
    * The period of the timer that decides this design's latency, if any. Samples are
    * taken at a random moment within it, so that the phase of the timer is uniform.
@@ -33,10 +41,17 @@ const CLI = fileURLToPath(new URL("../cli/main.js", import.meta.url));
 const BASELINE_SERVER = fileURLToPath(new URL("./baseline/server.js", import.meta.url));
 const BASELINE_WATCHER = fileURLToPath(new URL("./baseline/watcher.js", import.meta.url));
 
+/** The environment and location of a design on the file store in `dataDir`. */
+const inDataDir = {
+  env: (dataDir: string) => ({ BACKCHANNEL_HOME: dataDir, BACKCHANNEL_STORE: "" }),
+  location: (dataDir: string): StoreLocation => ({ kind: "file", dataDir }),
+};
+
 /** backchannel: event-driven long-polls and watcher, durable atomic writes. */
 export const BACKCHANNEL: Design = {
   name: "backchannel",
   serverArgs: [CLI, "serve"],
+  ...inDataDir,
   watcherArgs: (channelId, follow) => [CLI, "watch", channelId, ...(follow ? ["--follow"] : [])],
   appWaitMs: 30_000,
   appIntervalMs: 0,
@@ -48,11 +63,35 @@ export const BACKCHANNEL: Design = {
 export const BASELINE: Design = {
   name: "baseline",
   serverArgs: [BASELINE_SERVER],
+  ...inDataDir,
   watcherArgs: (channelId, follow) => [BASELINE_WATCHER, channelId, ...(follow ? ["--follow"] : [])],
   appWaitMs: 0,
   appIntervalMs: 1200,
   timerPeriodMs: { watcher: 500, app: 1200 },
 };
 
-/** Both designs, in the order they are reported. */
+/**
+ * backchannel on the Redis store (its data directory then holds no channel): the same
+ * server, watcher and app loop, with `BACKCHANNEL_STORE` set. Each data directory a suite
+ * makes gets a Redis database of its own, as it would get an empty folder.
+ * @param urlOf the URL of database `db` of the Redis server.
+ * @param databases how many databases that server has.
+ * @param pid the Redis server's process id.
+ */
+export function redisDesign(urlOf: (db: number) => string, databases: number, pid: number | undefined): Design {
+  const dbs = new Map<string, number>();
+  const urlFor = (dataDir: string) => {
+    if (!dbs.has(dataDir)) dbs.set(dataDir, dbs.size % databases);
+    return urlOf(dbs.get(dataDir)!);
+  };
+  return {
+    ...BACKCHANNEL,
+    name: "redis",
+    storeServerPid: pid,
+    env: (dataDir) => ({ BACKCHANNEL_HOME: dataDir, BACKCHANNEL_STORE: urlFor(dataDir) }),
+    location: (dataDir) => storeLocationFromEnv({}, urlFor(dataDir)),
+  };
+}
+
+/** backchannel on its file store and the baseline, in the order they are reported. */
 export const DESIGNS: readonly Design[] = [BACKCHANNEL, BASELINE];

@@ -1,9 +1,9 @@
 /**
- * What a suite produces: figures, each with its raw samples for both designs.
+ * What a suite produces: figures, each with its raw samples for every design it measured.
  */
 import type { DesignName } from "./designs.js";
 
-/** One measured quantity for both designs. */
+/** One measured quantity for the designs a suite measures. */
 export interface Figure {
   /** A stable key, e.g. "wake.exit"; targets and the JSON refer to it. */
   key: string;
@@ -13,8 +13,8 @@ export interface Figure {
   unit: string;
   /** Whether a lower or a higher value is better (the ratio is oriented so that > 1 favours backchannel). */
   better: "lower" | "higher";
-  /** The raw samples of each design. */
-  samples: Record<DesignName, number[]>;
+  /** The raw samples of each design measured (backchannel and the baseline always; the Redis store in the suites that compare stores). */
+  samples: Partial<Record<DesignName, number[]>> & Record<"backchannel" | "baseline", number[]>;
   /** What explains the figure (a breakdown, a diagnosis), for the JSON only. */
   details?: Record<string, number | string>;
 }

@@ -8,11 +8,11 @@ import type { DesignName } from "./designs.js";
 import type { Figure } from "./figures.js";
 import { machineLine, type Machine } from "./machine.js";
 import { summarize, type Summary } from "./stats.js";
-import { TARGETS } from "./targets.js";
+import { REDIS_TARGETS, TARGETS } from "./targets.js";
 
 /** A figure with what the table shows. */
 export interface FigureResult extends Figure {
-  summaries: Record<DesignName, Summary>;
+  summaries: Partial<Record<DesignName, Summary>> & Record<"backchannel" | "baseline", Summary>;
   /**
    * How many times better backchannel is at the median (baseline / backchannel for
    * times and costs, backchannel / baseline for rates); `null` when it means nothing
@@ -20,6 +20,8 @@ export interface FigureResult extends Figure {
    */
   ratio: number | null;
   target?: { text: string; met: boolean };
+  /** The Redis store's target, where it has one and was measured. */
+  redisTarget?: { text: string; met: boolean };
 }
 
 /** Everything a run wrote. */
@@ -32,6 +34,8 @@ export interface RunResult {
   machine: Machine;
   /** The 1-minute load average before and after the run: other work on the machine shows here. */
   loadAverage: { before: number; after: number };
+  /** The Redis server the Redis store was measured on (version and persistence settings), when it was. */
+  redis?: string;
   figures: FigureResult[];
 }
 
@@ -41,14 +45,18 @@ export function analyse(figures: Figure[]): FigureResult[] {
     const summaries = {
       backchannel: summarize(figure.samples.backchannel),
       baseline: summarize(figure.samples.baseline),
+      ...(figure.samples.redis && { redis: summarize(figure.samples.redis) }),
     };
     const ratio = ratioOf(figure, summaries.backchannel.p50, summaries.baseline.p50);
     const target = TARGETS.find((candidate) => candidate.key === figure.key);
+    const redisTarget = REDIS_TARGETS.find((candidate) => candidate.key === figure.key);
     return {
       ...figure,
       summaries,
       ratio,
       ...(target && { target: { text: target.text, met: target.met(summaries.backchannel, summaries.baseline, ratio ?? 0) } }),
+      ...(redisTarget &&
+        summaries.redis && { redisTarget: { text: redisTarget.text, met: redisTarget.met(summaries.redis, summaries.backchannel) } }),
     };
   });
 }
@@ -60,22 +68,36 @@ function ratioOf(figure: Figure, backchannel: number, baseline: number): number 
   return numerator / denominator;
 }
 
-/** The results as a markdown table, headed by the machine and the mode. */
+/**
+ * The results as a markdown table, headed by the machine and the mode. The Redis store's
+ * columns appear when a figure of the run measured it.
+ */
 export function renderTable(result: RunResult): string {
+  const withRedis = result.figures.some((figure) => figure.summaries.redis);
   const lines = [
-    `backchannel vs polling baseline — ${result.mode} run, ${result.startedAt}, commit ${result.commit}`,
+    `backchannel vs polling baseline${withRedis ? ", file store and Redis store" : ""} — ${result.mode} run, ${result.startedAt}, commit ${result.commit}`,
     `Machine: ${machineLine(result.machine)}; load average ${result.loadAverage.before.toFixed(1)} → ${result.loadAverage.after.toFixed(1)}`,
+    ...(result.redis ? [`Redis: ${result.redis}`] : []),
     "",
-    "| figure | unit | backchannel p50 / p90 / p99 (n) | baseline p50 / p90 / p99 (n) | × better | target |",
-    "|---|---|---|---|---|---|",
+    withRedis
+      ? "| figure | unit | backchannel (file store) p50 / p90 / p99 (n) | Redis store p50 / p90 / p99 (n) | baseline p50 / p90 / p99 (n) | × better (file vs baseline) | target (file store) | target (Redis store) |"
+      : "| figure | unit | backchannel p50 / p90 / p99 (n) | baseline p50 / p90 / p99 (n) | × better | target |",
+    withRedis ? "|---|---|---|---|---|---|---|---|" : "|---|---|---|---|---|---|",
   ];
   for (const figure of result.figures) {
-    const target = figure.target ? `${figure.target.met ? "met" : "MISSED"}: ${figure.target.text}` : "";
+    const target = targetCell(figure.target);
+    const { backchannel, redis, baseline } = figure.summaries;
     lines.push(
-      `| ${figure.name} | ${figure.unit} | ${cell(figure.summaries.backchannel)} | ${cell(figure.summaries.baseline)} | ${ratioCell(figure)} | ${target} |`,
+      withRedis
+        ? `| ${figure.name} | ${figure.unit} | ${cell(backchannel)} | ${redis ? cell(redis) : "–"} | ${cell(baseline)} | ${ratioCell(figure)} | ${target} | ${targetCell(figure.redisTarget)} |`
+        : `| ${figure.name} | ${figure.unit} | ${cell(backchannel)} | ${cell(baseline)} | ${ratioCell(figure)} | ${target} |`,
     );
   }
   return lines.join("\n");
+}
+
+function targetCell(target: { text: string; met: boolean } | undefined): string {
+  return target ? `${target.met ? "met" : "MISSED"}: ${target.text}` : "";
 }
 
 /** Writes `result` to `path` as JSON, samples rounded to 0.01. */
@@ -85,10 +107,7 @@ export async function writeResult(path: string, result: RunResult): Promise<void
     ...result,
     figures: result.figures.map((figure) => ({
       ...figure,
-      samples: {
-        backchannel: figure.samples.backchannel.map(round),
-        baseline: figure.samples.baseline.map(round),
-      },
+      samples: Object.fromEntries(Object.entries(figure.samples).map(([design, samples]) => [design, samples.map(round)])),
     })),
   };
   await writeFile(path, `${JSON.stringify(rounded, (_key, value: unknown) => (typeof value === "number" ? round(value) : value))}\n`);

@@ -5,20 +5,23 @@
  *     node dist/bench/run.js [--full] [--out FILE] [--only SUITE,…]
  *
  * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector, reader
- * (all by default). Figures of backchannel alone (awareness: the baseline has no status
- * line and no push; inspector: the reader in a real MCP Apps host; reader: a 1 MiB
- * document against an earlier reader)
- * get a second table, and go to the JSON as `solo`.
+ * (all by default). Wake, delivery (with the round trip), throughput and idle also
+ * measure backchannel on the Redis store, beside the file store, on a redis-server this
+ * run starts (appendonly yes, appendfsync always: durable as the file store); `--no-redis`,
+ * or no redis-server installed, leaves it out. Figures of backchannel alone (awareness:
+ * the baseline has no status line and no push; inspector: the reader in a real MCP Apps
+ * host; reader: a 1 MiB document against an earlier reader; the redis-server's own idle
+ * cost) get a second table, and go to the JSON as `solo`.
  * The run fails (exit 1) when any message was lost or duplicated, whatever else it
  * measured.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { DESIGNS } from "./designs.js";
+import { type Design, DESIGNS, BACKCHANNEL, BASELINE, redisDesign } from "./designs.js";
 import type { Figure, RunContext } from "./figures.js";
 import { describeMachine } from "./machine.js";
 import { FULL, QUICK, type Plan } from "./plan.js";
@@ -33,25 +36,34 @@ import { readerLongFigures } from "./suites/reader-long.js";
 import { scaleFigures } from "./suites/scale.js";
 import { throughputFigures } from "./suites/throughput.js";
 import { wakeFigures } from "./suites/wake.js";
+import { REDIS_SERVER, type RedisServer, startRedis, TEST_DATABASES } from "../test/support/redis-server.js";
 
-/** The suites, in the order they run. */
-const SUITES: Record<string, (plan: Plan, ctx: RunContext) => Promise<(Figure | SoloFigure)[]>> = {
+/**
+ * The suites, in the order they run. `stores` is backchannel on each of its stores and
+ * the baseline; the other suites compare backchannel on its file store with the baseline.
+ */
+const SUITES: Record<string, (plan: Plan, ctx: RunContext, stores: readonly Design[]) => Promise<(Figure | SoloFigure)[]>> = {
   context: (_plan, ctx) => contextFigures(DESIGNS, ctx),
-  wake: (plan, ctx) => wakeFigures(DESIGNS, plan.wake, ctx),
-  delivery: (plan, ctx) => deliveryFigures(DESIGNS, plan.delivery, ctx),
-  throughput: (plan, ctx) => throughputFigures(DESIGNS, plan.throughput, ctx),
-  idle: (plan, ctx) => idleFigures(DESIGNS, plan.idle, ctx),
+  wake: (plan, ctx, stores) => wakeFigures(stores, plan.wake, ctx),
+  delivery: (plan, ctx, stores) => deliveryFigures(stores, plan.delivery, ctx),
+  throughput: (plan, ctx, stores) => throughputFigures(stores, plan.throughput, ctx),
+  idle: (plan, ctx, stores) => idleFigures(stores, plan.idle, ctx),
   scale: (plan, ctx) => scaleFigures(DESIGNS, plan.scale, ctx),
   awareness: (plan, ctx) => awarenessFigures(plan.awareness, ctx),
   inspector: (plan, ctx) => inspectorFigures(plan.inspector, ctx),
   reader: (plan, ctx) => readerLongFigures(plan.readerLong, ctx),
 };
 
+/** The suites that measure the Redis store too. */
+const STORE_SUITES = ["wake", "delivery", "throughput", "idle"];
+
 /** bench/results/latest.json in the source tree (this file runs from dist/bench/). */
 const DEFAULT_OUT = fileURLToPath(new URL("../../bench/results/latest.json", import.meta.url));
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { full: { type: "boolean" }, out: { type: "string" }, only: { type: "string" } } });
+  const { values } = parseArgs({
+    options: { full: { type: "boolean" }, out: { type: "string" }, only: { type: "string" }, "no-redis": { type: "boolean" } },
+  });
   const only = values.only?.split(",") ?? Object.keys(SUITES);
   const unknown = only.filter((name) => !(name in SUITES));
   if (unknown.length > 0) throw new Error(`unknown suite ${unknown.join(", ")}; choose from ${Object.keys(SUITES).join(", ")}`);
@@ -69,11 +81,14 @@ async function main(): Promise<void> {
     log: (line) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`),
   };
   const figures: (Figure | SoloFigure)[] = [];
+  const redis = !values["no-redis"] && only.some((name) => STORE_SUITES.includes(name)) ? await startRedisForBench(ctx) : undefined;
+  const stores = redis ? [BACKCHANNEL, redisDesign(redis.server.url, TEST_DATABASES, redis.server.child().pid), BASELINE] : DESIGNS;
   try {
     for (const [name, suite] of Object.entries(SUITES)) {
-      if (only.includes(name)) figures.push(...(await suite(plan, ctx)));
+      if (only.includes(name)) figures.push(...(await suite(plan, ctx, stores)));
     }
   } finally {
+    await redis?.server.stop();
     await rm(root, { recursive: true, force: true });
   }
   const result: RunResult = {
@@ -83,6 +98,7 @@ async function main(): Promise<void> {
     commit,
     machine: describeMachine(tmpdir()),
     loadAverage: { before: loadBefore, after: loadavg()[0]! },
+    ...(redis && { redis: redis.description }),
     figures: analyse(figures.filter((figure): figure is Figure => !("solo" in figure))),
   };
   const solo = analyseSolo(figures.filter((figure): figure is SoloFigure => "solo" in figure));
@@ -95,6 +111,22 @@ async function main(): Promise<void> {
     ...(solo.length > 0 ? [renderSoloTable(result, solo)] : []),
   ];
   process.stdout.write(`${tables.join("\n\n")}\n\nRaw samples: ${out} (${result.durationSeconds} s)\n`);
+}
+
+/**
+ * A redis-server for the Redis store's figures, durable as the file store is (every
+ * acknowledged write on disk), in the run's temporary folder; `undefined` with a note
+ * when redis-server is not installed.
+ */
+async function startRedisForBench(ctx: RunContext): Promise<{ server: RedisServer; description: string } | undefined> {
+  const version = spawnSync(REDIS_SERVER, ["--version"], { encoding: "utf8" });
+  if (version.status !== 0) {
+    ctx.log("redis-server is not installed: the Redis store is left out (apt-get install redis-server)");
+    return undefined;
+  }
+  const server = await startRedis({ appendonly: "yes", appendfsync: "always" });
+  const release = /v=(\S+)/.exec(version.stdout)?.[1] ?? "unknown";
+  return { server, description: `redis-server ${release} on loopback, appendonly yes, appendfsync always, data in ${server.dir}` };
 }
 
 /** The commit measured, e.g. "5c44dd1+dirty"; "unknown" outside a git checkout. */

@@ -1,6 +1,7 @@
 /**
- * The performance targets (and the status line's), each checked against one figure of
- * backchannel.
+ * The performance targets, each checked against one figure: backchannel's on its file
+ * store (and the status line's) against the baseline, and the Redis store's against the
+ * file store.
  */
 import type { Summary } from "./stats.js";
 
@@ -40,4 +41,32 @@ export const TARGETS: readonly Target[] = [
   { key: "reader.long.load", text: "p50 ≤ 1,000", met: (backchannel) => backchannel.p50 <= 1000 },
   { key: "reader.long.ask", text: "p50 ≤ 100", met: (backchannel) => backchannel.p50 <= 100 },
   { key: "reader.long.answer", text: "p50 ≤ 100", met: (backchannel) => backchannel.p50 <= 100 },
+];
+
+/** A target of the Redis store and how to check it. */
+export interface RedisTarget {
+  /** The figure it applies to. */
+  key: string;
+  /** The target in words, for the table. */
+  text: string;
+  /** Whether the Redis store meets it, given its summary and the file store's. */
+  met(redis: Summary, file: Summary): boolean;
+}
+
+const redisLatency: RedisTarget["met"] = (redis) => redis.p50 <= 5 && redis.p99 <= 25;
+const REDIS_LATENCY_TEXT = "p50 ≤ 5, p99 ≤ 25";
+/** Idle costs are noisy (wake-ups of the whole machine): "no worse" allows 10 %. */
+const noWorse: RedisTarget["met"] = (redis, file) => redis.p50 <= file.p50 * 1.1;
+const NO_WORSE_TEXT = "≤ the file store's (+10 %)";
+
+/** The Redis store's targets. The exit-mode wake includes the watcher's process teardown (see the README), so the wake target is the follow-mode line's. */
+export const REDIS_TARGETS: readonly RedisTarget[] = [
+  { key: "wake.follow", text: REDIS_LATENCY_TEXT, met: redisLatency },
+  { key: "delivery", text: REDIS_LATENCY_TEXT, met: redisLatency },
+  { key: "throughput.append.16", text: "≥ 10,000/s", met: (redis) => redis.p50 >= 10_000 },
+  { key: "throughput.lost", text: "0", met: (redis) => redis.max === 0 },
+  { key: "throughput.duplicated", text: "0", met: (redis) => redis.max === 0 },
+  { key: "idle.appCalls", text: NO_WORSE_TEXT, met: noWorse },
+  { key: "idle.serverCpu", text: NO_WORSE_TEXT, met: noWorse },
+  { key: "idle.watcherCpu", text: NO_WORSE_TEXT, met: noWorse },
 ];

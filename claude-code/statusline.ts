@@ -18,8 +18,8 @@ import { runWrapped } from "./wrap.js";
 
 /** Options of {@link runStatusline}. */
 export interface StatuslineOptions {
-  /** The store, read-only (the server's). */
-  reader: ChannelReader;
+  /** The store, read-only (the server's); none when the store setting is unusable (then only the wrapped line shows). */
+  reader: ChannelReader | undefined;
   /** The stash file of the status line this one replaced; none: nothing is wrapped. */
   stashPath?: string;
 }
@@ -38,7 +38,7 @@ export async function runStatusline(options: StatuslineOptions): Promise<number>
   const theirs = command === undefined ? Promise.resolve("") : runWrapped(command, input);
   // Ours is built from the data directory's files: nothing in them may reach the terminal as an escape.
   // Theirs is the user's own command, whose colours are theirs to print.
-  const ours = oneLine(await waitingLine(options.reader, sessionKey()));
+  const ours = options.reader ? oneLine(await waitingLine(options.reader, sessionKey())) : "";
   const wrapped = (await theirs).trimEnd();
   const line = wrapped !== "" && ours !== "" ? `${wrapped} | ${ours}` : wrapped || ours;
   if (line !== "") process.stdout.write(`${line}\n`);

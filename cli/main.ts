@@ -21,7 +21,8 @@ Usage:
   backchannel --version               print the version
   backchannel <command> --help        help for one command
 
-Data directory: $BACKCHANNEL_HOME, else ${resolveDataDir()}`;
+Data directory: $BACKCHANNEL_HOME, else ${resolveDataDir()}
+Channels across machines: BACKCHANNEL_STORE=redis://host:port (or serve --store), for every command`;
 
 /** Runs the command line `argv` (without node and the script); resolves to the exit code. */
 async function main(argv: string[]): Promise<number> {

@@ -2,14 +2,19 @@
  * `backchannel serve`: the MCP server on stdio (what hosts start), or over Streamable HTTP.
  */
 import { parseArgs } from "node:util";
+import { STORE_ENV_VAR, type StoreLocation, storeLocationFromEnv } from "../store/open.js";
 
 /** The usage text of this command. */
-export const USAGE = `Usage: backchannel [serve] [--claude-channel] [--http [--port N] [--host H]]
+export const USAGE = `Usage: backchannel [serve] [--store URL] [--claude-channel] [--http [--port N] [--host H]]
 
 Runs the MCP server on stdin/stdout. stdout carries MCP only; notes go to stderr.
 Add it to a host as the command "npx backchannel" (see the README).
 
 Options:
+  --store URL   keep the channels in Redis at URL, redis://[user:password@]host[:port][/db]
+                (rediss:// for TLS), shared by every server, watcher and status line
+                given the same URL; the default is the file store in the data directory.
+                Same as BACKCHANNEL_STORE=URL
   --claude-channel  push each question to Claude Code as a channel notification
                 (experimental capability claude/channel; Claude Code must be started
                 with --dangerously-load-development-channels server:<name>).
@@ -23,6 +28,7 @@ Options:
                 authentication, so nothing beyond this machine may reach it
 
 Environment:
+  BACKCHANNEL_STORE                   a redis:// URL: the Redis store (see --store)
   BACKCHANNEL_HOME                    the data directory shared by every process
   BACKCHANNEL_MAX_QUEUE_MESSAGES, …   limits (see the README)`;
 
@@ -37,6 +43,7 @@ export async function run(args: string[]): Promise<number> {
       port: { type: "string" },
       host: { type: "string" },
       "claude-channel": { type: "boolean" },
+      store: { type: "string" },
     },
   });
   if (values.help) {
@@ -44,6 +51,13 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   }
   const claudeChannel = values["claude-channel"] ?? isTrue(process.env.BACKCHANNEL_CLAUDE_CHANNEL);
+  let location: StoreLocation;
+  try {
+    location = storeLocationFromEnv(process.env, values.store ?? process.env[STORE_ENV_VAR]);
+  } catch (error) {
+    process.stderr.write(`backchannel serve: ${(error as Error).message}\n`);
+    return 1;
+  }
   if (values.http) {
     if (claudeChannel) {
       process.stderr.write("backchannel serve: --claude-channel works on stdio only (Claude Code channels are stdio servers)\n");
@@ -62,7 +76,7 @@ export async function run(args: string[]): Promise<number> {
       return 1;
     }
     const { runHttpServer } = await import("../server/transports/http.js");
-    await runHttpServer({ port, host: values.host });
+    await runHttpServer({ port, host: values.host, location });
     return -1;
   }
   if (values.port !== undefined || values.host !== undefined) {
@@ -70,7 +84,7 @@ export async function run(args: string[]): Promise<number> {
     return 1;
   }
   const { runStdioServer } = await import("../server/transports/stdio.js");
-  await runStdioServer({ claudeChannel });
+  await runStdioServer({ claudeChannel, location });
   return -1;
 }
 

@@ -2,7 +2,7 @@
  * `backchannel statusline`: Claude Code's status line command (claude-code/statusline.ts).
  */
 import { parseArgs } from "node:util";
-import { openReader, storeLocationFromEnv } from "../store/open.js";
+import { openReader, type StoreLocation, storeLocationFromEnv } from "../store/open.js";
 
 /** The usage text of this command. */
 export const USAGE = `Usage: backchannel statusline [--stash FILE]
@@ -34,6 +34,17 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   }
   const { runStatusline } = await import("../claude-code/statusline.js");
-  const reader = await openReader(storeLocationFromEnv());
-  return runStatusline({ reader, stashPath: values.stash });
+  // A store setting that is not usable shows nothing of ours: a status line never fails.
+  let location: StoreLocation | undefined;
+  try {
+    location = storeLocationFromEnv();
+  } catch {
+    return runStatusline({ reader: undefined, stashPath: values.stash });
+  }
+  const opened = await openReader(location);
+  try {
+    return await runStatusline({ reader: opened.reader, stashPath: values.stash });
+  } finally {
+    await opened.close();
+  }
 }

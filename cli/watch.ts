@@ -9,7 +9,7 @@ export const USAGE = `Usage: backchannel watch <channel_id> [--timeout S] [--fol
 
 Waits until the app has sent the agent a message on <channel_id>. Run it as a
 background command: when it exits, call poll_agent_messages, then start it again.
-It only reads the channel's files: it never takes or changes a message.
+It only reads the channel: it never takes or changes a message.
 
 Options:
   --timeout S   give up after S seconds (default 1800)
@@ -18,8 +18,10 @@ Options:
                 PowerShell toast; one note on stderr where none works)
   -h, --help    show this help
 
+Environment: BACKCHANNEL_STORE (a redis:// URL) or BACKCHANNEL_HOME, as the server's.
+
 Exit codes: 0 a message waits (one summary line on stdout), 2 timeout,
-1 bad channel id or unreadable data directory (message on stderr).`;
+1 bad channel id, unreadable data directory or unreachable Redis (message on stderr).`;
 
 /** Runs the command with `args` (after its name); resolves to the exit code. */
 export async function run(args: string[]): Promise<number> {
@@ -53,12 +55,16 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write(`backchannel watch: ${problem}\n`);
     return 1;
   }
-  const [{ watchChannel }, reader] = await Promise.all([import("../watcher/watch.js"), openReader(location)]);
-  return watchChannel({
-    channelId: positionals[0]!,
-    reader,
-    timeoutMs: timeoutSeconds * 1000,
-    follow: values.follow ?? false,
-    notify: values.notify ?? false,
-  });
+  const [{ watchChannel }, opened] = await Promise.all([import("../watcher/watch.js"), openReader(location)]);
+  try {
+    return await watchChannel({
+      channelId: positionals[0]!,
+      reader: opened.reader,
+      timeoutMs: timeoutSeconds * 1000,
+      follow: values.follow ?? false,
+      notify: values.notify ?? false,
+    });
+  } finally {
+    await opened.close();
+  }
 }

@@ -94,6 +94,24 @@ export function mintChannelId(): string {
   return `ch-${Date.now().toString(36)}-${random}`;
 }
 
+/**
+ * Returns `name` when it is a valid state document name.
+ * @throws Error otherwise (a programming error: state names are the server's own).
+ */
+export function assertStateName(name: string): string {
+  if (!STATE_NAME_PATTERN.test(name)) throw new Error(`invalid state name ${JSON.stringify(name)}: use ${STATE_NAME_PATTERN}`);
+  return name;
+}
+
+/**
+ * Returns `key` when it is a valid session key.
+ * @throws Error otherwise.
+ */
+export function assertSessionKey(key: string): string {
+  if (!SESSION_KEY_PATTERN.test(key)) throw new Error(`invalid session key ${JSON.stringify(key)}: use ${SESSION_KEY_PATTERN}`);
+  return key;
+}
+
 /** A short, printable rendering of a rejected value for error messages. */
 function describe(value: unknown): string {
   if (typeof value !== "string") return `of type ${value === null ? "null" : typeof value}`;

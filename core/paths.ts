@@ -18,7 +18,7 @@
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { assertAppName, assertChannelId, SESSION_KEY_PATTERN, STATE_NAME_PATTERN } from "./ids.js";
+import { assertAppName, assertChannelId, assertSessionKey, assertStateName } from "./ids.js";
 
 /** The mode of every folder the store makes: the user's alone. */
 export const FOLDER_MODE = 0o700;
@@ -94,8 +94,8 @@ export function lockDirOf(path: string): string {
  * @throws InvalidChannelIdError when `channelId` is not valid; Error when `name` does not match STATE_NAME_PATTERN.
  */
 export function stateFile(dataDir: string, channelId: string, name: string): string {
-  if (!STATE_NAME_PATTERN.test(name)) throw new Error(`invalid state name ${JSON.stringify(name)}: use ${STATE_NAME_PATTERN}`);
-  return join(channelDir(dataDir, channelId), `state.${name}.json`);
+  const file = `state.${assertStateName(name)}.json`;
+  return join(channelDir(dataDir, channelId), file);
 }
 
 /** The folder that holds one file per host session. */
@@ -108,8 +108,7 @@ export function sessionsDir(dataDir: string): string {
  * @throws Error when `key` does not match SESSION_KEY_PATTERN.
  */
 export function sessionFile(dataDir: string, key: string): string {
-  if (!SESSION_KEY_PATTERN.test(key)) throw new Error(`invalid session key ${JSON.stringify(key)}: use ${SESSION_KEY_PATTERN}`);
-  return join(sessionsDir(dataDir), `${key}.json`);
+  return join(sessionsDir(dataDir), `${assertSessionKey(key)}.json`);
 }
 
 /** The folder that holds one file per saved app. */

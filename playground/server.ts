@@ -16,7 +16,7 @@
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
-import { createMcpRequestListener, FileStore, listen, MCP_PATH } from "backchannel-mcp/server";
+import { bannerLocation, createMcpRequestListener, listen, MCP_PATH, openStore, storeLocationFromEnv } from "backchannel-mcp/server";
 
 /** The page Vite built from playground/web/, everything inlined. */
 const PAGE = new URL("./web/index.html", import.meta.url);
@@ -35,7 +35,9 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
   process.exit(1);
 }
 
-const store = new FileStore();
+// The store the environment chooses, as for `backchannel serve`: BACKCHANNEL_STORE (Redis), else the data directory.
+const location = storeLocationFromEnv();
+const { store } = await openStore(location);
 const mcp = createMcpRequestListener({ store, ...(values["reader-html"] ? { readerHtmlPath: values["reader-html"] } : {}) });
 const server = createServer((req, res) => {
   const path = new URL(req.url ?? "/", "http://localhost").pathname;
@@ -54,7 +56,7 @@ const server = createServer((req, res) => {
 try {
   const url = await listen(server, { port, host: values.host });
   process.stdout.write(`backchannel playground: ${url}\n`);
-  process.stderr.write(`data in ${store.dataDir}; stop with Ctrl+C\n`);
+  process.stderr.write(`${bannerLocation(location)}; stop with Ctrl+C\n`);
 } catch (error) {
   const taken = (error as NodeJS.ErrnoException).code === "EADDRINUSE";
   process.stderr.write(`playground: ${taken ? `port ${port} is taken; pass --port 0 for a free one` : (error as Error).message}\n`);

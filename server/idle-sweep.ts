@@ -3,13 +3,13 @@
  * delaying the first answers: a sweep over 10,000 channels takes seconds) and then
  * hourly. Failures are reported on stderr and never stop the server.
  */
-import type { FileStore } from "../store/file/file-store.js";
+import type { ChannelStore } from "../store/store.js";
 
 /** How often a running server removes idle channels. */
 export const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
 /** Starts sweeping `store` in the background; the timers never keep the process alive. */
-export function startIdleSweep(store: FileStore): void {
+export function startIdleSweep(store: ChannelStore): void {
   const sweep = () => {
     store.removeIdleChannels().catch((error: Error) => process.stderr.write(`backchannel: idle sweep failed: ${error.message}\n`));
   };

@@ -1,9 +1,9 @@
 /**
  * backchannel as a library (`backchannel-mcp/server`): put the channel tools on any
- * `McpServer`, over the file store or a store of your own.
+ * `McpServer`, over the file store, the Redis store, or a store of your own.
  *
  * ```ts
- * const store = new FileStore();
+ * const { store } = await openStore(storeLocationFromEnv()); // BACKCHANNEL_STORE, else the file store
  * registerChannelTools(server, store);
  * ```
  */
@@ -11,6 +11,15 @@ export { registerChannelTools, type ChannelToolOptions } from "./tools/channel-t
 export { createServer, type ServerOptions } from "./server.js";
 export { FileStore, type FileStoreOptions } from "../store/file/file-store.js";
 export type { AppendResult, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store/store.js";
+export {
+  bannerLocation,
+  describeLocation,
+  openStore,
+  type OpenedStore,
+  type OpenStoreOptions,
+  type StoreLocation,
+  storeLocationFromEnv,
+} from "../store/open.js";
 export type { JsonValue, QueueMessage } from "../protocol/message.js";
 export type { Wall } from "../protocol/wall.js";
 export { LockTimeoutError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";

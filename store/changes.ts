@@ -7,7 +7,7 @@
  * the wait that follows still wakes the waiter. Changes are hints: a waiter re-reads
  * after every wake-up, a timeout included (some file systems send no events).
  */
-import type { ChangeSubscription } from "./store.js";
+import type { ChangeSubscription, PollResult } from "./store.js";
 
 /** Why a waiter reads: the first read, a change, or the fallback timer. */
 export type Wake = "start" | "changed" | "timeout";
@@ -42,4 +42,39 @@ export async function* changes(subscription: ChangeSubscription, options: Change
   } finally {
     subscription.close();
   }
+}
+
+/** Options of {@link pollWithWait}. */
+export interface WaitingPollOptions {
+  /** When nothing is pending, wait up to this long for a message. */
+  waitMs: number;
+  /** Read again at least this often, change or not. */
+  fallbackMs: number;
+  /** Ends the wait early (the poll then returns what it has, possibly nothing). */
+  signal?: AbortSignal;
+  /** Called once when the first read found nothing and the wait starts. */
+  onWaiting?: () => void;
+}
+
+/**
+ * A long-poll: reads with `pollOnce`, and while it finds nothing, reads again after every
+ * change of `subscription` until a message comes, `waitMs` has passed or `signal`
+ * aborts. Closes `subscription`, however it ends.
+ * @returns the first read that found messages, else the last read (empty); `undefined`
+ *   when `signal` had aborted before the first read.
+ * @throws whatever `pollOnce` throws (which ends the wait).
+ */
+export async function pollWithWait(
+  subscription: ChangeSubscription,
+  pollOnce: () => Promise<PollResult>,
+  options: WaitingPollOptions,
+): Promise<PollResult | undefined> {
+  const { waitMs, fallbackMs, signal, onWaiting } = options;
+  let result: PollResult | undefined;
+  for await (const wake of changes(subscription, { fallbackMs, deadline: Date.now() + waitMs, signal })) {
+    result = await pollOnce();
+    if (result.messages.length > 0) break;
+    if (wake === "start") onWaiting?.();
+  }
+  return result;
 }

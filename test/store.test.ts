@@ -1,6 +1,8 @@
 /**
- * The file store on a real disk, in one process: seq, cursors, read-and-clear, limits,
- * corrupt files, channel ids, state documents, the idle sweep.
+ * What only the file store has, on a real disk, in one process: corrupt files, file
+ * modes, locks, the queue log's format. The contract both stores keep (seq, cursors,
+ * read-and-clear, limits, channel ids, long-polls, state, sessions, the sweep) is
+ * store-contract.test.ts.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -8,9 +10,7 @@ import { spawnSync } from "node:child_process";
 import { mkdir, readdir, readFile, readlink, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FileStore } from "../store/file/file-store.js";
-import { InvalidChannelIdError } from "../core/ids.js";
-import { InvalidCursorError, MessageTooLargeError, QueueFullError } from "../store/errors.js";
-import { channelDir, queueFile, sessionFile } from "../core/paths.js";
+import { channelDir, queueFile } from "../core/paths.js";
 import { withLock } from "../store/file/lock.js";
 import { tempDataDir } from "./support/helpers.js";
 
@@ -25,58 +25,7 @@ function quietStore(options: ConstructorParameters<typeof FileStore>[0] = {}) {
   return { store, warnings };
 }
 
-describe("seq", () => {
-  test("starts at 1, grows by one, and is never reused after a drain", async () => {
-    const { store } = quietStore();
-    const first = await store.append("seq", "ui", "a", { n: 1 });
-    const second = await store.append("seq", "ui", "a", { n: 2 });
-    assert.deepEqual([first.seq, second.seq], [1, 2]);
-    assert.equal(second.pending, 2);
-    const drained = await store.poll("seq", "ui");
-    assert.deepEqual(
-      drained.messages.map((m) => m.seq),
-      [1, 2],
-    );
-    assert.equal(drained.pending, 0);
-    const third = await store.append("seq", "ui", "a");
-    assert.equal(third.seq, 3);
-    assert.equal(third.pending, 1);
-  });
-
-  test("messages carry event, data and an ISO timestamp", async () => {
-    const { store } = quietStore();
-    await store.append("shape", "agent", "ask", { question: "why?" });
-    const [message] = (await store.poll("shape", "agent")).messages;
-    assert.equal(message?.event, "ask");
-    assert.deepEqual(message?.data, { question: "why?" });
-    assert.ok(!Number.isNaN(Date.parse(message!.ts)) && message!.ts.endsWith("Z"));
-  });
-});
-
 describe("cursor reads", () => {
-  test("delete <= after, return > after, and a repeated cursor returns the same messages", async () => {
-    const { store } = quietStore();
-    for (let n = 1; n <= 5; n++) await store.append("cursor", "ui", "e", { n });
-    const all = await store.poll("cursor", "ui", { after: 0 });
-    assert.deepEqual(
-      all.messages.map((m) => m.seq),
-      [1, 2, 3, 4, 5],
-    );
-    assert.equal(all.cursor, 5);
-    const fromTwo = await store.poll("cursor", "ui", { after: 2 });
-    assert.deepEqual(
-      fromTwo.messages.map((m) => m.seq),
-      [3, 4, 5],
-    );
-    assert.deepEqual(await store.peek("cursor", "ui").then((ms) => ms.map((m) => m.seq)), [3, 4, 5], "1 and 2 were deleted");
-    const again = await store.poll("cursor", "ui", { after: 2 });
-    assert.deepEqual(again.messages, fromTwo.messages, "a lost response costs nothing");
-    const done = await store.poll("cursor", "ui", { after: 5 });
-    assert.deepEqual(done.messages, []);
-    assert.equal(done.cursor, 5);
-    assert.deepEqual(await store.peek("cursor", "ui"), []);
-  });
-
   test("a cursor above the last seq handed out moves nothing: it acknowledges nothing and gets the queue from its start", async () => {
     const { store } = quietStore();
     assert.deepEqual(await store.poll("ahead", "ui", { after: 40 }), { messages: [], cursor: 0, pending: 0 }, "an empty queue: cursor 0");
@@ -90,92 +39,6 @@ describe("cursor reads", () => {
     assert.equal(ahead.cursor, 1, "the cursor to go on with is below the one given");
     assert.equal((await store.peek("ahead", "ui")).length, 1, "nothing acknowledged");
     assert.equal((await store.append("ahead", "ui", "e", { n: 2 })).seq, 2);
-  });
-
-  test("a negative or fractional cursor is refused", async () => {
-    const { store } = quietStore();
-    await assert.rejects(store.poll("bad-cursor", "ui", { after: -1 }), InvalidCursorError);
-    await assert.rejects(store.poll("bad-cursor", "ui", { after: 1.5 }), InvalidCursorError);
-  });
-});
-
-describe("read-and-clear", () => {
-  test("returns everything pending once", async () => {
-    const { store } = quietStore();
-    await store.append("clear", "agent", "ask", { q: 1 });
-    await store.append("clear", "agent", "ask", { q: 2 });
-    const first = await store.poll("clear", "agent");
-    assert.deepEqual(
-      first.messages.map((m) => m.data),
-      [{ q: 1 }, { q: 2 }],
-    );
-    assert.equal(first.cursor, 2);
-    const second = await store.poll("clear", "agent");
-    assert.deepEqual(second.messages, []);
-    assert.equal(second.cursor, 2);
-  });
-
-  test("a batch larger than maxBatchBytes is returned over several polls, nothing lost", async () => {
-    const { store } = quietStore({ limits: { maxBatchBytes: 300 } });
-    for (let n = 1; n <= 6; n++) await store.append("batch", "agent", "e", { text: "x".repeat(100) });
-    const seen: number[] = [];
-    for (let round = 0; round < 10 && seen.length < 6; round++) {
-      const result = await store.poll("batch", "agent");
-      assert.ok(result.messages.length >= 1 && result.messages.length < 6);
-      assert.equal(result.pending, 6 - seen.length - result.messages.length);
-      seen.push(...result.messages.map((m) => m.seq));
-    }
-    assert.deepEqual(seen, [1, 2, 3, 4, 5, 6]);
-  });
-});
-
-describe("limits", () => {
-  test("a message over maxMessageBytes is refused and nothing queued is lost", async () => {
-    const { store } = quietStore({ limits: { maxMessageBytes: 100 } });
-    await store.append("big", "ui", "e", { ok: true });
-    await assert.rejects(store.append("big", "ui", "e", { text: "x".repeat(200) }), (error: unknown) => {
-      assert.ok(error instanceof MessageTooLargeError);
-      assert.match(error.message, /message too large: .* the limit is 100; send less/);
-      return true;
-    });
-    assert.deepEqual(
-      (await store.peek("big", "ui")).map((m) => m.data),
-      [{ ok: true }],
-    );
-  });
-
-  test("a queue at maxQueueMessages refuses the next message, keeps what it has, and says the reader is not reading", async () => {
-    const { store } = quietStore({ limits: { maxQueueMessages: 3 } });
-    for (let n = 1; n <= 3; n++) await store.append("full", "agent", "e", { n });
-    await assert.rejects(store.append("full", "agent", "e", { n: 4 }), (error: unknown) => {
-      assert.ok(error instanceof QueueFullError);
-      assert.equal(error.limit, "messages");
-      assert.match(error.message, /is full \(3 messages\): the agent is not reading it/);
-      return true;
-    });
-    assert.deepEqual(
-      (await store.peek("full", "agent")).map((m) => m.data),
-      [{ n: 1 }, { n: 2 }, { n: 3 }],
-    );
-    await store.poll("full", "agent");
-    assert.equal((await store.append("full", "agent", "e", { n: 5 })).seq, 4, "room again once read");
-  });
-
-  test("a queue at maxQueueBytes refuses the next message and keeps what it has", async () => {
-    const { store } = quietStore({ limits: { maxQueueBytes: 400 } });
-    await store.append("bytes", "ui", "e", { text: "x".repeat(150) });
-    await assert.rejects(store.append("bytes", "ui", "e", { text: "y".repeat(300) }), (error: unknown) => {
-      assert.ok(error instanceof QueueFullError);
-      assert.equal(error.limit, "bytes");
-      assert.match(error.message, /is full \(400 bytes\): the app is not reading it/);
-      return true;
-    });
-    assert.equal((await store.peek("bytes", "ui")).length, 1);
-  });
-
-  test("an invalid event name is refused", async () => {
-    const { store } = quietStore();
-    await assert.rejects(store.append("event", "ui", "has space"), /invalid event name/);
   });
 });
 
@@ -217,112 +80,12 @@ describe("corrupt files", () => {
   });
 });
 
-describe("channel ids", () => {
-  for (const bad of ["../x", "a/b", "", "x".repeat(65), "a\u0000b", "..", "a b", "é"]) {
-    test(`${JSON.stringify(bad)} is refused before any path is built`, async () => {
-      const { store } = quietStore();
-      const before = await readdir(dataDir);
-      await assert.rejects(store.append(bad, "ui", "e"), InvalidChannelIdError);
-      await assert.rejects(store.poll(bad, "ui"), InvalidChannelIdError);
-      await assert.rejects(store.peek(bad, "ui"), InvalidChannelIdError);
-      await assert.rejects(store.remove(bad), InvalidChannelIdError);
-      assert.deepEqual(await readdir(dataDir), before, "nothing was created");
-    });
-  }
-
-  test("64 characters is accepted", async () => {
-    const { store } = quietStore();
-    assert.equal((await store.append("y".repeat(64), "ui", "e")).seq, 1);
-  });
-});
-
-describe("long-poll", () => {
-  test("a waiting poll returns as soon as a message lands, and an abort ends the wait", async () => {
-    const { store } = quietStore({ fallbackWakeMs: 60_000 });
-    const waiting = store.poll("wait", "ui", { after: 0, waitMs: 10_000 });
-    setImmediate(() => void store.append("wait", "ui", "e", { n: 1 }));
-    const result = await waiting;
-    assert.deepEqual(
-      result.messages.map((m) => m.data),
-      [{ n: 1 }],
-    );
-
-    const controller = new AbortController();
-    const started = Date.now();
-    const aborted = store.poll("wait", "ui", { after: 1, waitMs: 10_000, signal: controller.signal });
-    setImmediate(() => controller.abort());
-    assert.deepEqual((await aborted).messages, []);
-    assert.ok(Date.now() - started < 5000);
-  });
-
-  test("a wait with no message returns empty when its time is up", async () => {
-    const { store } = quietStore();
-    const result = await store.poll("wait-empty", "ui", { after: 0, waitMs: 50 });
-    assert.deepEqual(result.messages, []);
-  });
-});
-
-describe("state documents and channels", () => {
-  test("updateState replaces atomically and readState reads it back", async () => {
-    const { store } = quietStore({ limits: { maxStateBytes: 64 } });
-    assert.equal(await store.readState("state", "doc"), null);
-    await store.updateState("state", "doc", () => ({ title: "t" }));
-    await store.updateState("state", "doc", (current) => ({ ...(current as object), n: 1 }));
-    assert.deepEqual(await store.readState("state", "doc"), { title: "t", n: 1 });
-    await assert.rejects(
-      store.updateState("state", "doc", () => "x".repeat(100)),
-      /limit is 64/,
-    );
-    assert.deepEqual(await store.readState("state", "doc"), { title: "t", n: 1 });
-    await assert.rejects(store.readState("state", "../x"), /invalid state name/);
-  });
-
+describe("files and the idle sweep", () => {
   test("files are 0600 and folders 0700", { skip: process.platform === "win32" }, async () => {
     const { store } = quietStore();
     await store.append("modes", "ui", "e");
     assert.equal((await stat(channelDir(dataDir, "modes"))).mode & 0o777, 0o700);
     assert.equal((await stat(queueFile(dataDir, "modes", "ui"))).mode & 0o777, 0o600);
-  });
-
-  test("idle channels are removed, others kept, never one holding a message; remove() deletes a channel", async () => {
-    const { dir, cleanup: done } = await tempDataDir();
-    try {
-      const store = new FileStore({ dataDir: dir, limits: { channelTtlMs: 60_000 } });
-      await store.append("old", "ui", "e");
-      await store.poll("old", "ui", { after: 1 });
-      await store.append("old-unread", "agent", "ask");
-      await store.append("fresh", "ui", "e");
-      await store.poll("fresh", "ui");
-      const longAgo = new Date(Date.now() - 120_000);
-      await utimes(channelDir(dir, "old"), longAgo, longAgo);
-      await utimes(channelDir(dir, "old-unread"), longAgo, longAgo);
-      assert.deepEqual(await store.removeIdleChannels(), ["old"]);
-      assert.deepEqual((await store.listChannels()).map((c) => c.id).sort(), ["fresh", "old-unread"]);
-      await store.remove("fresh");
-      assert.deepEqual(
-        (await store.listChannels()).map((c) => c.id),
-        ["old-unread"],
-      );
-    } finally {
-      await done();
-    }
-  });
-
-  test("the idle sweep removes session files untouched for as long, and keeps the others", async () => {
-    const { dir, cleanup: done } = await tempDataDir();
-    try {
-      const store = new FileStore({ dataDir: dir, limits: { channelTtlMs: 60_000 } });
-      const wall = { text: "Back soon", posted_at: new Date().toISOString(), until: new Date(Date.now() + 60_000).toISOString() };
-      await store.sessions.update("claude-101", (record) => ({ ...record, wall }));
-      await store.sessions.update("claude-202", (record) => ({ ...record, wall }));
-      const longAgo = new Date(Date.now() - 120_000);
-      await utimes(sessionFile(dir, "claude-101"), longAgo, longAgo);
-      await store.removeIdleChannels();
-      assert.equal((await store.sessions.read("claude-101")).wall, null, "the idle session is gone");
-      assert.deepEqual((await store.sessions.read("claude-202")).wall, wall);
-    } finally {
-      await done();
-    }
   });
 
   test("a channel whose lock a live process holds is not removed by the idle sweep", async () => {

@@ -19,6 +19,7 @@ import { WATCH_PREVIEW_CHARS } from "../core/limits.js";
 import { oneLine } from "../core/text.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { changes } from "../store/changes.js";
+import { CorruptQueueFileError } from "../store/file/log-format.js";
 import type { ChannelReader } from "../store/store.js";
 import { desktopNotifier } from "./notify.js";
 
@@ -79,10 +80,12 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
         lastProblem = "";
       } catch (error) {
         // A queue that cannot be read as one (corrupt, or something else in its place) is
-        // the server's to repair at its next write; say so once, and keep watching.
+        // the server's to repair at its next write; a store that cannot be reached (Redis
+        // away) comes back by itself. Say so once, and keep watching.
         if (!(error instanceof CallerError)) throw error;
         const problem = error.message;
-        if (problem !== lastProblem) err(`${problem}; the server will repair it at its next write`);
+        const next = error instanceof CorruptQueueFileError ? "the server will repair it at its next write" : "still watching";
+        if (problem !== lastProblem) err(`${problem}; ${next}`);
         lastProblem = problem;
       }
       const fresh = messages.filter((message) => message.seq > lastSeq);

@@ -24,7 +24,7 @@ export async function startServer(design: Design, dataDir: string): Promise<Serv
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: design.serverArgs,
-    env: { ...(process.env as Record<string, string>), BACKCHANNEL_HOME: dataDir },
+    env: { ...(process.env as Record<string, string>), ...design.env(dataDir) },
     stderr: "ignore",
   });
   const client = new Client({ name: "backchannel-bench", version: "0.0.0" });

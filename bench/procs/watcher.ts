@@ -34,7 +34,7 @@ export interface WatcherProcess {
 export function spawnWatcher(design: Design, dataDir: string, channelId: string, follow: boolean): WatcherProcess {
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, design.watcherArgs(channelId, follow), {
-    env: { ...process.env, BACKCHANNEL_HOME: dataDir },
+    env: { ...process.env, ...design.env(dataDir) },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: TimedLine[] = [];

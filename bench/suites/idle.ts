@@ -2,9 +2,10 @@
  * Figure 5: what one open reader costs while nobody asks anything. For each design, an
  * app loop reads the ui queue (a 30 s long-poll after another for backchannel, a poll
  * every 1,200 ms for the baseline) through its server, and a watcher waits on the
- * agent queue. Both designs run side by side for the window, which is cut into
+ * agent queue. All designs run side by side for the window, which is cut into
  * slices; each slice gives one sample of app tool calls per minute and of CPU time
- * per minute of the server and of the watcher (from /proc, see ../procs/cpu.ts).
+ * per minute of the server and of the watcher (from /proc, see ../procs/cpu.ts), and of
+ * the Redis store's redis-server, which nothing else uses meanwhile.
  */
 import { mkdtemp } from "node:fs/promises";
 import { join } from "node:path";
@@ -12,6 +13,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { AppReader } from "../app-reader.js";
 import type { Design, DesignName } from "../designs.js";
 import type { Figure, RunContext } from "../figures.js";
+import type { SoloFigure } from "../solo.js";
 import { cpuTimeMs } from "../procs/cpu.js";
 import { startServer } from "../procs/server.js";
 import { spawnWatcher } from "../procs/watcher.js";
@@ -27,20 +29,40 @@ interface IdleSamples {
   calls: number[];
   serverCpu: number[];
   watcherCpu: number[];
+  /** The store's own server (redis-server), for a design that has one. */
+  storeServerCpu: number[];
 }
 
 const CHANNEL = "bench-idle";
 
-/** Measures all designs at once over `plan.windowMs`. */
-export async function idleFigures(designs: readonly Design[], plan: IdlePlan, ctx: RunContext): Promise<Figure[]> {
+/**
+ * Measures all designs at once over `plan.windowMs`. A design with a store server of its
+ * own (redis-server) adds a solo figure: that server's CPU over the same window.
+ */
+export async function idleFigures(designs: readonly Design[], plan: IdlePlan, ctx: RunContext): Promise<(Figure | SoloFigure)[]> {
   ctx.log(`idle: ${designs.map((design) => design.name).join(" and ")} side by side for ${plan.windowMs / 1000} s`);
   const results = await Promise.all(designs.map((design) => measure(design, plan, ctx)));
-  const pick = (kind: keyof IdleSamples) =>
+  const pick = (kind: "calls" | "serverCpu" | "watcherCpu") =>
     Object.fromEntries(designs.map((design, index) => [design.name, results[index]![kind]])) as Record<DesignName, number[]>;
+  const storeServers = designs.flatMap((design, index): SoloFigure[] =>
+    results[index]!.storeServerCpu.length > 0
+      ? [
+          {
+            key: `idle.storeServerCpu.${design.name}`,
+            name: `idle: ${design.name}-server CPU per minute (the store's own server, beside its backchannel server)`,
+            unit: "ms/min",
+            solo: true,
+            samples: results[index]!.storeServerCpu,
+            against: { name: "the backchannel servers' CPU, main table" },
+          },
+        ]
+      : [],
+  );
   return [
     { key: "idle.appCalls", name: "idle: app tool calls per minute", unit: "calls/min", better: "lower", samples: pick("calls") },
     { key: "idle.serverCpu", name: "idle: server CPU per minute", unit: "ms/min", better: "lower", samples: pick("serverCpu") },
     { key: "idle.watcherCpu", name: "idle: watcher CPU per minute", unit: "ms/min", better: "lower", samples: pick("watcherCpu") },
+    ...storeServers,
   ];
 }
 
@@ -50,12 +72,14 @@ async function measure(design: Design, plan: IdlePlan, ctx: RunContext): Promise
   // The channel exists before the watcher starts, as it does after open_reader.
   await server.call("poll_ui_messages", { channel_id: CHANNEL });
   const watcher = spawnWatcher(design, dataDir, CHANNEL, false);
-  const samples: IdleSamples = { calls: [], serverCpu: [], watcherCpu: [] };
+  const samples: IdleSamples = { calls: [], serverCpu: [], watcherCpu: [], storeServerCpu: [] };
   try {
     await withTimeout(watcher.ready, 10_000, `${design.name} watcher to arm`);
     const perMinute = 60_000 / plan.sliceMs;
     let serverCpu = cpu(server.pid);
     let watcherCpu = cpu(watcher.child.pid);
+    const storePid = design.storeServerPid;
+    let storeCpu = storePid === undefined ? 0 : cpu(storePid);
     const reader = new AppReader(server, CHANNEL, design, plan.windowMs + 60_000);
     try {
       let calls = 0;
@@ -67,6 +91,11 @@ async function measure(design: Design, plan: IdlePlan, ctx: RunContext): Promise
         samples.serverCpu.push((nowServer - serverCpu) * perMinute);
         samples.watcherCpu.push((nowWatcher - watcherCpu) * perMinute);
         [serverCpu, watcherCpu, calls] = [nowServer, nowWatcher, nowCalls];
+        if (storePid !== undefined) {
+          const nowStore = cpu(storePid);
+          samples.storeServerCpu.push((nowStore - storeCpu) * perMinute);
+          storeCpu = nowStore;
+        }
       }
     } finally {
       await reader.stop();

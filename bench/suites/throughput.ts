@@ -24,8 +24,7 @@ import type { Figure, RunContext } from "../figures.js";
 import { assertExactlyOnce, type Tally } from "../integrity.js";
 import { startWorkers, type WorkerProcess } from "../procs/worker.js";
 import { withTimeout } from "../timing.js";
-import { queueFile } from "../../core/paths.js";
-import { readQueue } from "../../store/file/log-format.js";
+import { openReader } from "../../store/open.js";
 import type { WorkerReport } from "../workers/queue-worker.js";
 
 /** How a throughput run is sized. */
@@ -148,7 +147,7 @@ export interface FillOptions {
 }
 
 /**
- * The `appenders` fill empty queues, then the files are read back.
+ * The `appenders` fill empty queues, then the queues are read back.
  * @throws DeliveryError when a key is missing or repeated, Error when seqs are out of order.
  */
 export async function fillQueue(
@@ -166,7 +165,7 @@ export async function fillQueue(
       appenders.map((worker, writer) =>
         worker.run({
           design: design.name,
-          dataDir,
+          location: design.location(dataDir),
           channelId: channelIds[writer]!,
           role: "append",
           writer,
@@ -179,12 +178,17 @@ export async function fillQueue(
     `${design.name} appenders`,
   );
   const stored: string[] = [];
-  for (const channelId of new Set(channelIds)) {
-    const messages = readQueue(queueFile(dataDir, channelId, "agent"))?.queue.messages ?? [];
-    messages.forEach((message, index) => {
-      if (index > 0 && message.seq <= messages[index - 1]!.seq) throw new Error(`${design.name}: seq ${message.seq} out of order in ${channelId}`);
-    });
-    stored.push(...messages.map((message) => keyOf(message.data)));
+  const { reader, close } = await openReader(design.location(dataDir));
+  try {
+    for (const channelId of new Set(channelIds)) {
+      const messages = await reader.peek(channelId, "agent");
+      messages.forEach((message, index) => {
+        if (index > 0 && message.seq <= messages[index - 1]!.seq) throw new Error(`${design.name}: seq ${message.seq} out of order in ${channelId}`);
+      });
+      stored.push(...messages.map((message) => keyOf(message.data)));
+    }
+  } finally {
+    await close();
   }
   const written = reports.flatMap((report) => report.keys);
   const tally = assertExactlyOnce(`${design.name} fill, ${appenders.length} processes`, written, stored);
@@ -200,7 +204,12 @@ async function appendAndDrain(
   ctx: RunContext,
 ): Promise<ThroughputRun> {
   const dataDir = await mkdtemp(join(ctx.root, `${design.name}-mixed-`));
-  const task = { design: design.name, dataDir, channelId: "bench-mixed", durationMs: size.durationMs };
+  const task = {
+    design: design.name,
+    location: design.location(dataDir),
+    channelId: `bench-mixed-${Math.random().toString(36).slice(2, 8)}`,
+    durationMs: size.durationMs,
+  };
   const drained = drainers.map((worker, writer) => worker.run({ ...task, role: "drain", writer, count: 0 }));
   const appended = await withTimeout(
     Promise.all(

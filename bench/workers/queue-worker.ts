@@ -12,7 +12,7 @@
  */
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
-import { FileStore } from "../../store/file/file-store.js";
+import { openStore, type StoreLocation } from "../../store/open.js";
 import type { ChannelStore } from "../../store/store.js";
 import type { QueueMessage } from "../../protocol/message.js";
 import { PollingStore } from "../baseline/polling-store.js";
@@ -21,7 +21,8 @@ import type { DesignName } from "../designs.js";
 /** What a worker is asked to do. */
 export interface WorkerTask {
   design: DesignName;
-  dataDir: string;
+  /** Where the design's channels live (the baseline's: a data directory). */
+  location: StoreLocation;
   channelId: string;
   role: "append" | "drain";
   /** The appender's number, part of each message's key "<writer>:<index>". */
@@ -67,12 +68,51 @@ async function main(): Promise<void> {
     }
     stopping = false;
     const { task } = command;
-    const store: ChannelStore = task.design === "backchannel" ? new FileStore({ dataDir: task.dataDir }) : new PollingStore(task.dataDir);
+    const store = await storeFor(task);
+    await warmUp(store, task.channelId);
     // Not awaited here: a drainer must keep reading stdin to hear "stop".
     const work = task.role === "append" ? append(store, task) : drain(store, task, () => stopping);
     running.push(work.then((report) => void process.stdout.write(`${JSON.stringify(report)}\n`)));
   }
   await Promise.all(running);
+  // Redis connections would keep the process alive.
+  await Promise.all([...stores.values()].map(async (opened) => (await opened).close()));
+}
+
+/**
+ * A first read before the clock starts, so that opening a connection (Redis) is not
+ * timed; tried again while the connection is still being made (16 workers starting at
+ * once on two busy cores can take longer than a first call waits).
+ * @throws the read's error after 60 s.
+ */
+async function warmUp(store: ChannelStore, channelId: string): Promise<void> {
+  const deadline = now() + 60_000;
+  for (;;) {
+    try {
+      await store.peek(channelId, "agent");
+      return;
+    } catch (error) {
+      if (now() > deadline) throw error;
+      await sleep(100);
+    }
+  }
+}
+
+/** The stores this worker opened, one per design and location, kept for every later task (as a server keeps its store). */
+const stores = new Map<string, Promise<{ store: ChannelStore; close(): Promise<void> }>>();
+
+async function storeFor(task: WorkerTask): Promise<ChannelStore> {
+  const key = JSON.stringify([task.design, task.location]);
+  let opened = stores.get(key);
+  if (!opened) {
+    const { location } = task;
+    opened =
+      task.design === "baseline" && location.kind === "file"
+        ? Promise.resolve({ store: new PollingStore(location.dataDir), close: async () => undefined })
+        : openStore(location, { warn: () => undefined });
+    stores.set(key, opened);
+  }
+  return (await opened).store;
 }
 
 async function append(store: ChannelStore, task: WorkerTask): Promise<WorkerReport> {
@@ -122,5 +162,6 @@ async function drain(store: ChannelStore, task: WorkerTask, stopping: () => bool
 
 main().catch((error: Error) => {
   process.stderr.write(`queue worker: ${error.stack ?? error.message}\n`);
-  process.exitCode = 1;
+  // At once: an open Redis connection would keep the worker alive, and the run waiting for it.
+  process.exit(1);
 });

@@ -15,7 +15,7 @@ import { limitsFromEnv } from "../../core/limits.js";
 import { createServer, type ServerOptions } from "../server.js";
 import { WaitingPolls } from "../tools/waiting-polls.js";
 import { startIdleSweep } from "../idle-sweep.js";
-import { FileStore } from "../../store/file/file-store.js";
+import { bannerLocation, openStore, type StoreLocation, storeLocationFromEnv } from "../../store/open.js";
 import { VERSION } from "../../core/package.js";
 import { warnOnStderr } from "../../core/warn.js";
 import { BindAddressError, bindRefusal } from "./bind-address.js";
@@ -78,6 +78,12 @@ export interface ListenOptions {
   port?: number;
 }
 
+/** Options of {@link runHttpServer}. */
+export interface HttpServerOptions extends ListenOptions {
+  /** The store. Default: the one the environment chooses (`$BACKCHANNEL_STORE`, else the data directory). */
+  location?: StoreLocation;
+}
+
 /** Starts `server` on `options` and resolves with the URL it serves (e.g. `http://127.0.0.1:5173/`). */
 export function listen(server: Server, options: ListenOptions = {}): Promise<URL> {
   const host = options.host ?? "127.0.0.1";
@@ -93,17 +99,19 @@ export function listen(server: Server, options: ListenOptions = {}): Promise<URL
 }
 
 /**
- * Runs `backchannel serve --http`: MCP at `/mcp` over the file store in the data
- * directory, until the process ends. Prints the endpoint's URL on stderr.
+ * Runs `backchannel serve --http`: MCP at `/mcp` over the store of `options.location`
+ * (by default the file store in the data directory), until the process ends. Prints the
+ * endpoint's URL on stderr.
  * @throws BindAddressError for a host that is not a loopback address (see ./bind-address.ts);
- *   Error when the port is taken or a limit variable is malformed.
+ *   InvalidStoreUrlError; Error when the port is taken or a limit variable is malformed.
  */
-export async function runHttpServer(options: ListenOptions = {}): Promise<void> {
+export async function runHttpServer(options: HttpServerOptions = {}): Promise<void> {
   const refusal = bindRefusal(options.host ?? "127.0.0.1");
   if (refusal) throw new BindAddressError(refusal);
-  const store = new FileStore({ limits: limitsFromEnv() });
+  const location = options.location ?? storeLocationFromEnv();
+  const { store, limits } = await openStore(location, { limits: limitsFromEnv() });
   startIdleSweep(store);
-  const mcp = createMcpRequestListener({ store, maxAgentWaitMs: store.limits.maxAgentWaitMs, maxUiWaitMs: store.limits.maxUiWaitMs });
+  const mcp = createMcpRequestListener({ store, maxAgentWaitMs: limits.maxAgentWaitMs, maxUiWaitMs: limits.maxUiWaitMs });
   const server = createHttpServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (path !== MCP_PATH) {
@@ -113,7 +121,7 @@ export async function runHttpServer(options: ListenOptions = {}): Promise<void> 
     mcp(req, res).catch(logError);
   });
   const url = await listen(server, options);
-  process.stderr.write(`backchannel ${VERSION}: MCP server at ${new URL(MCP_PATH, url)}, data in ${store.dataDir}\n`);
+  process.stderr.write(`backchannel ${VERSION}: MCP server at ${new URL(MCP_PATH, url)}, ${bannerLocation(location)}\n`);
 }
 
 function logError(error: Error): void {

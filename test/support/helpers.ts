@@ -159,10 +159,10 @@ export interface PlaygroundProcess {
   stop(): Promise<void>;
 }
 
-/** Starts the playground on a free port over `dataDir` (with `args` added); resolves once it prints its URL. */
-export async function startPlayground(dataDir: string, args: string[] = []): Promise<PlaygroundProcess> {
+/** Starts the playground on a free port over `dataDir`, with `args` added and `env` (e.g. a Redis store); resolves once it prints its URL. */
+export async function startPlayground(dataDir: string, args: string[] = [], env: Record<string, string> = {}): Promise<PlaygroundProcess> {
   const child = spawn(process.execPath, [PLAYGROUND, "--port", "0", ...args], {
-    env: { ...process.env, BACKCHANNEL_HOME: dataDir },
+    env: { ...process.env, BACKCHANNEL_HOME: dataDir, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let err = "";

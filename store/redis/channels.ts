@@ -1,0 +1,79 @@
+/**
+ * The channels of a Redis store as a whole: listed, removed, and swept when idle.
+ *
+ * Idleness is judged by Redis's clock (the `touched` time the scripts write), never by a
+ * process's: a server whose clock is off cannot make a live channel look idle. The sweep
+ * never removes a channel while one of its queues holds a message; Redis itself expires
+ * an empty channel's keys after the TTL (./scripts.ts), so the sweep mostly finds nothing.
+ */
+import type { ChannelInfo } from "../store.js";
+import type { RedisConnection } from "./connection.js";
+import {
+  channelIdOfMetaKey,
+  channelKeys,
+  keyList,
+  META_KEY_PATTERN,
+  queueWakeChannel,
+  SESSION_KEY_NAME_PATTERN,
+  sessionKeyName,
+  sessionKeyOfName,
+} from "./keys.js";
+import type { Upkeep } from "./queues.js";
+
+/**
+ * Every channel in the store, with the time it was last used (by Redis's clock).
+ * @throws StoreUnavailableError, StoreRefusedError.
+ */
+export async function listChannels(connection: RedisConnection): Promise<ChannelInfo[]> {
+  const ids = (await scanKeys(connection, META_KEY_PATTERN)).map(channelIdOfMetaKey).filter((id): id is string => id !== undefined);
+  const touched = await Promise.all(ids.map((id) => connection.run((client) => client.hGet(channelKeys(id).meta, "touched"))));
+  return ids.map((id, index) => ({ id, lastActivity: new Date(Number(touched[index] ?? 0)) }));
+}
+
+/**
+ * Removes a channel and everything in it, and wakes its waiters; nothing when it does not exist.
+ * @throws InvalidChannelIdError, StoreUnavailableError.
+ */
+export async function removeChannel(connection: RedisConnection, channelId: string, upkeep: Upkeep): Promise<void> {
+  const keys = channelKeys(channelId);
+  await connection.run((client) =>
+    client.bcRemove(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, queueWakeChannel(channelId, "ui"), queueWakeChannel(channelId, "agent")]),
+  );
+}
+
+/**
+ * Removes channels idle for longer than the TTL (never one holding a message), and
+ * session records not written for as long. `now` shifts Redis's clock by
+ * `now - Date.now()` (0 by default): tests look into the future with it.
+ * @returns the ids of the channels removed.
+ * @throws StoreUnavailableError, StoreRefusedError.
+ */
+export async function sweepIdle(connection: RedisConnection, upkeep: Upkeep, now: number = Date.now()): Promise<string[]> {
+  const shift = now - Date.now();
+  const removed: string[] = [];
+  for (const key of await scanKeys(connection, META_KEY_PATTERN)) {
+    const id = channelIdOfMetaKey(key);
+    if (id === undefined) continue;
+    const gone = await connection.run((client) =>
+      client.bcSweep(keyList(channelKeys(id)), [upkeep.ttlMs, upkeep.touchEveryMs, shift, queueWakeChannel(id, "ui"), queueWakeChannel(id, "agent")]),
+    );
+    if (gone === 1) removed.push(id);
+  }
+  for (const name of await scanKeys(connection, SESSION_KEY_NAME_PATTERN)) {
+    const key = sessionKeyOfName(name);
+    if (key !== undefined) await connection.run((client) => client.bcSessionSweep([sessionKeyName(key)], [upkeep.ttlMs, shift]));
+  }
+  return removed;
+}
+
+/** Every key that matches `pattern` (SCAN: it never blocks Redis for long). */
+export async function scanKeys(connection: RedisConnection, pattern: string): Promise<string[]> {
+  const keys = new Set<string>();
+  let cursor = "0";
+  do {
+    const reply = await connection.run((client) => client.scan(cursor, { MATCH: pattern, COUNT: 1000 }));
+    cursor = String(reply.cursor);
+    for (const key of reply.keys) keys.add(String(key));
+  } while (cursor !== "0");
+  return [...keys];
+}

@@ -1,0 +1,183 @@
+/**
+ * One connection to Redis for a store's commands and scripts (node-redis pipelines the
+ * calls of the whole process on it), with what makes an outage clear rather than slow:
+ *
+ * - the client connects in the background and reconnects by itself, quickly (back-off
+ *   capped at half a second);
+ * - commands are never queued while Redis is away (`disableOfflineQueue`): once an
+ *   attempt to connect has failed, a call waits at most `readyWaitMs` from the start of
+ *   the outage, and once an outage has lasted that long, every call fails at once with a
+ *   {@link StoreUnavailableError} naming the store; a first connection that is only slow
+ *   (a busy machine, a TLS handshake far away) is waited for up to the command timeout;
+ * - an outage and the recovery are reported once each through `warn`, never per retry;
+ * - an error reply of Redis becomes a {@link StoreRefusedError} with Redis's own words.
+ */
+import { createClient, ErrorReply } from "@redis/client";
+import { CallerError } from "../../core/errors.js";
+import { StoreRefusedError, StoreUnavailableError } from "./errors.js";
+import type { RedisAddress } from "./location.js";
+import { SCRIPTS } from "./scripts.js";
+
+/** Options of {@link RedisConnection}. */
+export interface ConnectionOptions {
+  /** Where Redis is. */
+  address: RedisAddress;
+  /** The client's name in `CLIENT LIST`, e.g. `backchannel:store`. */
+  name: string;
+  /** Where the outage and recovery notes go; none: nothing is reported. */
+  warn?: (message: string) => void;
+  /** How long a call waits, from the start of an outage, for a connection being remade before it fails. Default 2,000 ms. */
+  readyWaitMs?: number;
+  /** How long one command, or a first connection that has not failed, may take before it fails. Default 5,000 ms (node-redis's default). */
+  commandTimeoutMs?: number;
+}
+
+/** The node-redis client of a store, with the store's scripts as methods. */
+export type StoreClient = ReturnType<typeof createStoreClient>;
+
+/** Longest pause between two attempts to reconnect. */
+const MAX_RECONNECT_PAUSE_MS = 500;
+
+function createStoreClient(options: ConnectionOptions) {
+  return createClient({
+    url: options.address.url,
+    name: options.name,
+    RESP: 3,
+    scripts: SCRIPTS,
+    disableOfflineQueue: true,
+    commandOptions: { timeout: options.commandTimeoutMs ?? 5000 },
+    socket: {
+      connectTimeout: options.commandTimeoutMs ?? 5000,
+      reconnectStrategy: (retries: number) => Math.min(25 * 2 ** retries, MAX_RECONNECT_PAUSE_MS) + Math.floor(Math.random() * 50),
+    },
+  });
+}
+
+/** A store's connection to Redis. */
+export class RedisConnection {
+  /** The client; use it through {@link run}, which turns failures into errors for the caller. */
+  readonly client: StoreClient;
+  /** The store's URL without its password. */
+  readonly shown: string;
+  private readonly warn: (message: string) => void;
+  private readonly readyWaitMs: number;
+  private readonly commandTimeoutMs: number;
+  /** While not ready: since when, why, whether an attempt failed, and whether it was reported. */
+  private outage: { since: number; reason: string; failed: boolean; reported: boolean } | undefined;
+  private readonly readyWaiters = new Set<() => void>();
+  private readonly stateListeners = new Set<(up: boolean) => void>();
+  private closed = false;
+
+  constructor(options: ConnectionOptions) {
+    this.shown = options.address.shown;
+    this.warn = options.warn ?? (() => undefined);
+    this.readyWaitMs = options.readyWaitMs ?? 2000;
+    this.commandTimeoutMs = options.commandTimeoutMs ?? 5000;
+    this.outage = { since: Date.now(), reason: "still connecting", failed: false, reported: false };
+    this.client = createStoreClient(options);
+    this.client.on("error", (error: Error) => this.wentDown(describeFailure(error)));
+    this.client.on("ready", () => this.cameUp());
+    // connect() settles when the first connection is ready, or rejects once the client is
+    // closed; failures before that arrive as "error" events, handled above.
+    this.client.connect().catch(() => undefined);
+  }
+
+  /** Whether commands can be sent now. */
+  get isUp(): boolean {
+    return this.outage === undefined && !this.closed;
+  }
+
+  /**
+   * Calls `listener(up)` when the connection goes down or comes back (not on every retry).
+   * @returns a function that removes it.
+   */
+  onStateChange(listener: (up: boolean) => void): () => void {
+    this.stateListeners.add(listener);
+    return () => this.stateListeners.delete(listener);
+  }
+
+  /**
+   * Runs `operation` once the connection is ready.
+   * @throws StoreUnavailableError when Redis cannot be reached within the ready wait (at
+   *   once when an outage has already lasted that long), or the connection fails during
+   *   the call; StoreRefusedError when Redis answers with an error; CallerError thrown by
+   *   `operation` as it is.
+   */
+  async run<T>(operation: (client: StoreClient) => Promise<T>): Promise<T> {
+    await this.ready();
+    try {
+      return await operation(this.client);
+    } catch (error) {
+      throw this.explain(error);
+    }
+  }
+
+  /** Closes the connection; calls after it fail with StoreUnavailableError. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.client.destroy();
+    for (const wake of this.readyWaiters) wake();
+  }
+
+  /** The error a failed command becomes. */
+  explain(error: unknown): Error {
+    if (error instanceof CallerError) return error;
+    if (error instanceof ErrorReply) return new StoreRefusedError(this.shown, error.message);
+    if (error instanceof Error) return new StoreUnavailableError(this.shown, describeFailure(error));
+    return new StoreUnavailableError(this.shown, String(error));
+  }
+
+  /** Resolves when the connection is ready; throws StoreUnavailableError when it will not be soon. */
+  private async ready(): Promise<void> {
+    for (;;) {
+      if (this.closed) throw new StoreUnavailableError(this.shown, "the store was closed");
+      const outage = this.outage;
+      if (outage === undefined) return;
+      const left = outage.since + (outage.failed ? this.readyWaitMs : this.commandTimeoutMs) - Date.now();
+      if (left <= 0) throw new StoreUnavailableError(this.shown, outage.reason);
+      // Woken when the connection comes up or an attempt fails (which may shorten the wait).
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.readyWaiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, left);
+        this.readyWaiters.add(done);
+      });
+    }
+  }
+
+  private wentDown(reason: string): void {
+    if (this.closed) return;
+    if (this.outage) {
+      this.outage.reason = reason;
+      this.outage.failed = true;
+    } else {
+      this.outage = { since: Date.now(), reason, failed: true, reported: false };
+      for (const listener of this.stateListeners) listener(false);
+    }
+    for (const wake of this.readyWaiters) wake();
+    // Reported once per outage, not once per retry, and not for a blip shorter than a retry.
+    if (!this.outage.reported) {
+      this.outage.reported = true;
+      this.warn(`cannot reach the Redis store at ${this.shown} (${reason}); retrying, and calls fail until it answers`);
+    }
+  }
+
+  private cameUp(): void {
+    const outage = this.outage;
+    this.outage = undefined;
+    if (outage?.reported) this.warn(`the Redis store at ${this.shown} answers again`);
+    for (const wake of this.readyWaiters) wake();
+    if (outage) for (const listener of this.stateListeners) listener(true);
+  }
+}
+
+/** A connection failure in a few words, e.g. `connect ECONNREFUSED 127.0.0.1:6379`. */
+export function describeFailure(error: Error): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const message = error.message || error.name;
+  return code && !message.includes(code) ? `${code}: ${message}` : message;
+}

@@ -1,0 +1,65 @@
+/**
+ * What a server checks about Redis when it starts: the settings under which Redis could
+ * drop what backchannel acknowledged. Redis keeps the data; these settings decide
+ * whether it survives.
+ *
+ * - `maxmemory-policy` other than `noeviction` lets Redis evict keys when it is full:
+ *   a queue, a document, or a channel's seq counter could vanish. Under `noeviction` a
+ *   full Redis refuses writes instead, which backchannel reports to the writer.
+ * - `appendonly no` with no `save` points keeps everything in memory only: a restart of
+ *   Redis loses every channel. With snapshots only, or `appendfsync` other than
+ *   `always`, a crash loses what was acknowledged since the last write to disk.
+ */
+import type { StoreClient } from "./connection.js";
+
+/** The settings read, as Redis reports them. */
+export interface RedisSettings {
+  "maxmemory-policy"?: string;
+  appendonly?: string;
+  appendfsync?: string;
+  save?: string;
+}
+
+/**
+ * The warnings for `settings`, each one line saying what could be lost and what to set; none when all is well.
+ */
+export function settingsWarnings(settings: RedisSettings): string[] {
+  const warnings: string[] = [];
+  const policy = settings["maxmemory-policy"];
+  if (policy !== undefined && policy !== "noeviction") {
+    warnings.push(
+      `maxmemory-policy is ${policy}: when Redis is full it may evict backchannel's keys (queued messages, documents, seq counters). Set "maxmemory-policy noeviction"`,
+    );
+  }
+  const aof = settings.appendonly === "yes";
+  const snapshots = settings.save !== undefined && settings.save.trim() !== "";
+  if (settings.appendonly !== undefined && !aof && !snapshots) {
+    warnings.push(
+      'persistence is off (appendonly no, no save points): a restart of Redis loses every channel. Set "appendonly yes" and "appendfsync always"',
+    );
+  } else if (settings.appendonly !== undefined && !aof) {
+    warnings.push(
+      'only snapshots persist (appendonly no): a crash of Redis loses what was acknowledged since the last one. Set "appendonly yes" and "appendfsync always"',
+    );
+  } else if (aof && settings.appendfsync !== undefined && settings.appendfsync !== "always") {
+    warnings.push(
+      `appendfsync is ${settings.appendfsync}: a crash of the machine loses what was acknowledged in the last second or so. Set "appendfsync always" for acknowledged = durable`,
+    );
+  }
+  return warnings;
+}
+
+/**
+ * Reads the settings of the Redis behind `client` (CONFIG GET; managed services that
+ * forbid it give an empty result).
+ * @throws whatever the command throws (the caller reports it as a warning).
+ */
+export async function readSettings(client: StoreClient): Promise<RedisSettings> {
+  const settings: RedisSettings = {};
+  for (const name of ["maxmemory-policy", "appendonly", "appendfsync", "save"] as const) {
+    const reply = (await client.configGet(name)) as Record<string, string | undefined>;
+    const value = reply[name];
+    if (value !== undefined) settings[name] = value;
+  }
+  return settings;
+}

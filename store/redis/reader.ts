@@ -1,0 +1,62 @@
+/**
+ * The Redis store's read-only view ({@link ChannelReader}): what waits in a queue and the
+ * session records, for the watcher and the status line. It runs no script and writes
+ * nothing; waiting is one subscriber connection (./wake-hub.ts).
+ */
+import type { QueueName } from "../../core/paths.js";
+import type { QueueMessage } from "../../protocol/message.js";
+import type { ChangeSubscription, ChannelReader, SessionReader } from "../store.js";
+import { RedisConnection } from "./connection.js";
+import { queueWakeChannel } from "./keys.js";
+import { parseRedisUrl } from "./location.js";
+import { peekQueue } from "./queues.js";
+import { RedisSessionReader } from "./sessions.js";
+import { WakeHub } from "./wake-hub.js";
+
+/** Options of {@link RedisReader}. */
+export interface RedisReaderOptions {
+  /** `redis://[user:password@]host[:port][/db]` or `rediss://…`. */
+  url: string;
+  /** How long a read waits, from the start of an outage, for the connection to be remade before it fails. Default 2,000 ms. */
+  readyWaitMs?: number;
+}
+
+/** The channels of one Redis store, read-only. Close it when done: it holds connections. */
+export class RedisReader implements ChannelReader {
+  readonly sessions: SessionReader;
+  /** The store's URL without its password. */
+  readonly shown: string;
+  private readonly connection: RedisConnection;
+  private readonly hub: WakeHub;
+
+  /** @throws InvalidStoreUrlError for a URL that is not a Redis store's. */
+  constructor(options: RedisReaderOptions) {
+    const address = parseRedisUrl(options.url);
+    this.shown = address.shown;
+    this.connection = new RedisConnection({ address, name: "backchannel:reader", readyWaitMs: options.readyWaitMs });
+    this.hub = new WakeHub(this.connection);
+    this.sessions = new RedisSessionReader(this.connection, this.hub);
+  }
+
+  peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
+    return peekQueue(this.connection, channelId, queue);
+  }
+
+  watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
+    return this.hub.listen(queueWakeChannel(channelId, queue));
+  }
+
+  /**
+   * Waits until Redis answers.
+   * @throws StoreUnavailableError when it does not within the ready wait.
+   */
+  async ping(): Promise<void> {
+    await this.connection.run((client) => client.ping());
+  }
+
+  /** Closes both connections. */
+  async close(): Promise<void> {
+    this.hub.close();
+    await this.connection.close();
+  }
+}

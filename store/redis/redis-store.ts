@@ -1,0 +1,157 @@
+/**
+ * The Redis store (docs/ARCHITECTURE.md, "The Redis store"): the same channels as the
+ * file store, kept in Redis 7 (or Valkey), so that servers on several machines, in
+ * containers or behind a load balancer share them. This class is the facade; each job
+ * is a module of its own:
+ *
+ *   ./location.ts        the store URL, checked and shown without its password
+ *   ./connection.ts      the command connection: readiness, outages, errors for the caller
+ *   ./health.ts          the settings that could lose data, warned about at start
+ *   ./keys.ts            key and pub/sub names (one hash slot per channel)
+ *   ./scripts.ts         the Lua scripts: append, read with a cursor, drain, state, sweep
+ *   ./queues.ts          the queue operations over the scripts
+ *   ./wake-hub.ts        one subscriber connection, fanned out to every waiter
+ *   ./state-docs.ts      per-channel state documents
+ *   ./sessions.ts        session records
+ *   ./saved-apps.ts      the apps the user kept
+ *   ./channels.ts        listing, removal and the idle sweep
+ *   ./reader.ts          the read-only view for the watcher and the status line
+ *
+ * Durability is Redis's: with `appendonly yes` and `appendfsync always`, a message is on
+ * disk before its append is answered.
+ */
+import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
+import { warnOnStderr } from "../../core/warn.js";
+import type { QueueName } from "../../core/paths.js";
+import type { JsonValue, QueueMessage } from "../../protocol/message.js";
+import { pollWithWait } from "../changes.js";
+import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store.js";
+import { checkCursor, checkMessage } from "../validate.js";
+import { listChannels, removeChannel, sweepIdle } from "./channels.js";
+import { RedisConnection } from "./connection.js";
+import { readSettings, settingsWarnings } from "./health.js";
+import { queueWakeChannel } from "./keys.js";
+import { parseRedisUrl } from "./location.js";
+import { appendMessage, drain, peekQueue, type QueueContext, queueContext, readAfter, type Upkeep, upkeepOf } from "./queues.js";
+import { RedisSavedApps } from "./saved-apps.js";
+import { RedisSessions } from "./sessions.js";
+import { readStateDoc, updateStateDoc } from "./state-docs.js";
+import { WakeHub } from "./wake-hub.js";
+
+/** Options of {@link RedisStore}. */
+export interface RedisStoreOptions {
+  /** `redis://[user:password@]host[:port][/db]` or `rediss://…` (TLS). */
+  url: string;
+  /** Limits that differ from {@link DEFAULT_LIMITS}. */
+  limits?: Partial<Limits>;
+  /** Where warnings go (risky Redis settings, an outage and the recovery). Default: one line on stderr. */
+  warn?: (message: string) => void;
+  /** Check Redis's eviction and persistence settings once connected, and warn. Default true. */
+  checkSettings?: boolean;
+  /**
+   * How often a waiting poll reads again when no wake-up came. Default 30,000 ms: wake-ups
+   * come over pub/sub, and every outage wakes the waiters, so this is only a safety net.
+   */
+  fallbackWakeMs?: number;
+  /** How long a call waits, from the start of an outage, for the connection to be remade before it fails. Default 2,000 ms. */
+  readyWaitMs?: number;
+}
+
+/** The Redis-backed {@link ChannelStore}. Safe to use from any number of processes and machines at once. Close it when done. */
+export class RedisStore implements ChannelStore {
+  /** The limits in force. */
+  readonly limits: Readonly<Limits>;
+  readonly sessions: RedisSessions;
+  readonly apps: RedisSavedApps;
+  /** The store's URL without its password. */
+  readonly shown: string;
+  private readonly connection: RedisConnection;
+  private readonly hub: WakeHub;
+  private readonly upkeep: Upkeep;
+  private readonly fallbackWakeMs: number;
+
+  /** @throws InvalidStoreUrlError for a URL that is not a Redis store's. */
+  constructor(options: RedisStoreOptions) {
+    const address = parseRedisUrl(options.url);
+    this.shown = address.shown;
+    this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...options.limits });
+    this.upkeep = upkeepOf(this.limits);
+    this.fallbackWakeMs = options.fallbackWakeMs ?? 30_000;
+    const warn = options.warn ?? warnOnStderr;
+    this.connection = new RedisConnection({ address, name: "backchannel:store", warn, readyWaitMs: options.readyWaitMs });
+    this.hub = new WakeHub(this.connection);
+    this.sessions = new RedisSessions(this.connection, this.hub, this.limits.channelTtlMs);
+    this.apps = new RedisSavedApps(this.connection, warn);
+    if (options.checkSettings ?? true) this.warnAboutSettingsOnce(warn);
+  }
+
+  async append(channelId: string, queue: QueueName, event: string, data: JsonValue = {}): Promise<AppendResult> {
+    const context = this.queue(channelId, queue);
+    const json = checkMessage(event, data, this.limits);
+    return appendMessage(context, event, json);
+  }
+
+  async poll(channelId: string, queue: QueueName, options: PollOptions = {}): Promise<PollResult> {
+    const context = this.queue(channelId, queue);
+    const { after, waitMs = 0, signal, onWaiting } = options;
+    checkCursor(after);
+    const pollOnce = () => (after === undefined ? drain(context) : readAfter(context, after));
+    if (waitMs <= 0) return pollOnce();
+    const result = await pollWithWait(this.watchQueue(channelId, queue), pollOnce, { waitMs, fallbackMs: this.fallbackWakeMs, signal, onWaiting });
+    return result ?? { messages: [], cursor: after ?? 0, pending: 0 };
+  }
+
+  readState(channelId: string, name: string): Promise<JsonValue | null> {
+    return readStateDoc(this.connection, channelId, name);
+  }
+
+  updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue> {
+    return updateStateDoc(this.connection, channelId, name, this.limits.maxStateBytes, this.upkeep, update);
+  }
+
+  peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
+    return peekQueue(this.connection, channelId, queue);
+  }
+
+  watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
+    return this.hub.listen(queueWakeChannel(channelId, queue));
+  }
+
+  listChannels(): Promise<ChannelInfo[]> {
+    return listChannels(this.connection);
+  }
+
+  remove(channelId: string): Promise<void> {
+    return removeChannel(this.connection, channelId, this.upkeep);
+  }
+
+  removeIdleChannels(now: number = Date.now()): Promise<string[]> {
+    return sweepIdle(this.connection, this.upkeep, now);
+  }
+
+  /** Closes the connections; calls after it fail. */
+  async close(): Promise<void> {
+    this.hub.close();
+    await this.connection.close();
+  }
+
+  /** The context of a queue; checks the channel id first. */
+  private queue(channelId: string, queue: QueueName): QueueContext {
+    return queueContext(this.connection, channelId, queue, this.limits, this.upkeep);
+  }
+
+  /** Once Redis first answers, reads its settings and warns about those that could lose data. */
+  private warnAboutSettingsOnce(warn: (message: string) => void): void {
+    const stop = this.connection.onStateChange((up) => {
+      if (!up) return;
+      stop();
+      readSettings(this.connection.client).then(
+        (settings) => {
+          for (const warning of settingsWarnings(settings)) warn(`the Redis store at ${this.shown}: ${warning}`);
+        },
+        (error: Error) =>
+          warn(`could not read the settings of the Redis store at ${this.shown} (${error.message}); check that it keeps what it acknowledges`),
+      );
+    });
+  }
+}

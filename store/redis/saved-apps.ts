@@ -1,0 +1,69 @@
+/**
+ * Saved apps in Redis: `bc:app:{<name>}` holds one app's JSON (../saved-app.ts). Saved
+ * apps are the user's to keep: they never expire and the idle sweep leaves them.
+ *
+ * Invariants: a value is replaced whole (one SET), so a reader sees the old app or the
+ * new one; no key is built from a name before the name is checked.
+ */
+import { SAVED_APP_MAX_BYTES } from "../../core/limits.js";
+import { type Warn, warnOnStderr } from "../../core/warn.js";
+import { DamagedSavedAppError, parseSavedApp, SavedAppTooLargeError, type SavedApp, type SavedAppStore } from "../saved-app.js";
+import type { RedisConnection } from "./connection.js";
+import { APP_KEY_PATTERN, appKey, appNameOfKey } from "./keys.js";
+import { scanKeys } from "./channels.js";
+
+/** The Redis-backed {@link SavedAppStore}. */
+export class RedisSavedApps implements SavedAppStore {
+  /**
+   * @param connection the store's connection.
+   * @param warn where a saved app that cannot be read is reported while listing. Default: one line on stderr.
+   */
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly warn: Warn = warnOnStderr,
+  ) {}
+
+  async read(name: string): Promise<SavedApp | null> {
+    const key = appKey(name);
+    const text = await this.connection.run((client) => client.get(key));
+    if (text === null || text === undefined) return null;
+    let value: unknown;
+    try {
+      value = JSON.parse(String(text));
+    } catch {
+      throw new DamagedSavedAppError(name, "it is not JSON");
+    }
+    return parseSavedApp(value, name);
+  }
+
+  async write(app: SavedApp): Promise<void> {
+    const key = appKey(app.name);
+    const text = JSON.stringify(parseSavedApp(app, app.name));
+    const bytes = Buffer.byteLength(text);
+    if (bytes > SAVED_APP_MAX_BYTES) throw new SavedAppTooLargeError(app.name, bytes, SAVED_APP_MAX_BYTES);
+    await this.connection.run((client) => client.set(key, text));
+  }
+
+  async list(): Promise<SavedApp[]> {
+    const names = (await scanKeys(this.connection, APP_KEY_PATTERN))
+      .map(appNameOfKey)
+      .filter((name): name is string => name !== undefined)
+      .sort();
+    const apps: SavedApp[] = [];
+    for (const name of names) {
+      try {
+        const app = await this.read(name);
+        if (app) apps.push(app);
+      } catch (error) {
+        if (!(error instanceof DamagedSavedAppError)) throw error;
+        this.warn(error.message);
+      }
+    }
+    return apps;
+  }
+
+  async remove(name: string): Promise<boolean> {
+    const key = appKey(name);
+    return (await this.connection.run((client) => client.del(key))) > 0;
+  }
+}

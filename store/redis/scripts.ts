@@ -1,0 +1,299 @@
+/**
+ * The Lua scripts of the Redis store. Each change to a channel is one script, so it is
+ * atomic: no other client sees it half done, and its limits are checked inside it
+ * (a full queue is refused, never trimmed).
+ *
+ * Every channel script takes the channel's four keys (./keys.ts: meta, ui, agent,
+ * state; one hash slot) and, first in ARGV, the channel TTL and how often a read marks
+ * the channel as used. They carry the `#!lua` shebang (Redis 7): Redis then refuses a
+ * script that would write while it is out of memory or cannot persist, before it runs,
+ * rather than in the middle.
+ *
+ * Invariants the scripts keep:
+ * - `seq:<queue>` in the meta hash is the last seq handed out; it only grows, so a seq
+ *   never repeats while the channel exists; stream entry ids are `<seq>-0`, dense;
+ * - `bytes:<queue>` is the size of the queue's messages as the file store counts it
+ *   (each message's JSON record and a newline), so both stores refuse the same message;
+ * - a cursor above the last seq handed out moves nothing (no seq, no acknowledgement);
+ * - a channel's keys expire (after the TTL) only while both its queues are empty: a
+ *   channel holding an unread message is never dropped by Redis or by the sweep;
+ * - every change to a queue publishes on its wake channel, after the change.
+ *
+ * Seqs, cursors and counts are returned as decimal text: node-redis decodes integer
+ * replies with a float sum that is off near 2^53 (the largest cursor a caller may pass).
+ */
+import { type CommandParser, defineScript } from "@redis/client";
+
+/** What every channel script starts with: its helpers. */
+const CHANNEL_PRELUDE = `#!lua
+local function num(value) return tonumber(value) or 0 end
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function seq_of(id) return tonumber(string.match(id, '^(%d+)')) end
+
+local function stream_of(queue)
+  if queue == 'ui' then return KEYS[2] end
+  if queue == 'agent' then return KEYS[3] end
+  return error('unknown queue ' .. tostring(queue))
+end
+
+-- The bytes of a message's record as the file store counts them: its JSON
+-- {"seq":…,"event":"…","data":…,"ts":"…"} (35 bytes and the fields; event and ts need no
+-- escaping) and a newline.
+local function record_bytes(seq_text, event, data, ts)
+  return 36 + #seq_text + #event + #data + #ts
+end
+
+-- The last seq handed out in a queue. A meta hash that lost its fields while the stream
+-- stayed (a key evicted or deleted by hand) is rebuilt from the stream, so that no seq repeats.
+local function last_seq(queue, stream)
+  local known = redis.call('HGET', KEYS[1], 'seq:' .. queue)
+  if known then return tonumber(known) end
+  if redis.call('EXISTS', stream) == 0 then return 0 end
+  local info = redis.call('XINFO', 'STREAM', stream)
+  local last = 0
+  for i = 1, #info, 2 do
+    if info[i] == 'last-generated-id' then last = seq_of(info[i + 1]) end
+  end
+  local bytes = 0
+  for _, entry in ipairs(redis.call('XRANGE', stream, '-', '+')) do
+    local f = entry[2]
+    bytes = bytes + record_bytes(string.match(entry[1], '^(%d+)'), f[2], f[4], f[6])
+  end
+  redis.call('HSET', KEYS[1], 'seq:' .. queue, string.format('%d', last), 'bytes:' .. queue, bytes)
+  return last
+end
+
+-- Marks the channel as used now (a change always; a read at most every ARGV[2] ms), and
+-- makes its keys expire after ARGV[1] ms once both queues are empty, never while one
+-- holds a message. 'holds' is true when the caller knows a queue holds one (an append).
+local function settle(changed, holds)
+  local now = now_ms()
+  if not changed and now - num(redis.call('HGET', KEYS[1], 'touched')) < tonumber(ARGV[2]) then return end
+  redis.call('HSET', KEYS[1], 'touched', now)
+  if holds or redis.call('XLEN', KEYS[2]) + redis.call('XLEN', KEYS[3]) > 0 then
+    -- Keys with an expiry all got it together: the meta key tells for the four.
+    if redis.call('PTTL', KEYS[1]) >= 0 then
+      for i = 1, 4 do redis.call('PERSIST', KEYS[i]) end
+    end
+  else
+    for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
+  end
+end
+
+-- Up to max_bytes of messages from stream id 'from' on (always at least one), flattened as
+-- seq, event, data, ts, …; with their count, the last seq and the bytes of their records.
+local function take_batch(stream, from, max_bytes)
+  local out, count, total, records, last = {}, 0, 0, 0, 0
+  while true do
+    local entries = redis.call('XRANGE', stream, from, '+', 'COUNT', 100)
+    for _, entry in ipairs(entries) do
+      local f = entry[2]
+      local seq_text = string.match(entry[1], '^(%d+)')
+      local record = record_bytes(seq_text, f[2], f[4], f[6])
+      total = total + record - 1
+      if count > 0 and total > max_bytes then return out, count, last, records end
+      count = count + 1
+      records = records + record
+      last = tonumber(seq_text)
+      out[#out + 1] = seq_text
+      out[#out + 1] = f[2]
+      out[#out + 1] = f[4]
+      out[#out + 1] = f[6]
+    end
+    if #entries < 100 then return out, count, last, records end
+    from = '(' .. entries[#entries][1]
+  end
+end
+
+-- Deletes every message up to seq 'upto' whose records add up to 'records' bytes.
+local function forget(queue, stream, upto, records)
+  redis.call('XTRIM', stream, 'MINID', string.format('%d-0', upto + 1))
+  redis.call('HINCRBY', KEYS[1], 'bytes:' .. queue, -records)
+end
+
+-- The bytes of the records of the messages up to seq 'upto'.
+local function records_upto(stream, upto)
+  local records = 0
+  local entries = redis.call('XRANGE', stream, '-', string.format('%d-0', upto))
+  for _, entry in ipairs(entries) do
+    local f = entry[2]
+    records = records + record_bytes(string.match(entry[1], '^(%d+)'), f[2], f[4], f[6])
+  end
+  return #entries, records
+end
+`;
+
+/**
+ * Appends a message. ARGV: ttl, touch, queue, event, data (JSON), ts, max messages,
+ * max bytes, wake channel.
+ * Returns `{"ok", seq, pending}` or `{"full", "messages" | "bytes"}` (nothing changed).
+ */
+const APPEND_LUA = `${CHANNEL_PRELUDE}
+local queue, event, data, ts = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local stream = stream_of(queue)
+local count = redis.call('XLEN', stream)
+if count >= tonumber(ARGV[7]) then return {'full', 'messages'} end
+local seq_text = string.format('%d', last_seq(queue, stream) + 1)
+local bytes = num(redis.call('HGET', KEYS[1], 'bytes:' .. queue)) + record_bytes(seq_text, event, data, ts)
+if bytes > tonumber(ARGV[8]) then return {'full', 'bytes'} end
+redis.call('XADD', stream, seq_text .. '-0', 'event', event, 'data', data, 'ts', ts)
+redis.call('HSET', KEYS[1], 'seq:' .. queue, seq_text, 'bytes:' .. queue, bytes)
+settle(true, true)
+redis.call('SPUBLISH', ARGV[9], seq_text)
+return {'ok', seq_text, string.format('%d', count + 1)}
+`;
+
+/**
+ * Reads with a cursor: deletes every message with seq <= after, then returns a batch of
+ * those after it. A cursor above the last seq handed out (a queue emptied under its
+ * reader, or a made-up cursor) moves nothing: it acknowledges nothing, and gets the
+ * queue from its start with the cursor to go on with. ARGV: ttl, touch, queue, after,
+ * max batch bytes, wake channel. Returns `{cursor, pending, seq, event, data, ts, …}`.
+ */
+const READ_AFTER_LUA = `${CHANNEL_PRELUDE}
+local queue, after = ARGV[3], tonumber(ARGV[4])
+local stream = stream_of(queue)
+local last_handed_out = last_seq(queue, stream)
+local changed = false
+local from = string.format('%d-0', after + 1)
+if after > last_handed_out then
+  from = '-'
+elseif after > 0 then
+  local gone, records = records_upto(stream, after)
+  if gone > 0 then
+    forget(queue, stream, after, records)
+    changed = true
+  end
+end
+local out, count, last = take_batch(stream, from, tonumber(ARGV[5]))
+settle(changed)
+if changed then redis.call('SPUBLISH', ARGV[6], 'ack') end
+local cursor = math.min(after, last_handed_out)
+if count > 0 then cursor = last end
+local reply = {string.format('%d', cursor), string.format('%d', redis.call('XLEN', stream) - count)}
+for _, value in ipairs(out) do reply[#reply + 1] = value end
+return reply
+`;
+
+/**
+ * Reads and clears a batch. ARGV: ttl, touch, queue, max batch bytes, wake channel.
+ * Returns `{cursor, pending, seq, event, data, ts, …}`; the cursor is the last seq
+ * handed out when nothing was waiting.
+ */
+const DRAIN_LUA = `${CHANNEL_PRELUDE}
+local queue = ARGV[3]
+local stream = stream_of(queue)
+local out, count, last, records = take_batch(stream, '-', tonumber(ARGV[4]))
+local cursor = last
+if count > 0 then
+  forget(queue, stream, last, records)
+  settle(true)
+  redis.call('SPUBLISH', ARGV[5], 'ack')
+else
+  cursor = last_seq(queue, stream)
+  settle(false)
+end
+local reply = {string.format('%d', cursor), string.format('%d', redis.call('XLEN', stream))}
+for _, value in ipairs(out) do reply[#reply + 1] = value end
+return reply
+`;
+
+/**
+ * Replaces a state document if its version is still the one read (compare and set).
+ * ARGV: ttl, touch, name, expected version (0: never written), JSON. Returns 1, or 0
+ * when another writer came first (nothing changed).
+ */
+const STATE_SET_LUA = `${CHANNEL_PRELUDE}
+local name = ARGV[3]
+local version = num(redis.call('HGET', KEYS[4], 'v:' .. name))
+if version ~= tonumber(ARGV[4]) then return 0 end
+redis.call('HSET', KEYS[4], name, ARGV[5], 'v:' .. name, version + 1)
+settle(true)
+return 1
+`;
+
+/** Removes a channel. ARGV: ttl, touch, wake channel of ui, of agent. Returns 1 when it existed. */
+const REMOVE_LUA = `${CHANNEL_PRELUDE}
+local existed = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('SPUBLISH', ARGV[3], 'removed')
+redis.call('SPUBLISH', ARGV[4], 'removed')
+if existed > 0 then return 1 end
+return 0
+`;
+
+/**
+ * Removes a channel idle for longer than the TTL, by Redis's clock shifted by
+ * ARGV[3] ms, unless a queue holds a message. ARGV: ttl, touch, shift, wake channel of
+ * ui, of agent. Returns 1 when it was removed.
+ */
+const SWEEP_LUA = `${CHANNEL_PRELUDE}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('XLEN', KEYS[2]) + redis.call('XLEN', KEYS[3]) > 0 then return 0 end
+if now_ms() + tonumber(ARGV[3]) - num(redis.call('HGET', KEYS[1], 'touched')) <= tonumber(ARGV[1]) then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('SPUBLISH', ARGV[4], 'removed')
+redis.call('SPUBLISH', ARGV[5], 'removed')
+return 1
+`;
+
+/** What session scripts start with. KEYS[1] is the session record; ARGV[1] the TTL. */
+const SESSION_PRELUDE = `#!lua
+local function num(value) return tonumber(value) or 0 end
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
+/**
+ * Replaces a session record if its version is still the one read. ARGV: ttl, expected
+ * version, JSON, wake channel. Returns 1, or 0 when another writer came first.
+ */
+const SESSION_SET_LUA = `${SESSION_PRELUDE}
+local version = num(redis.call('HGET', KEYS[1], 'v'))
+if version ~= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], 'json', ARGV[3], 'v', version + 1, 'touched', now_ms())
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('SPUBLISH', ARGV[4], 'changed')
+return 1
+`;
+
+/** Removes a session record not written for longer than the TTL (Redis's clock shifted by ARGV[2] ms). Returns 1 when removed. */
+const SESSION_SWEEP_LUA = `${SESSION_PRELUDE}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if now_ms() + tonumber(ARGV[2]) - num(redis.call('HGET', KEYS[1], 'touched')) <= tonumber(ARGV[1]) then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`;
+
+/** One script: its keys, then its arguments (numbers are sent as decimal text). */
+function script(source: string, keyCount: number) {
+  return defineScript({
+    SCRIPT: source,
+    NUMBER_OF_KEYS: keyCount,
+    parseCommand(parser: CommandParser, keys: readonly string[], args: readonly (string | number)[]) {
+      if (keys.length !== keyCount) throw new Error(`this script takes ${keyCount} keys, not ${keys.length}`);
+      parser.pushKeys([...keys]);
+      parser.push(...args.map(String));
+    },
+    transformReply: (reply: unknown): unknown => reply,
+  });
+}
+
+/** The store's scripts, given to `createClient({ scripts })`; each is then a method of the client. */
+export const SCRIPTS = {
+  bcAppend: script(APPEND_LUA, 4),
+  bcReadAfter: script(READ_AFTER_LUA, 4),
+  bcDrain: script(DRAIN_LUA, 4),
+  bcStateSet: script(STATE_SET_LUA, 4),
+  bcRemove: script(REMOVE_LUA, 4),
+  bcSweep: script(SWEEP_LUA, 4),
+  bcSessionSet: script(SESSION_SET_LUA, 1),
+  bcSessionSweep: script(SESSION_SWEEP_LUA, 1),
+};

@@ -1,0 +1,62 @@
+/**
+ * Session records in Redis (`bc:session:{<key>}`, ./keys.ts): the Redis-backed
+ * {@link SessionStore}. A change is a compare-and-set (./compare-and-set.ts) and
+ * publishes on the record's wake channel. A record expires when it has not been written
+ * for the channel TTL.
+ *
+ * Invariant: a record that does not parse reads as an empty session and is replaced by
+ * the next write: everything in it is rebuilt as channels are used again.
+ */
+import { emptySession, parseSession, type SessionRecord } from "../session-record.js";
+import type { ChangeSubscription, SessionReader, SessionStore } from "../store.js";
+import type { RedisConnection } from "./connection.js";
+import { untilStored } from "./compare-and-set.js";
+import { sessionKeyName, sessionWakeChannel } from "./keys.js";
+import type { WakeHub } from "./wake-hub.js";
+
+/** Session records, read-only: for the watcher and the status line. */
+export class RedisSessionReader implements SessionReader {
+  constructor(
+    protected readonly connection: RedisConnection,
+    protected readonly hub: WakeHub,
+  ) {}
+
+  async read(key: string): Promise<SessionRecord> {
+    const name = sessionKeyName(key);
+    const text = await this.connection.run((client) => client.hGet(name, "json"));
+    return text === null || text === undefined ? emptySession() : parseSession(text);
+  }
+
+  watch(key: string): ChangeSubscription {
+    return this.hub.listen(sessionWakeChannel(key));
+  }
+}
+
+/** Session records, read and written. */
+export class RedisSessions extends RedisSessionReader implements SessionStore {
+  /**
+   * @param connection the store's connection.
+   * @param hub the store's wake-ups.
+   * @param ttlMs a record not written for this long expires.
+   */
+  constructor(
+    connection: RedisConnection,
+    hub: WakeHub,
+    private readonly ttlMs: number,
+  ) {
+    super(connection, hub);
+  }
+
+  async update(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord> {
+    const name = sessionKeyName(key);
+    const wake = sessionWakeChannel(key);
+    return untilStored(`the session record ${key}`, async () => {
+      const [text, version] = await this.connection.run((client) => client.hmGet(name, ["json", "v"]));
+      const next = update(text === null || text === undefined ? emptySession() : parseSession(text));
+      const stored = await this.connection.run((client) =>
+        client.bcSessionSet([name], [this.ttlMs, Number(version ?? 0), JSON.stringify(next), wake]),
+      );
+      return stored === 1 ? next : undefined;
+    });
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * Waiting without a connection per waiter: one subscriber connection per store (a
+ * duplicate of its command connection) listens on the wake channels (./keys.ts) that
+ * this process's waiters watch, and fans each wake-up out to them.
+ *
+ * Invariants, which make the contract of ChangeSubscription (../store.ts) hold:
+ * - a subscription remembers a wake-up until it is waited for;
+ * - a waiter's first read may run before Redis has confirmed the subscription (the
+ *   read goes over the other connection), so the confirmation itself counts as a
+ *   change: the waiter reads again once nothing can be missed any more; a waiter that
+ *   joins a channel already confirmed needs no such extra read;
+ * - when the subscriber connection drops or comes back, every waiter is woken: what
+ *   was published meanwhile is lost, so it must read again (and a read while Redis is
+ *   away fails at once with a clear error, which ends a long-poll instead of leaving it
+ *   hanging); a subscription that failed meanwhile is asked for again;
+ * - a channel nobody waits on any more stays subscribed for {@link LINGER_MS}, so that a
+ *   long-poll loop that re-arms at once does not unsubscribe and subscribe every time.
+ */
+import type { ChangeSubscription, WakeReason } from "../store.js";
+import type { RedisConnection, StoreClient } from "./connection.js";
+
+/** How long a channel with no waiter stays subscribed. */
+export const LINGER_MS = 10_000;
+
+/** One waiter. */
+class Waiter implements ChangeSubscription {
+  private pending = false;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly leave: (waiter: Waiter) => void) {}
+
+  /** Records a change, waking the waiter if it waits. */
+  notify(): void {
+    this.pending = true;
+    this.wake?.();
+  }
+
+  next(maxMs: number, signal?: AbortSignal): Promise<WakeReason> {
+    if (signal?.aborted) return Promise.resolve("aborted");
+    if (this.pending) {
+      this.pending = false;
+      return Promise.resolve("changed");
+    }
+    return new Promise((resolve) => {
+      const finish = (reason: WakeReason) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.wake = undefined;
+        if (reason === "changed") this.pending = false;
+        resolve(reason);
+      };
+      const onAbort = () => finish("aborted");
+      const timer = setTimeout(() => finish("timeout"), maxMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.wake = () => finish("changed");
+    });
+  }
+
+  close(): void {
+    this.wake = undefined;
+    this.leave(this);
+  }
+}
+
+/** The waiters of one wake channel. */
+interface Channel {
+  waiters: Set<Waiter>;
+  /** Whether Redis confirmed the subscription. */
+  confirmed: boolean;
+  /** Whether a subscription is on its way (asked for, neither confirmed nor failed). */
+  subscribing: boolean;
+  /** The timer that unsubscribes a channel nobody waits on. */
+  linger?: NodeJS.Timeout;
+}
+
+/** The subscriber connection of one store and its waiters. */
+export class WakeHub {
+  private readonly channels = new Map<string, Channel>();
+  private subscriber: StoreClient | undefined;
+  private readonly stopWatching: () => void;
+  private closed = false;
+
+  /** @param connection the store's command connection (duplicated for subscribing, and watched for outages). */
+  constructor(private readonly connection: RedisConnection) {
+    // An outage or a recovery of Redis wakes everyone (see the invariants above). The
+    // subscriber connection shares the command connection's fate: same server, same network.
+    this.stopWatching = connection.onStateChange(() => this.wakeAll());
+  }
+
+  /** Subscribes to wake-ups on `channel` (a wake channel of ./keys.ts). */
+  listen(channel: string): ChangeSubscription {
+    if (this.closed) return new Waiter(() => undefined);
+    let entry = this.channels.get(channel);
+    if (!entry) {
+      entry = { waiters: new Set(), confirmed: false, subscribing: false };
+      this.channels.set(channel, entry);
+      this.subscribe(channel, entry);
+    }
+    clearTimeout(entry.linger);
+    entry.linger = undefined;
+    const waiter = new Waiter((left) => this.leave(channel, left));
+    entry.waiters.add(waiter);
+    return waiter;
+  }
+
+  /** Stops every subscription and closes the subscriber connection. */
+  close(): void {
+    this.closed = true;
+    this.stopWatching();
+    for (const entry of this.channels.values()) clearTimeout(entry.linger);
+    this.channels.clear();
+    this.subscriber?.destroy();
+    this.subscriber = undefined;
+  }
+
+  /** How many wake channels are subscribed now (for tests and the bench). */
+  get subscribedChannels(): number {
+    return this.channels.size;
+  }
+
+  private subscribe(channel: string, entry: Channel): void {
+    const subscriber = this.connect();
+    entry.subscribing = true;
+    const confirmed = () => {
+      entry.subscribing = false;
+      if (this.channels.get(channel) !== entry) return;
+      entry.confirmed = true;
+      for (const waiter of entry.waiters) waiter.notify();
+    };
+    const failed = () => {
+      // node-redis forgets a subscription that failed (it timed out in the offline queue
+      // during an outage, say): it is asked for again when the connection is next ready,
+      // and meanwhile the waiters read again (and then on their fallback timer).
+      entry.subscribing = false;
+      for (const waiter of entry.waiters) waiter.notify();
+    };
+    // Queued by node-redis until the subscriber connection is ready; once confirmed, made
+    // again by node-redis after every reconnection.
+    subscriber.sSubscribe(channel, this.onMessage).then(confirmed, failed);
+  }
+
+  /** The subscriber connection is ready (again): asks again for the subscriptions that failed, and wakes every waiter. */
+  private readonly onReady = (): void => {
+    for (const [channel, entry] of this.channels) if (!entry.confirmed && !entry.subscribing) this.subscribe(channel, entry);
+    this.wakeAll();
+  };
+
+  private readonly onMessage = (_message: string, channel: string): void => {
+    const entry = this.channels.get(channel);
+    if (entry?.confirmed) for (const waiter of entry.waiters) waiter.notify();
+  };
+
+  private leave(channel: string, waiter: Waiter): void {
+    const entry = this.channels.get(channel);
+    if (!entry?.waiters.delete(waiter) || entry.waiters.size > 0 || this.closed) return;
+    entry.linger = setTimeout(() => {
+      if (entry.waiters.size > 0 || this.channels.get(channel) !== entry) return;
+      this.channels.delete(channel);
+      this.subscriber?.sUnsubscribe(channel, this.onMessage).catch(() => undefined);
+    }, LINGER_MS);
+    entry.linger.unref();
+  }
+
+  private wakeAll(): void {
+    for (const entry of this.channels.values()) for (const waiter of entry.waiters) waiter.notify();
+  }
+
+  /** The subscriber connection, made on first use. */
+  private connect(): StoreClient {
+    if (this.subscriber) return this.subscriber;
+    // The offline queue stays on here: a subscription asked for while Redis is away is
+    // made when it returns, and node-redis renews every subscription after a reconnection.
+    const subscriber = this.connection.client.duplicate({
+      disableOfflineQueue: false,
+      name: `${this.connection.client.options.name ?? "backchannel"}:wake`,
+    });
+    subscriber.on("error", () => undefined);
+    subscriber.on("ready", this.onReady);
+    subscriber.connect().catch(() => undefined);
+    this.subscriber = subscriber;
+    return subscriber;
+  }
+}
