@@ -30,8 +30,17 @@ function runWriters(channelId: string): Promise<number[][]> {
       });
       let out = "";
       child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+      // Settles on every path: a reader loop waits for it, and a promise that never settled
+      // would keep this file's process polling for ever.
       return new Promise<number[]>((resolve, reject) =>
-        child.on("close", (code) => (code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(`writer ${index} exited ${code}`)))),
+        child.on("close", (code) => {
+          if (code !== 0) return reject(new Error(`writer ${index} exited ${code}`));
+          try {
+            resolve(JSON.parse(out) as number[]);
+          } catch {
+            reject(new Error(`writer ${index} printed no seqs: ${JSON.stringify(out)}`));
+          }
+        }),
       );
     }),
   );
@@ -62,7 +71,10 @@ test(`${WRITERS} writer processes x ${PER_WRITER} messages, read with a cursor: 
   const store = new FileStore({ dataDir });
   const writers = runWriters("mp-cursor");
   let finished = false;
-  void writers.finally(() => (finished = true));
+  void writers.then(
+    () => (finished = true),
+    () => (finished = true),
+  );
   const seen = new Map<number, QueueMessage>();
   let cursor = 0;
   let duplicates = 0;
@@ -86,7 +98,10 @@ test(`${WRITERS} writer processes x ${PER_WRITER} messages, read-and-clear: exac
   const store = new FileStore({ dataDir });
   const writers = runWriters("mp-clear");
   let finished = false;
-  void writers.finally(() => (finished = true));
+  void writers.then(
+    () => (finished = true),
+    () => (finished = true),
+  );
   const received: QueueMessage[] = [];
   for (;;) {
     const done = finished;
