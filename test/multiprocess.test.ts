@@ -25,8 +25,17 @@ function runWriters(fixture: StoreFixture, channelId: string): Promise<number[][
       });
       let out = "";
       child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+      // Settles on every path: a reader loop waits for it, and a promise that never settled
+      // would keep this file's process polling for ever.
       return new Promise<number[]>((resolve, reject) =>
-        child.on("close", (code) => (code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(`writer ${index} exited ${code}`)))),
+        child.on("close", (code) => {
+          if (code !== 0) return reject(new Error(`writer ${index} exited ${code}`));
+          try {
+            resolve(JSON.parse(out) as number[]);
+          } catch {
+            reject(new Error(`writer ${index} printed no seqs: ${JSON.stringify(out)}`));
+          }
+        }),
       );
     }),
   );
@@ -63,7 +72,10 @@ for (const kind of storeKinds()) {
       const store = fixture.open();
       const writers = runWriters(fixture, "mp-cursor");
       let finished = false;
-      void writers.finally(() => (finished = true));
+      void writers.then(
+        () => (finished = true),
+        () => (finished = true),
+      );
       const seen = new Map<number, QueueMessage>();
       let cursor = 0;
       let duplicates = 0;
@@ -87,7 +99,10 @@ for (const kind of storeKinds()) {
       const store = fixture.open();
       const writers = runWriters(fixture, "mp-clear");
       let finished = false;
-      void writers.finally(() => (finished = true));
+      void writers.then(
+        () => (finished = true),
+        () => (finished = true),
+      );
       const received: QueueMessage[] = [];
       for (;;) {
         const done = finished;
