@@ -43,7 +43,15 @@ export function spawnFixture(name: string, args: string[], env: Record<string, s
   });
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  // "close", not "exit": it comes after the pipes are drained, so `lines` and `stderr()` are whole by then.
+  let closed = false;
+  const exited = new Promise<number | null>((resolve) =>
+    child.on("close", (code) => {
+      closed = true;
+      listeners.splice(0).forEach((wake) => wake());
+      resolve(code);
+    }),
+  );
   return {
     child,
     lines,
@@ -51,7 +59,7 @@ export function spawnFixture(name: string, args: string[], env: Record<string, s
     stderr: () => stderr,
     async waitFor(text: string) {
       while (!lines.includes(text)) {
-        if (child.exitCode !== null) throw new Error(`${name} exited ${child.exitCode} before printing ${text}: ${stderr}`);
+        if (closed) throw new Error(`${name} exited ${child.exitCode} before printing ${text}: ${stderr}`);
         await new Promise<void>((resolve) => listeners.push(resolve));
       }
     },
