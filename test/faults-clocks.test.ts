@@ -7,16 +7,14 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { spawn } from "node:child_process";
 import { readdir, utimes } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import { channelDir, queueFile } from "../core/paths.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { FileStore } from "../store/file/file-store.js";
+import { type FixtureProcess, fixturePath, spawnFixture } from "./support/fixture-process.js";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 
-const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}.js`, import.meta.url));
-const SHIFTED_CLOCK = fixture("shifted-clock");
+const SHIFTED_CLOCK = fixturePath("shifted-clock");
 const SECOND = 1000;
 const DAY = 24 * 3600 * SECOND;
 
@@ -34,43 +32,9 @@ function shiftedEnv(clockMs: number, fileTimeMs = 0): Record<string, string> {
   };
 }
 
-/** A fixture run as a child with a shifted clock, its stdout collected as lines. */
-function spawnShifted(script: string, args: string[], clockMs: number, env: Record<string, string> = {}, fileTimeMs = 0) {
-  const child = spawn(process.execPath, [fixture(script), ...args], {
-    env: { ...process.env, ...shiftedEnv(clockMs, fileTimeMs), ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let buffer = "";
-  let stderr = "";
-  const lines: string[] = [];
-  const listeners: (() => void)[] = [];
-  child.stdout!.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString();
-    const complete = buffer.split("\n");
-    buffer = complete.pop()!; // a line cut by a kill was never acknowledged
-    lines.push(...complete);
-    listeners.splice(0).forEach((wake) => wake());
-  });
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) =>
-    child.on("exit", (code) => {
-      listeners.splice(0).forEach((wake) => wake());
-      resolve(code);
-    }),
-  );
-  return {
-    child,
-    lines,
-    exited,
-    stderr: () => stderr,
-    /** Resolves once `ready()` holds (checked after each line and at exit). */
-    async until(ready: () => boolean) {
-      while (!ready()) {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        await new Promise<void>((resolve) => listeners.push(resolve));
-      }
-    },
-  };
+/** A fixture run as a child with a shifted clock (and its view of file times), with `env` added. */
+function spawnShifted(script: string, args: string[], clockMs: number, env: Record<string, string> = {}, fileTimeMs = 0): FixtureProcess {
+  return spawnFixture(script, args, { ...shiftedEnv(clockMs, fileTimeMs), ...env });
 }
 
 /** Runs the idle sweep once in a process whose clock is `clockMs` off; resolves with the channels it removed. */
@@ -86,7 +50,10 @@ describe("locks across clocks", () => {
   }, async (t) => {
     const channel = "skewed-writers";
     const offsets = { a: 0, b: 0, ahead: 6 * SECOND };
-    const writers = Object.entries(offsets).map(([id, offset]) => ({ id, process: spawnShifted("looping-writer", [dataDir, channel, id], offset) }));
+    const writers = Object.entries(offsets).map(([id, offset]) => ({
+      id,
+      process: spawnShifted("looping-writer", [channel, id], offset, { BACKCHANNEL_HOME: dataDir }),
+    }));
     const store = new FileStore({ dataDir });
     const received = new Map<number, QueueMessage>();
     let duplicates = 0;
@@ -145,7 +112,10 @@ describe("locks across clocks", () => {
     const holder = spawnShifted("lock-holder", [path, String(staleMs), String(holdMs)], -365 * DAY);
     await holder.until(() => holder.lines.includes("locked"));
     const waitStarted = Date.now();
-    const writer = spawnShifted("writer", [dataDir, "skewed-holder", "late", "1"], 365 * DAY, { BACKCHANNEL_LOCK_STALE_MS: String(staleMs) });
+    const writer = spawnShifted("writer", ["skewed-holder", "late", "1"], 365 * DAY, {
+      BACKCHANNEL_HOME: dataDir,
+      BACKCHANNEL_LOCK_STALE_MS: String(staleMs),
+    });
     assert.equal(await writer.exited, 0, writer.stderr());
     const waited = Date.now() - waitStarted;
     assert.equal(await holder.exited, 0, `the holder kept its lock to the end: ${holder.stderr()}`);

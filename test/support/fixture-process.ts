@@ -22,6 +22,8 @@ export interface FixtureProcess {
   stderr(): string;
   /** Resolves once a line equal to `text` was printed. @throws when the program exits first. */
   waitFor(text: string): Promise<void>;
+  /** Resolves once `ready()` holds (checked after each batch of lines) or the program has ended. */
+  until(ready: () => boolean): Promise<void>;
 }
 
 /** Starts fixture `name` with `args` and `env` added to this process's environment; `onLines` hears each batch of whole lines. */
@@ -62,6 +64,9 @@ export function spawnFixture(name: string, args: string[], env: Record<string, s
         if (closed) throw new Error(`${name} exited ${child.exitCode} before printing ${text}: ${stderr}`);
         await new Promise<void>((resolve) => listeners.push(resolve));
       }
+    },
+    async until(ready: () => boolean) {
+      while (!ready() && !closed) await new Promise<void>((resolve) => listeners.push(resolve));
     },
   };
 }
