@@ -25,23 +25,6 @@ function quietStore(options: ConstructorParameters<typeof FileStore>[0] = {}) {
   return { store, warnings };
 }
 
-describe("cursor reads", () => {
-  test("a cursor above the last seq handed out moves nothing: it acknowledges nothing and gets the queue from its start", async () => {
-    const { store } = quietStore();
-    assert.deepEqual(await store.poll("ahead", "ui", { after: 40 }), { messages: [], cursor: 0, pending: 0 }, "an empty queue: cursor 0");
-    assert.equal((await store.append("ahead", "ui", "e", { n: 1 })).seq, 1, "the seq did not move");
-    const ahead = await store.poll("ahead", "ui", { after: 40 });
-    assert.deepEqual(
-      ahead.messages.map((m) => m.data),
-      [{ n: 1 }],
-      "from the start",
-    );
-    assert.equal(ahead.cursor, 1, "the cursor to go on with is below the one given");
-    assert.equal((await store.peek("ahead", "ui")).length, 1, "nothing acknowledged");
-    assert.equal((await store.append("ahead", "ui", "e", { n: 2 })).seq, 2);
-  });
-});
-
 describe("corrupt files", () => {
   for (const [label, content] of [
     ["truncated JSON", '{"version":1,"next_seq":7,"messages":[{"seq":5,"ev'],
