@@ -75,3 +75,27 @@ export function parseSavedApp(value: unknown, name: string): SavedApp {
   const { title, description, html, saved_at } = app as SavedApp;
   return { name, title, description, html, saved_at };
 }
+
+/**
+ * The saved apps named `names`, in that order, each read with `read`. One that is gone
+ * meanwhile is left out; one that is damaged is left out and reported with `warn`, so a
+ * single bad entry never hides the others.
+ * @throws whatever `read` throws other than DamagedSavedAppError (the store unreachable, say).
+ */
+export async function readSavedApps(
+  names: readonly string[],
+  read: (name: string) => Promise<SavedApp | null>,
+  warn: (message: string) => void,
+): Promise<SavedApp[]> {
+  const apps: SavedApp[] = [];
+  for (const name of names) {
+    try {
+      const app = await read(name);
+      if (app) apps.push(app);
+    } catch (error) {
+      if (!(error instanceof DamagedSavedAppError)) throw error;
+      warn(error.message);
+    }
+  }
+  return apps;
+}

@@ -20,7 +20,7 @@ import { SAVED_APP_MAX_BYTES } from "../../core/limits.js";
 import { appsDir, FOLDER_MODE, savedAppFile } from "../../core/paths.js";
 import { CallerError } from "../../core/errors.js";
 import { isChannelId } from "../../core/ids.js";
-import { DamagedSavedAppError, parseSavedApp, SavedAppTooLargeError, type SavedApp, type SavedAppStore } from "../saved-app.js";
+import { DamagedSavedAppError, parseSavedApp, readSavedApps, SavedAppTooLargeError, type SavedApp, type SavedAppStore } from "../saved-app.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { checkOwnerAndMode, FileTooLargeError, NotRegularFileError, READ_ONLY, reachFolder, readTextFile } from "./safe-open.js";
 import { type Warn, warnOnStderr } from "../../core/warn.js";
@@ -78,17 +78,7 @@ export class SavedAppFiles implements SavedAppStore {
       .map((file) => file.slice(0, -".json".length))
       .filter(isChannelId)
       .sort();
-    const apps: SavedApp[] = [];
-    for (const name of names) {
-      try {
-        const app = await this.read(name);
-        if (app) apps.push(app);
-      } catch (error) {
-        if (!(error instanceof DamagedSavedAppError)) throw error;
-        this.warn(error.message);
-      }
-    }
-    return apps;
+    return readSavedApps(names, (name) => this.read(name), this.warn);
   }
 
   async remove(name: string): Promise<boolean> {

@@ -7,7 +7,7 @@
  */
 import { SAVED_APP_MAX_BYTES } from "../../core/limits.js";
 import { type Warn, warnOnStderr } from "../../core/warn.js";
-import { DamagedSavedAppError, parseSavedApp, SavedAppTooLargeError, type SavedApp, type SavedAppStore } from "../saved-app.js";
+import { DamagedSavedAppError, parseSavedApp, readSavedApps, SavedAppTooLargeError, type SavedApp, type SavedAppStore } from "../saved-app.js";
 import type { RedisConnection } from "./connection.js";
 import { APP_KEY_PATTERN, appKey, appNameOfKey } from "./keys.js";
 import { scanKeys } from "./channels.js";
@@ -49,17 +49,7 @@ export class RedisSavedApps implements SavedAppStore {
       .map(appNameOfKey)
       .filter((name): name is string => name !== undefined)
       .sort();
-    const apps: SavedApp[] = [];
-    for (const name of names) {
-      try {
-        const app = await this.read(name);
-        if (app) apps.push(app);
-      } catch (error) {
-        if (!(error instanceof DamagedSavedAppError)) throw error;
-        this.warn(error.message);
-      }
-    }
-    return apps;
+    return readSavedApps(names, (name) => this.read(name), this.warn);
   }
 
   async remove(name: string): Promise<boolean> {
