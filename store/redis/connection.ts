@@ -38,6 +38,14 @@ export type StoreClient = ReturnType<typeof createStoreClient>;
 /** Longest pause between two attempts to reconnect. */
 const MAX_RECONNECT_PAUSE_MS = 500;
 
+/**
+ * Error replies that mean "not now" rather than "no": a server still loading its data
+ * after a restart, a script running too long, a replica without its primary, a cluster
+ * moving slots. The call did nothing, and the same call succeeds once Redis is ready,
+ * so the caller hears that the store is unavailable, not that it refused.
+ */
+const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/;
+
 function createStoreClient(options: ConnectionOptions) {
   return createClient({
     url: options.address.url,
@@ -100,7 +108,8 @@ export class RedisConnection {
    * Runs `operation` once the connection is ready.
    * @throws StoreUnavailableError when Redis cannot be reached within the ready wait (at
    *   once when an outage has already lasted that long), or the connection fails during
-   *   the call; StoreRefusedError when Redis answers with an error; CallerError thrown by
+   *   the call, or Redis answers "not yet" (LOADING after a restart, say); StoreRefusedError
+   *   when Redis answers with any other error; CallerError thrown by
    *   `operation` as it is.
    */
   async run<T>(operation: (client: StoreClient) => Promise<T>): Promise<T> {
@@ -123,7 +132,11 @@ export class RedisConnection {
   /** The error a failed command becomes. */
   explain(error: unknown): Error {
     if (error instanceof CallerError) return error;
-    if (error instanceof ErrorReply) return new StoreRefusedError(this.shown, error.message);
+    if (error instanceof ErrorReply) {
+      return TRANSIENT_REPLY.test(error.message)
+        ? new StoreUnavailableError(this.shown, error.message)
+        : new StoreRefusedError(this.shown, error.message);
+    }
     if (error instanceof Error) return new StoreUnavailableError(this.shown, describeFailure(error));
     return new StoreUnavailableError(this.shown, String(error));
   }
