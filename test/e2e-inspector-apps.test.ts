@@ -11,6 +11,10 @@
  *
  * Inspector's page loads once (it is CPU-bound, 8–15 s on 2 cores): the first app is
  * opened by a deep link, each next one in the same page, as a user opens the next app.
+ * Inspector does not cancel the calls of the app it replaces: each replaced app's long
+ * poll holds one of Chromium's 6 connections to Inspector's backend until the server
+ * ends its wait (25 s), so once four apps were replaced within 25 s, opening the next
+ * waits (measured: 14–20 s). The timed rounds run in the first two apps, before that.
  * The round trips are reported (`t.diagnostic`) with loose bounds only; the figures of
  * this host belong in bench/.
  */
