@@ -144,10 +144,16 @@ export async function sortList(recipe: AppRecipe, app: AgentApp, frame: Frame, t
   await app.reply("items");
   const rows = frame.locator("#items li");
   await rows.nth(2).waitFor();
-  // A user drags a list that has stopped moving: once the items are in, the host grows the
-  // frame to the new height (in Inspector some 100 ms later), and a drag begun before
-  // that (measured in a frame that still scrolls) lands on nothing. Within 2 px: the
+  // A user drags a list they see, once it has stopped moving. Once the items are in, the
+  // host grows the frame to the new height (some 100 ms later), and a drag begun before
+  // that, in a frame that still scrolls, lands on nothing. An app below the fold is not
+  // resized until it is in view: Chromium runs no animation frames (so no
+  // ResizeObserver, which ext-apps' auto-resize uses) in an off-screen cross-origin
+  // frame (nor does Playwright's check that an element is stable). Within 2 px: the
   // playground's iframe borders.
+  const frameElement = await frame.frameElement();
+  await frameElement.scrollIntoViewIfNeeded();
+  await frameElement.dispose();
   await frame.waitForFunction(() => Math.abs(window.innerHeight - document.documentElement.scrollHeight) <= 2);
   // Drag "Export to PDF" onto the top half of "Dark mode" (before it), then move "Offline sync" up twice with its arrow.
   await rows.nth(2).dragTo(rows.nth(0), { targetPosition: { x: 20, y: 4 } });
