@@ -102,7 +102,13 @@ describe("agent-written apps in MCP Inspector's Apps host", { skip, timeout: 600
   before(async () => {
     ({ dir: dataDir, cleanup } = await tempDataDir());
     shellEnv = { BACKCHANNEL_HOME: dataDir };
-    [inspector, server, agent] = await Promise.all([startInspector(), startServer(dataDir, "mcp-proxy"), connectServer(dataDir)]);
+    // Side by side, each kept as it starts, so that `after` stops the ones that did when another did not.
+    const started = await Promise.allSettled([
+      startInspector().then((host) => (inspector = host)),
+      startServer(dataDir, "mcp-proxy").then((running) => (server = running)),
+      connectServer(dataDir).then((client) => (agent = client)),
+    ]);
+    for (const result of started) if (result.status === "rejected") throw result.reason;
     recipe = await AppRecipe.read(agent);
   });
 
