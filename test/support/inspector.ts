@@ -385,7 +385,7 @@ async function recordCalls(page: Page): Promise<CallRecorder> {
 
   const devtools = await page.context().newCDPSession(page);
   const streams = new Map<string, EventStreamParser>();
-  const onResponse = (message: { id?: number | string; result?: unknown; error?: unknown; method?: unknown }) => {
+  const onResponse = (message: StreamedMessage) => {
     if (message.id === undefined || message.method !== undefined) return;
     unclaimed.set(message.id, {
       ...(message.result !== undefined ? { result: message.result as Record<string, unknown> } : {}),
@@ -452,11 +452,19 @@ async function recordCalls(page: Page): Promise<CallRecorder> {
   };
 }
 
+/** A JSON-RPC message as the page's event stream brings it, unchecked: a response has an `id` and no `method`. */
+interface StreamedMessage {
+  id?: number | string;
+  method?: unknown;
+  result?: unknown;
+  error?: unknown;
+}
+
 /** Splits a server-sent event stream into events and hands on the JSON-RPC message of each `message` event. */
 class EventStreamParser {
   private buffered = "";
 
-  constructor(private readonly onMessage: (message: { id?: number | string; result?: unknown; error?: unknown; method?: unknown }) => void) {}
+  constructor(private readonly onMessage: (message: StreamedMessage) => void) {}
 
   /** Feeds the next chunk of the stream (chunks may split an event anywhere). Inspector ends its lines with LF. */
   push(chunk: string): void {
