@@ -21,7 +21,17 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { chromium, type Browser, type BrowserContext, type Frame, type Page } from "playwright-core";
-import { AgentApp, AppRecipe, type AgentMessage, type HostCall } from "./support/app-agent.js";
+import { AgentApp, AppRecipe, type HostCall } from "./support/app-agent.js";
+import {
+  BROKEN_APP,
+  checkBrokenApp,
+  checkMarkupStaysText,
+  type RoundTrips,
+  runPoll,
+  savePoll,
+  sortList,
+  stampClicks,
+} from "./support/example-apps.js";
 import {
   browserSkipReason,
   CHROMIUM_ARGS,
@@ -32,33 +42,7 @@ import {
   tempDataDir,
   type PlaygroundProcess,
 } from "./support/helpers.js";
-
-/** Markup that runs code if it ever reaches the DOM as markup: the image fails to load (the CSP allows no image), so onerror fires. */
-const XSS = `<img src=x onerror="window.__pwned='img'"><script>window.__pwned='script'</script><b>bold?</b>`;
-
-/**
- * An app that fails in every way the shell reports: a runtime error while its scripts
- * run (line 9), a script it cannot load (no network), a syntax error (line 14), and,
- * later, an error in one of its channel handlers (line 4). Line numbers are the fragment's.
- */
-const BROKEN_APP = `<p id="status">A broken app</p>
-<script>
-  backchannel.on("go", () => {
-    missingFunction();
-  });
-</script>
-<script>
-  const half = 1;
-  null.boom;
-</script>
-<script src="https://cdn.example.com/lib.js"></script>
-<script>
-  document.getElementById("status").textContent = "This never runs";
-  let broken = ;
-</script>
-<script>
-  document.getElementById("status").textContent = "Still running after the errors";
-</script>`;
+import { median } from "./support/reader-page.js";
 
 const skip = browserSkipReason();
 
@@ -84,8 +68,7 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
   const contexts: BrowserContext[] = [];
   const apps: AgentApp[] = [];
   const pageErrors: string[] = [];
-  /** Per round trip: the user's click → the agent has the message (woken, polled); its reply sent → on screen. */
-  const timings: { woken: number[]; shown: number[] } = { woken: [], shown: [] };
+  const timings: RoundTrips = { woken: [], shown: [] };
 
   /**
    * A fresh playground page, in a browser context of its own. Each open app holds one
@@ -114,9 +97,7 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
       const frame = await handle?.contentFrame();
       if (!frame) throw new Error(`the playground shows no app iframe #${index}`);
       await frame.locator("#app").waitFor({ state: "attached" });
-      await frame.evaluate(() =>
-        document.addEventListener("click", () => ((window as unknown as { __clickedAt: number }).__clickedAt = Date.now()), { capture: true }),
-      );
+      await stampClicks(frame);
       return frame;
     };
     return {
@@ -130,68 +111,6 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
         return { app, frame: await appFrame(count) };
       },
     };
-  }
-
-  /** Makes the page stamp the moment `selector` in `frame` first shows `text` (call it before the action that leads there). */
-  async function watchFor(frame: Frame, selector: string, text: string): Promise<void> {
-    await frame.evaluate(
-      ({ selector, text }) => {
-        const stamps = window as unknown as { __shown?: Record<string, number> };
-        stamps.__shown ??= {};
-        const key = `${selector}\n${text}`;
-        delete stamps.__shown[key];
-        const observer = new MutationObserver(() => {
-          if (document.querySelector(selector)?.textContent?.includes(text)) {
-            stamps.__shown![key] = Date.now();
-            observer.disconnect();
-          }
-        });
-        observer.observe(document.body, { subtree: true, childList: true, characterData: true });
-      },
-      { selector, text },
-    );
-  }
-
-  /** When the last click reached `frame`'s document, by the page's clock (stamped in the capture phase, before the app's handlers). */
-  async function clickedAt(frame: Frame): Promise<number> {
-    return frame.evaluate(() => (window as unknown as { __clickedAt: number }).__clickedAt);
-  }
-
-  /** Waits until `selector` in `frame` shows `text`; resolves with the page's stamp of that moment (see {@link watchFor}). */
-  async function shownAt(frame: Frame, selector: string, text: string): Promise<number> {
-    await frame.locator(selector, { hasText: text }).waitFor();
-    return frame.evaluate(
-      ({ selector, text }) => (window as unknown as { __shown?: Record<string, number> }).__shown?.[`${selector}\n${text}`] ?? Date.now(),
-      { selector, text },
-    );
-  }
-
-  /** The poll example, from the shell's `ready` to the agent's tally on screen; returns the vote the agent read. */
-  async function runPoll(app: AgentApp, frame: Frame, choice: string): Promise<AgentMessage> {
-    await app.until("ready");
-    const poll = recipe.reply(app.channelId, "poll").data as { question: string; options: string[] };
-    await app.reply("poll");
-    await frame.locator("button.option", { hasText: choice }).waitFor();
-    assert.equal(await frame.locator("#question").textContent(), poll.question);
-    assert.deepEqual(await frame.locator("button.option > span:nth-child(2)").allTextContents(), poll.options);
-
-    const note = `${choice} it is: one vote so far.`;
-    await watchFor(frame, "#note", note);
-    await app.armed();
-    await frame.locator("button.option", { hasText: choice }).click();
-    const vote = await app.until("vote");
-    const repliedAt = Date.now();
-    timings.woken.push(repliedAt - (await clickedAt(frame)));
-    // The agent tallies what it read, as the recipe says: every option's count.
-    const counts = Object.fromEntries(poll.options.map((option) => [option, option === vote.data.option ? 1 : 0]));
-    await app.reply("tally", { counts, note });
-    timings.shown.push((await shownAt(frame, "#note", note)) - repliedAt);
-    assert.equal(await frame.locator("button.option.chosen .count").textContent(), "1");
-    assert.deepEqual(
-      await frame.locator("button.option:not(.chosen) .count").allTextContents(),
-      poll.options.filter((option) => option !== choice).map(() => "0"),
-    );
-    return vote;
   }
 
   before(async () => {
@@ -211,7 +130,7 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
     await playground?.stop();
     await cleanup?.();
     if (timings.woken.length > 0) {
-      const show = (values: number[]) => `${values.join(", ")} ms (median ${[...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]} ms)`;
+      const show = (values: number[]) => `${values.join(", ")} ms (median ${median(values)} ms)`;
       process.stderr.write(
         `\napps e2e timings: click → the watcher woke the agent and it polled the message: ${show(timings.woken)}; ` +
           `its reply sent → on screen: ${show(timings.shown)}\n`,
@@ -225,7 +144,7 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
     const host = await openHost();
     const { app, frame } = await host.open(recipe.openCall("poll_html"));
     pollChannel = app.channelId;
-    const vote = await runPoll(app, frame, "Wednesday");
+    const vote = await runPoll(recipe, app, frame, "Wednesday", timings);
     assert.equal(await frame.locator("#title").textContent(), "Quick poll");
     assert.deepEqual(vote.data, { option: "Wednesday" });
     assert.equal(await frame.locator("#presence").textContent(), "Connected");
@@ -253,62 +172,21 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
 
   test("markup in channel data stays text in the example apps, and runs nothing", async () => {
     const { app, frame } = await (await openHost()).open(recipe.openCall("poll_html"));
-    await app.until("ready");
-    await app.reply("poll", { question: `Is ${XSS} safe?`, options: [XSS, "Plain"] });
-    await frame.locator("button.option", { hasText: "Plain" }).waitFor();
-    assert.equal(await frame.locator("#question").textContent(), `Is ${XSS} safe?`);
-    assert.equal(await frame.locator("button.option > span:nth-child(2)").first().textContent(), XSS);
-    await frame.locator("button.option", { hasText: "Plain" }).click();
-    await app.until("vote");
-    await app.reply("tally", { counts: { [XSS]: 0, Plain: 1 }, note: XSS });
-    await frame.locator("#note", { hasText: "bold?" }).waitFor();
-    assert.equal(await frame.locator("#note").textContent(), XSS);
-    assert.equal(await frame.locator("#app img, #app b, #app p script").count(), 0, "no element was made from the markup");
-    assert.equal(await frame.evaluate(() => (window as unknown as { __pwned?: string }).__pwned), undefined, "no handler or script ran");
+    await checkMarkupStaysText(app, frame);
   });
 
   test("the sortable list: the user drags and clicks into order, the agent reads the order, its reply shows", async () => {
     const { app, frame } = await (await openHost()).open(recipe.openCall("list_html"));
-    await app.until("ready");
-    const { items } = recipe.reply(app.channelId, "items").data as { items: string[] };
-    assert.deepEqual(items, ["Dark mode", "Offline sync", "Export to PDF"], "the recipe's items, which this test orders");
-    await app.reply("items");
-    const rows = frame.locator("#items li");
-    await rows.nth(2).waitFor();
-    // Drag "Export to PDF" onto the top half of "Dark mode" (before it), then move "Offline sync" up twice with its arrow.
-    await rows.nth(2).dragTo(rows.nth(0), { targetPosition: { x: 20, y: 4 } });
-    assert.deepEqual(await rows.evaluateAll((elements) => elements.map((element) => (element as HTMLElement).dataset.item)), [
-      "Export to PDF",
-      "Dark mode",
-      "Offline sync",
-    ]);
-    await frame.getByRole("button", { name: "Move Offline sync up" }).click();
-    await frame.getByRole("button", { name: "Move Offline sync up" }).click();
-
-    const text = "Got it: Offline sync first, then Export to PDF.";
-    await watchFor(frame, "#reply", text);
-    await app.armed();
-    await frame.getByRole("button", { name: "Send my order" }).click();
-    const order = await app.until("order");
-    const repliedAt = Date.now();
-    timings.woken.push(repliedAt - (await clickedAt(frame)));
-    assert.deepEqual(order.data, { items: ["Offline sync", "Export to PDF", "Dark mode"] });
-    const ranked = order.data.items as string[];
-    await app.reply("noted", { text: `Got it: ${ranked[0]} first, then ${ranked[1]}.` });
-    timings.shown.push((await shownAt(frame, "#reply", text)) - repliedAt);
-    assert.equal(await frame.getByRole("button", { name: "Send my order" }).isEnabled(), true);
+    await sortList(recipe, app, frame, timings);
   });
 
   test("a saved app opens again on a fresh channel and works", async () => {
-    const save = recipe.call("save_app", pollChannel);
-    assert.equal(save.name, "quick-poll", "the recipe's own save_app call");
-    const saved = structured<{ name: string; replaced: boolean }>(await agent.callTool({ name: "save_app", arguments: save }));
-    assert.deepEqual(saved, { name: "quick-poll", uri: "backchannel://apps/quick-poll", replaced: false });
+    const save = await savePoll(agent, recipe, pollChannel);
 
     const { app, frame } = await (await openHost()).open(recipe.call("open_app", "", { name: "quick-poll" }));
     assert.notEqual(app.channelId, pollChannel);
     assert.equal(app.opened.description, save.description, "the note comes back to the agent");
-    await runPoll(app, frame, "Friday");
+    await runPoll(recipe, app, frame, "Friday", timings);
     assert.equal(await frame.locator("#title").textContent(), "Quick poll");
   });
 
@@ -332,30 +210,12 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
     const old = await host.page.locator(".app-frame iframe").elementHandle();
     await host.page.locator(".tool-app").getByRole("button", { name: "Re-render" }).click();
     await host.page.waitForFunction((element) => !element?.isConnected, old);
-    await runPoll(app, await host.appFrame(0), "Monday");
+    await runPoll(recipe, app, await host.appFrame(0), "Monday", timings);
   });
 
   test("a fragment whose scripts fail: the user sees it, the agent gets app_error with the fragment's line, the rest runs", async () => {
     const { app, frame } = await (await openHost({ appErrors: true })).open({ title: "Broken", html: BROKEN_APP });
-    const seen: AgentMessage[] = [];
-    await app.until("ready", seen);
-    const errors = seen.filter((message) => message.event === "app_error").map((message) => message.data);
-    assert.deepEqual(errors, [
-      { message: "TypeError: Cannot read properties of null (reading 'boom')", line: 9 },
-      {
-        message: "the script https://cdn.example.com/lib.js did not load: the host allows no network (CSP); put its code inline in a <script>",
-        line: null,
-      },
-      { message: "SyntaxError: Unexpected token ';'", line: 14 },
-    ]);
-    assert.equal(await frame.locator("#status").textContent(), "Still running after the errors");
-    assert.match((await frame.locator("#notice").textContent()) ?? "", /^The app hit an error/);
-
-    // Later errors too: one in a channel handler.
-    structured(await agent.callTool({ name: "notify_ui", arguments: { channel_id: app.channelId, event: "go", data: {} } }));
-    const later = await app.until("app_error");
-    assert.deepEqual(later.data, { message: "ReferenceError: missingFunction is not defined", line: 4 });
-    await frame.locator("#notice", { hasText: "(line 4): ReferenceError: missingFunction is not defined. The agent was told." }).waitFor();
+    await checkBrokenApp(agent, app, frame);
   });
 
   test("a host theme change recolours the shell and the app", async () => {

@@ -10,16 +10,23 @@
  *     const opened = await inspector.openApp(server, "open_reader", { markdown, channel_id });
  *     await opened.app.locator("#doc p").first().waitFor();      // inside the app
  *     opened.calls                                               // the app's MCP traffic
+ *     const next = await opened.openAnother("open_app", { html });  // same page, next app
+ *     await opened.answer(next.toolCalls("open_app").at(-1)!)    // what the server returned
  *     await opened.close(); await server.stop(); await inspector.close();
  *
  * - `startServer` runs `backchannel serve` behind `mcp-proxy` (stdio → Streamable HTTP,
  *   as a user bridges a stdio server), or `backchannel serve --http` directly.
  * - `openApp` opens a deep link that connects, switches to the Apps tab, fills the
  *   tool's arguments and presses Open App; it resolves once the app's frame is shown.
+ * - `openAnother` opens the next app in the same page, as a user does: Back to Input,
+ *   the tool in the list, its arguments as JSON, Open App (the page loads once: that
+ *   load is CPU-bound, 8–15 s on 2 cores).
  * - `calls` records every JSON-RPC message the page sends to Inspector's backend
  *   (`POST /api/mcp/send`, which Inspector holds open until the server's answer is
  *   back), with when it left and when it was answered: what the app asked, read from
- *   outside the app.
+ *   outside the app. `answer` is what came back: the backend answers the POST with
+ *   `{ok: true}` and pushes the JSON-RPC response down the page's event stream
+ *   (`GET /api/mcp/events`, read through the DevTools protocol).
  *
  * Facts this relies on (measured on 2.12.0): UI and backend share one port
  * (`CLIENT_PORT`); a deep link needs the API token; the app runs in two nested
@@ -72,6 +79,14 @@ export interface SentMessage {
   sentAt: number;
   /** `Date.now()` when Inspector's backend answered (for a request: once the server's answer was back). */
   answeredAt?: number;
+  /** The JSON-RPC response to this request, once the page's event stream brought it. */
+  answer?: JsonRpcAnswer;
+}
+
+/** A JSON-RPC response: `result`, or `error`. */
+export interface JsonRpcAnswer {
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: unknown };
 }
 
 /** An app shown in Inspector's Apps tab. */
@@ -81,12 +96,27 @@ export interface OpenedApp {
   app: FrameLocator;
   /** The app's frame, for `evaluate`. */
   frame: Frame;
+  /** The tools/call that opened this app (its result: {@link answer}). */
+  opening: SentMessage;
   /** Every message the page sent so far, in order (see {@link SentMessage}). */
   readonly calls: readonly SentMessage[];
   /** The tools/call messages of `tool`, in order. */
   toolCalls(tool: string): SentMessage[];
   /** The `notifications/cancelled` the page sent (the app cancelled a call). */
   cancels(): SentMessage[];
+  /**
+   * Resolves with the response to `request` (one of {@link calls}) once it is back.
+   * @throws Error when none came within `timeoutMs` (default 30,000).
+   */
+  answer(request: SentMessage, timeoutMs?: number): Promise<JsonRpcAnswer>;
+  /**
+   * Opens `tool` with `args` in this page, as a user opens the next app: Back to Input,
+   * the tool in the list, its arguments as JSON, Open App. Inspector tears the shown app
+   * down first (its pending calls are not cancelled: each ends when the server answers).
+   * Resolves with the new app, which shares this page and its {@link calls}.
+   * @throws Error when the new app's frame is not shown within the page's timeout.
+   */
+  openAnother(tool: string, args: Record<string, unknown>): Promise<OpenedApp>;
   /** Opens or closes the Monitoring sidebar (the Messages panel). */
   setSidebar(open: boolean): Promise<void>;
   /** Empties the Messages panel (the sidebar must be open). */
@@ -199,16 +229,18 @@ async function openApp(
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.setDefaultTimeout(timeout);
   page.on("pageerror", (error) => session.errors.push(error.message));
-  const calls = recordCalls(page);
+  const recorder = await recordCalls(page);
   const link = new URL("/", session.origin);
   link.search = new URLSearchParams({
     serverUrl: server.url.href,
     transport: "http",
     autoConnect: session.token,
     openApp: tool,
-    appArgs: Buffer.from(JSON.stringify(args)).toString("base64url"),
+    // Inspector decodes appArgs with atob(), as Latin-1: JSON kept to ASCII (\u escapes) reads back the same.
+    appArgs: Buffer.from(asciiJson(args)).toString("base64url"),
     autoOpen: session.token,
   }).toString();
+  const opening = recorder.nextToolCall(tool, timeout);
   await page.goto(link.href);
   const setSidebar = async (open: boolean) => {
     // One button toggles it; its name says what a click does.
@@ -219,52 +251,241 @@ async function openApp(
   };
   if (!options.sidebar) await setSidebar(false);
   await page.locator('[data-testid="connection-status"][data-status="connected"]').waitFor();
+  return shownApp(page, session, recorder, setSidebar, await opening, undefined, timeout);
+}
+
+/** The app the page shows once it is ready: a frame other than `previous`, inside the sandbox proxy's frame. */
+async function shownApp(
+  page: Page,
+  session: Session,
+  recorder: CallRecorder,
+  setSidebar: (open: boolean) => Promise<void>,
+  opening: SentMessage,
+  previous: Frame | undefined,
+  timeout: number,
+): Promise<OpenedApp> {
   await page.locator('[data-app-status="ready"]').waitFor();
   const outer = `iframe[src="${session.sandboxUrl}"]`;
   await page.locator(outer).waitFor();
-  const frame = await waitForAppFrame(page, session.sandboxUrl, timeout);
-  return {
+  const frame = await waitForAppFrame(page, session.sandboxUrl, previous, timeout);
+  const { calls } = recorder;
+  const opened: OpenedApp = {
     page,
     app: page.frameLocator(outer).frameLocator("iframe"),
     frame,
+    opening,
     calls,
     toolCalls: (name) => calls.filter((call) => call.method === "tools/call" && call.tool === name),
     cancels: () => calls.filter((call) => call.method === "notifications/cancelled"),
+    answer: (request, timeoutMs) => recorder.answer(request, timeoutMs),
+    async openAnother(tool, args) {
+      await page.getByRole("button", { name: "Back to Input" }).click();
+      await page
+        .locator("button", { hasText: toolTitle(calls, tool) })
+        .first()
+        .click();
+      const form = page.locator('[data-testid="apps-form"]');
+      const asJson = form.getByRole("switch", { name: "Edit as JSON" });
+      // The switch keeps its state from one app to the next; form fields would drop newlines.
+      if (!(await asJson.isChecked())) await asJson.click({ force: true });
+      await form
+        .locator(".ace_editor")
+        .evaluate(
+          (editor, json) => (editor as unknown as { env: { editor: { setValue(text: string, cursor: number): void } } }).env.editor.setValue(json, 1),
+          JSON.stringify(args, null, 2),
+        );
+      const next = recorder.nextToolCall(tool, timeout);
+      await page.locator('[data-testid="open-app"]:enabled').click();
+      return shownApp(page, session, recorder, setSidebar, await next, frame, timeout);
+    },
     setSidebar,
     async clearMessages() {
       await page.getByRole("button", { name: "Clear", exact: true }).click();
     },
     close: () => page.close(),
   };
+  return opened;
 }
 
-/** The app's frame: the one inside the sandbox proxy's frame. */
-async function waitForAppFrame(page: Page, sandboxUrl: string, timeoutMs: number): Promise<Frame> {
+/** The title Inspector's list shows for `tool` (its `title`, else its name), from the page's own tools/list. */
+function toolTitle(calls: readonly SentMessage[], tool: string): string {
+  const listed = calls.find((call) => call.method === "tools/list" && call.answer?.result)?.answer?.result?.tools as
+    | { name: string; title?: string }[]
+    | undefined;
+  const found = listed?.find((candidate) => candidate.name === tool);
+  if (!found) throw new Error(`the page listed no tool ${tool}`);
+  return found.title ?? found.name;
+}
+
+/** `value` as JSON with every non-ASCII character escaped (\uXXXX). */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** The app's frame: the one inside the sandbox proxy's frame (other than `previous`, the app shown before). */
+async function waitForAppFrame(page: Page, sandboxUrl: string, previous: Frame | undefined, timeoutMs: number): Promise<Frame> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const frame = page.frames().find((candidate) => candidate.parentFrame()?.url() === sandboxUrl);
+    const frame = page
+      .frames()
+      .find((candidate) => candidate !== previous && !candidate.isDetached() && candidate.parentFrame()?.url() === sandboxUrl);
     if (frame) return frame;
     if (Date.now() > deadline) throw new Error("Inspector showed no app frame inside its sandbox frame");
     await page.waitForEvent("frameattached", { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined);
   }
 }
 
-/** Records every JSON-RPC message `page` sends to Inspector's backend. */
-function recordCalls(page: Page): SentMessage[] {
+/** The messages a page sent, and the answers its event stream brought back. */
+interface CallRecorder {
+  calls: SentMessage[];
+  /** Resolves with the answer to `request` once it is back; rejects after `timeoutMs` (default 30,000). */
+  answer(request: SentMessage, timeoutMs?: number): Promise<JsonRpcAnswer>;
+  /** Resolves with the next tools/call of `tool` the page sends from now on; rejects when none within `timeoutMs`. */
+  nextToolCall(tool: string, timeoutMs: number): Promise<SentMessage>;
+}
+
+/**
+ * Records every JSON-RPC message `page` sends to Inspector's backend, and the response
+ * to each request. The backend pushes responses down a streamed `fetch` of
+ * `/api/mcp/events` (server-sent events: `data: {"type":"message","data":<JSON-RPC>}`),
+ * which Playwright cannot read while it is open: the DevTools protocol streams it
+ * (`Network.streamResourceContent`). Call before the page loads.
+ */
+async function recordCalls(page: Page): Promise<CallRecorder> {
   const calls: SentMessage[] = [];
   const byRequest = new WeakMap<object, SentMessage>();
+  /** Responses by JSON-RPC id, kept until their request is recorded (both arrive through the DevTools protocol, in no promised order). */
+  const unclaimed = new Map<number | string, JsonRpcAnswer>();
+  const waiters = new Set<() => void>();
+  const expected = new Set<{ tool: string; resolve(message: SentMessage): void }>();
+  const claim = (message: SentMessage) => {
+    if (message.id === undefined || message.answer) return;
+    const answer = unclaimed.get(message.id);
+    if (!answer) return;
+    unclaimed.delete(message.id);
+    message.answer = answer;
+  };
   page.on("request", (request) => {
     if (request.method() !== "POST" || !request.url().endsWith("/api/mcp/send")) return;
     const message = parseSent(request.postData());
     if (!message) return;
     byRequest.set(request, message);
     calls.push(message);
+    claim(message);
+    for (const expectation of expected) {
+      if (message.method !== "tools/call" || message.tool !== expectation.tool) continue;
+      expected.delete(expectation);
+      expectation.resolve(message);
+    }
   });
   page.on("requestfinished", (request) => {
     const message = byRequest.get(request);
     if (message) message.answeredAt = Date.now();
   });
-  return calls;
+
+  const devtools = await page.context().newCDPSession(page);
+  const streams = new Map<string, EventStreamParser>();
+  const onResponse = (message: StreamedMessage) => {
+    if (message.id === undefined || message.method !== undefined) return;
+    unclaimed.set(message.id, {
+      ...(message.result !== undefined ? { result: message.result as Record<string, unknown> } : {}),
+      ...(message.error !== undefined ? { error: message.error as JsonRpcAnswer["error"] } : {}),
+    });
+    // The newest request with this id (ids are the page client's own, one counter per connection).
+    const request = calls.findLast((call) => call.id === message.id && !call.answer);
+    if (request) claim(request);
+    for (const wake of waiters) wake();
+  };
+  devtools.on("Network.responseReceived", (event) => {
+    if (!new URL(event.response.url).pathname.endsWith("/api/mcp/events")) return;
+    const parser = new EventStreamParser(onResponse);
+    streams.set(event.requestId, parser);
+    devtools
+      .send("Network.streamResourceContent", { requestId: event.requestId })
+      .then(({ bufferedData }) => parser.push(Buffer.from(bufferedData, "base64").toString()))
+      .catch(() => undefined); // The stream ended first (the page closed or reconnected).
+  });
+  devtools.on("Network.dataReceived", (event) => {
+    if (event.data) streams.get(event.requestId)?.push(Buffer.from(event.data, "base64").toString());
+  });
+  devtools.on("Network.loadingFinished", (event) => void streams.delete(event.requestId));
+  await devtools.send("Network.enable");
+
+  return {
+    calls,
+    nextToolCall(tool, timeoutMs) {
+      const next = new Promise<SentMessage>((resolve, reject) => {
+        const expectation = {
+          tool,
+          resolve(message: SentMessage) {
+            clearTimeout(timer);
+            resolve(message);
+          },
+        };
+        const timer = setTimeout(() => {
+          expected.delete(expectation);
+          reject(new Error(`the page called no ${tool} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        expected.add(expectation);
+      });
+      // Awaited only after the action that sends it: until then a rejection is not unhandled.
+      next.catch(() => undefined);
+      return next;
+    },
+    async answer(request, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        if (request.answer) return request.answer;
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`no answer to ${request.method} ${request.tool ?? ""} (id ${request.id}) within ${timeoutMs} ms`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(wake, left);
+          function wake() {
+            clearTimeout(timer);
+            waiters.delete(wake);
+            resolve();
+          }
+          waiters.add(wake);
+        });
+      }
+    },
+  };
+}
+
+/** A JSON-RPC message as the page's event stream brings it, unchecked: a response has an `id` and no `method`. */
+interface StreamedMessage {
+  id?: number | string;
+  method?: unknown;
+  result?: unknown;
+  error?: unknown;
+}
+
+/** Splits a server-sent event stream into events and hands on the JSON-RPC message of each `message` event. */
+class EventStreamParser {
+  private buffered = "";
+
+  constructor(private readonly onMessage: (message: StreamedMessage) => void) {}
+
+  /** Feeds the next chunk of the stream (chunks may split an event anywhere). Inspector ends its lines with LF. */
+  push(chunk: string): void {
+    this.buffered += chunk;
+    for (let end = this.buffered.indexOf("\n\n"); end !== -1; end = this.buffered.indexOf("\n\n")) {
+      const block = this.buffered.slice(0, end);
+      this.buffered = this.buffered.slice(end + 2);
+      const data = block
+        .split("\n")
+        .filter((line) => line.startsWith("data:"))
+        .map((line) => line.slice(line.startsWith("data: ") ? 6 : 5))
+        .join("\n");
+      if (data === "") continue;
+      try {
+        const event = JSON.parse(data) as { type?: string; data?: unknown };
+        if (event.type === "message" && typeof event.data === "object" && event.data !== null) this.onMessage(event.data);
+      } catch {
+        // Not JSON: no message of ours.
+      }
+    }
+  }
 }
 
 /** The JSON-RPC message in the body of a `/api/mcp/send` request, or undefined when there is none. */
