@@ -57,6 +57,9 @@ test("a file being appended to in chunks that end inside characters opens every 
         refused += 1;
         errors.push((result.content as { text: string }[])[0]!.text);
       }
+      // Asks for the next chunk only while one is wanted: a wait left armed after the last
+      // would be rejected when the writer is killed, after the test has ended.
+      if (chunk === 10) break;
       nextChunk = written();
       writer.stdin.write("more\n");
     }
