@@ -2,10 +2,12 @@
  * `backchannel serve`: the MCP server on stdio (what hosts start), or over Streamable HTTP.
  */
 import { parseArgs } from "node:util";
+import { CallerError } from "../core/errors.js";
+import type { HttpAuthSettings } from "../server/auth/http-auth.js";
 import { STORE_ENV_VAR, type StoreLocation, storeLocationFromEnv } from "../store/open.js";
 
 /** The usage text of this command. */
-export const USAGE = `Usage: backchannel [serve] [--store URL] [--claude-channel] [--http [--port N] [--host H]]
+export const USAGE = `Usage: backchannel [serve] [--store URL] [--claude-channel] [--http [--port N] [--host H] [auth options]]
 
 Runs the MCP server on stdin/stdout. stdout carries MCP only; notes go to stderr.
 Add it to a host as the command "npx backchannel" (see the README).
@@ -20,12 +22,27 @@ Options:
                 with --dangerously-load-development-channels server:<name>).
                 Same as BACKCHANNEL_CLAUDE_CHANNEL=1. stdio only.
   --http        serve Streamable HTTP at http://127.0.0.1:<port>/mcp instead; only
-                localhost Host and Origin headers are accepted, and open_reader's
-                path is off (the caller need not be you)
+                localhost Host and Origin headers are accepted (and the public URL's),
+                and open_reader's path is off (the caller need not be you)
   --port N      the HTTP port (default 0: a free one, printed on stderr)
-  --host H      the address to bind: a loopback address (default 127.0.0.1; ::1 and
-                localhost work too). Others are refused: the HTTP server has no
-                authentication, so nothing beyond this machine may reach it
+  --host H      the address to bind (default 127.0.0.1). An address other than a
+                loopback one (127.0.0.1, ::1, localhost) needs --auth (or
+                --insecure-no-auth) and --public-url
+
+Authentication (with --http; each principal sees only its own channels):
+  --auth tokens      bearer tokens made by "backchannel token add <principal>"
+  --tokens FILE      the token file (default: tokens.json in the data directory)
+  --auth oauth       OAuth 2.1 resource server: JWT access tokens of --issuer, for
+                     --public-url (aud), with the scope "backchannel"
+  --issuer URL       the authorization server's issuer identifier
+  --jwks-url URL     its signing keys (default: the jwks_uri of its metadata,
+                     <issuer>/.well-known/oauth-authorization-server, else
+                     <issuer>/.well-known/openid-configuration)
+  --public-url URL   the URL clients reach the server by, e.g.
+                     https://backchannel.example.com/mcp: the tokens' resource, and the
+                     Host and Origin accepted besides localhost
+  --insecure-no-auth listen beyond loopback with no authentication: anyone who can
+                     reach the port reads and writes every channel. A trusted network only
 
 Environment:
   BACKCHANNEL_STORE                   a redis:// URL: the Redis store (see --store)
@@ -44,6 +61,12 @@ export async function run(args: string[]): Promise<number> {
       host: { type: "string" },
       "claude-channel": { type: "boolean" },
       store: { type: "string" },
+      auth: { type: "string" },
+      tokens: { type: "string" },
+      issuer: { type: "string" },
+      "jwks-url": { type: "string" },
+      "public-url": { type: "string" },
+      "insecure-no-auth": { type: "boolean" },
     },
   });
   if (values.help) {
@@ -69,18 +92,36 @@ export async function run(args: string[]): Promise<number> {
       return 1;
     }
     // Refused before the server (and the SDK) is loaded.
-    const { bindRefusal } = await import("../server/transports/bind-address.js");
-    const refusal = bindRefusal(values.host ?? "127.0.0.1");
-    if (refusal) {
-      process.stderr.write(`backchannel serve: ${refusal}\n`);
+    const { resolveHttpAuth } = await import("../server/auth/http-auth.js");
+    let settings: HttpAuthSettings;
+    try {
+      settings = resolveHttpAuth({
+        host: values.host,
+        auth: values.auth,
+        tokens: values.tokens,
+        issuer: values.issuer,
+        jwksUrl: values["jwks-url"],
+        publicUrl: values["public-url"],
+        insecureNoAuth: values["insecure-no-auth"],
+      });
+    } catch (error) {
+      process.stderr.write(`backchannel serve: ${(error as Error).message}\n`);
       return 1;
     }
     const { runHttpServer } = await import("../server/transports/http.js");
-    await runHttpServer({ port, host: values.host, location });
+    try {
+      await runHttpServer({ port, host: values.host, location, ...settings });
+    } catch (error) {
+      if (!(error instanceof CallerError)) throw error;
+      process.stderr.write(`backchannel serve: ${error.message}\n`);
+      return 1;
+    }
     return -1;
   }
-  if (values.port !== undefined || values.host !== undefined) {
-    process.stderr.write("backchannel serve: --port and --host go with --http\n");
+  const httpOnly = ["port", "host", "auth", "tokens", "issuer", "jwks-url", "public-url", "insecure-no-auth"] as const;
+  const misplaced = httpOnly.filter((name) => values[name] !== undefined);
+  if (misplaced.length > 0) {
+    process.stderr.write(`backchannel serve: ${misplaced.map((name) => `--${name}`).join(", ")} go with --http\n`);
     return 1;
   }
   const { runStdioServer } = await import("../server/transports/stdio.js");

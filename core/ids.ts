@@ -112,6 +112,23 @@ export function assertSessionKey(key: string): string {
   return key;
 }
 
+/**
+ * The namespace of a principal in a store: 32 lower-case hex digits (the start of the
+ * SHA-256 of its name, server/auth/principal.ts). It names a folder and a key prefix, so
+ * it is checked before either is built.
+ */
+export const PRINCIPAL_NAMESPACE_PATTERN = /^[0-9a-f]{32}$/;
+
+/**
+ * Returns `namespace` when it is a valid principal namespace.
+ * @throws Error otherwise (a programming error: namespaces are the server's own).
+ */
+export function assertPrincipalNamespace(namespace: string): string {
+  if (!PRINCIPAL_NAMESPACE_PATTERN.test(namespace))
+    throw new Error(`invalid principal namespace ${JSON.stringify(namespace.slice(0, 80))}: use ${PRINCIPAL_NAMESPACE_PATTERN}`);
+  return namespace;
+}
+
 /** A short, printable rendering of a rejected value for error messages. */
 function describe(value: unknown): string {
   if (typeof value !== "string") return `of type ${value === null ? "null" : typeof value}`;

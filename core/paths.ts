@@ -7,6 +7,7 @@
  *     <data dir>/channels/<channel id>/state.<name>.json   per-channel state of apps (the reader's document, …)
  *     <data dir>/sessions/<session key>.json   a host session's channels and wall (see ../store/file/session-files.ts)
  *     <data dir>/apps/<name>.json              an app the agent wrote and the user kept (see ../store/file/saved-apps.ts)
+ *     <data dir>/principals/<namespace>/       a remote principal's own channels, sessions and apps, in this same layout
  *     <file>.lock                                   the lock of a file while a process holds it (a file naming its holder)
  *
  * Every path under `channels/` is built here, and only from a checked channel id, so
@@ -18,7 +19,7 @@
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { assertAppName, assertChannelId, assertSessionKey, assertStateName } from "./ids.js";
+import { assertAppName, assertChannelId, assertPrincipalNamespace, assertSessionKey, assertStateName } from "./ids.js";
 
 /** The mode of every folder the store makes: the user's alone. */
 export const FOLDER_MODE = 0o700;
@@ -122,4 +123,17 @@ export function appsDir(dataDir: string): string {
  */
 export function savedAppFile(dataDir: string, name: string): string {
   return join(appsDir(dataDir), `${assertAppName(name)}.json`);
+}
+
+/** The folder that holds one folder per remote principal (docs/ARCHITECTURE.md, "Remote serving"). */
+export function principalsDir(dataDir: string): string {
+  return join(dataDir, "principals");
+}
+
+/**
+ * The folder of one principal's own data, laid out as a data directory of its own.
+ * @throws Error when `namespace` does not match PRINCIPAL_NAMESPACE_PATTERN.
+ */
+export function principalDir(dataDir: string, namespace: string): string {
+  return join(principalsDir(dataDir), assertPrincipalNamespace(namespace));
 }

@@ -159,4 +159,17 @@ export interface ChannelStore extends ChannelReader {
    * @returns the ids of the channels removed.
    */
   removeIdleChannels(now?: number): Promise<string[]>;
+  /**
+   * The same store as principal `namespace` sees it (docs/ARCHITECTURE.md, "Remote
+   * serving"): channels, sessions, state documents and saved apps of its own, apart from
+   * the store's own and every other principal's, so that the same channel id names a
+   * different channel for each. Limits and connections are shared with this store. A
+   * view's own `forPrincipal` gives the same as the store's.
+   * @param namespace 32 lower-case hex digits (server/auth/principal.ts).
+   * @throws Error for a namespace that does not match PRINCIPAL_NAMESPACE_PATTERN (core/ids.ts);
+   *   UnsafeLayoutError (file store) when the principal's folder is unsafe.
+   */
+  forPrincipal(namespace: string): ChannelStore;
+  /** The namespaces of the principals that have data in the store, for the idle sweep. */
+  listPrincipals(): Promise<string[]>;
 }

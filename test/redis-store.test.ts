@@ -11,7 +11,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { InvalidStoreUrlError } from "../store/redis/location.js";
-import { channelKeys, keyList, queueWakeChannel, sessionKeyName } from "../store/redis/keys.js";
+import { keyList, ROOT_KEYS } from "../store/redis/keys.js";
 import { RedisStore } from "../store/redis/redis-store.js";
 import { StoreRefusedError, StoreUnavailableError } from "../store/redis/errors.js";
 import { settingsWarnings } from "../store/redis/health.js";
@@ -230,7 +230,7 @@ describe("on a real redis-server", { skip }, () => {
 
   test("Redis expires a channel's keys after the TTL only while both queues are empty", async () => {
     const store = new RedisStore({ url: redis.url(4), checkSettings: false, limits: { channelTtlMs: 60_000 } });
-    const ttls = () => redis.admin(4, async (client) => Promise.all(keyList(channelKeys("expiring")).map((key) => client.pTTL(key))));
+    const ttls = () => redis.admin(4, async (client) => Promise.all(keyList(ROOT_KEYS.channel("expiring")).map((key) => client.pTTL(key))));
     try {
       await store.updateState("expiring", "doc", () => ({ kept: "while used" }));
       await store.append("expiring", "agent", "ask");
@@ -267,11 +267,11 @@ describe("on a real redis-server", { skip }, () => {
   });
 
   test("every key of a channel, and its wake channels, share one hash tag", async () => {
-    const keys = channelKeys("tagged-1");
-    for (const name of [...keyList(keys), queueWakeChannel("tagged-1", "ui"), queueWakeChannel("tagged-1", "agent")]) {
+    const keys = ROOT_KEYS.channel("tagged-1");
+    for (const name of [...keyList(keys), ROOT_KEYS.queueWake("tagged-1", "ui"), ROOT_KEYS.queueWake("tagged-1", "agent")]) {
       assert.equal(/\{([^}]*)\}/.exec(name)?.[1], "tagged-1", name);
     }
-    assert.equal(/\{([^}]*)\}/.exec(sessionKeyName("claude-7"))?.[1], "claude-7");
+    assert.equal(/\{([^}]*)\}/.exec(ROOT_KEYS.session("claude-7"))?.[1], "claude-7");
   });
 });
 

@@ -1,7 +1,9 @@
 /**
- * Where `serve --http` may listen. It has no authentication, so only where nothing
- * beyond this machine can reach it. This module loads nothing else (no SDK), so that
- * the command refuses an address at once, before the server is loaded.
+ * Where `serve --http` may listen: the one rule. On a loopback address it may run
+ * without authentication, since only this machine reaches it; on any other address only
+ * with authentication (`--auth tokens`, `--auth oauth`) or the deliberate
+ * `--insecure-no-auth`. This module loads nothing else (no SDK), so that the command
+ * refuses an address at once, before the server is loaded.
  */
 import { isIP } from "node:net";
 import { CallerError } from "../../core/errors.js";
@@ -12,22 +14,21 @@ export class BindAddressError extends CallerError {
 }
 
 /**
- * Why the HTTP server may not listen on `host`, or `undefined` when it may: only a
- * loopback address (127.0.0.0/8, ::1, ::ffff:127.x.x.x) or `localhost`.
- *
- * This is where a remote mode will plug in: given authentication to check callers
- * with, any address will do. Until it exists there is nothing to pass.
+ * Why the HTTP server may not listen on `host`, or `undefined` when it may: a loopback
+ * address (127.0.0.0/8, ::1, ::ffff:127.x.x.x) or `localhost` always; any other address
+ * only when `authenticated` (an `--auth` mode, or `--insecure-no-auth`).
  */
-export function bindRefusal(host: string): string | undefined {
-  if (isLoopback(host)) return undefined;
+export function bindRefusal(host: string, authenticated: boolean): string | undefined {
+  if (authenticated || isLoopback(host)) return undefined;
   return (
-    `refusing to listen on ${host}, which is not a loopback address: the HTTP server has no authentication, ` +
-    "so it listens only where this machine alone can reach it. Use --host 127.0.0.1 (the default), ::1 or localhost, or stdio; " +
-    "remote access with authentication is not available yet"
+    `refusing to listen on ${host}, which is not a loopback address, with no authentication: anyone who reaches it could read and write every channel. ` +
+    'Add --auth tokens (tokens from "backchannel token add <principal>") or --auth oauth --issuer URL, with --public-url URL; ' +
+    "or use --host 127.0.0.1 (the default), ::1 or localhost, or stdio"
   );
 }
 
-function isLoopback(host: string): boolean {
+/** Whether `host` is a loopback address or `localhost`. */
+export function isLoopback(host: string): boolean {
   if (host.toLowerCase() === "localhost") return true;
   const bare = host.replace(/^\[(.*)\]$/, "$1");
   if (isIP(bare) === 4) return bare.startsWith("127.");

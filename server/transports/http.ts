@@ -1,24 +1,35 @@
 /**
- * backchannel over Streamable HTTP (docs/ARCHITECTURE.md, "The server"). Every request gets a fresh `McpServer`
- * from the factory: channel state lives in the store, never in process memory, so no
- * session has to be kept and any number of processes serve the same channels.
+ * backchannel over Streamable HTTP (docs/ARCHITECTURE.md, "The server" and "Remote
+ * serving"). Every request gets a fresh `McpServer` from the factory: channel state lives
+ * in the store, never in process memory, so no session has to be kept and any number of
+ * processes serve the same channels.
  *
- * It has no authentication, so it listens on loopback addresses only (127.0.0.1 by
- * default), and refuses requests whose Host or Origin is not a localhost name
- * (DNS-rebinding protection): a web page on another site cannot reach it.
+ * Without authentication it listens on loopback addresses only (127.0.0.1 by default).
+ * With `--auth tokens` or `--auth oauth` every request to `/mcp` must carry a bearer
+ * token (./bearer-gate.ts), and is served over its principal's own view of the store.
+ * Either way, requests whose Host or Origin names neither this machine nor the public
+ * URL are refused (DNS-rebinding protection): a web page on another site cannot reach it.
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { localhostOriginValidation, toNodeHandler } from "@modelcontextprotocol/node";
-import { createMcpHandler } from "@modelcontextprotocol/server";
+import { resolve as resolvePath } from "node:path";
+import { originValidation, toNodeHandler } from "@modelcontextprotocol/node";
+import { type AuthInfo, createMcpHandler, type OAuthTokenVerifier } from "@modelcontextprotocol/server";
 import { limitsFromEnv } from "../../core/limits.js";
+import { resolveDataDir } from "../../core/paths.js";
 import { createServer, type ServerOptions } from "../server.js";
 import { WaitingPolls } from "../tools/waiting-polls.js";
 import { startIdleSweep } from "../idle-sweep.js";
 import { bannerLocation, openStore, type StoreLocation, storeLocationFromEnv } from "../../store/open.js";
 import { VERSION } from "../../core/package.js";
 import { warnOnStderr } from "../../core/warn.js";
+import { type HttpAuth, INSECURE_NO_AUTH_WARNING } from "../auth/http-auth.js";
+import { principalNamespace, principalOf } from "../auth/principal.js";
+import { defaultTokenFile, readTokenFile } from "../auth/token-file.js";
+import { jwtVerifier, staticTokenVerifier } from "../auth/verifiers.js";
 import { BindAddressError, bindRefusal } from "./bind-address.js";
+import { type BearerGate, bearerGate } from "./bearer-gate.js";
+import { isMetadataPath, protectedResourceMetadata, sendMetadata } from "./protected-resource.js";
 
 /** The path of the MCP endpoint. */
 export const MCP_PATH = "/mcp";
@@ -34,17 +45,35 @@ export type RequestListener = (req: IncomingMessage, res: ServerResponse) => Pro
  */
 const LOCAL_HOST_HEADER = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
 
+/** Options of {@link createMcpRequestListener}: the server's, and who may call it. */
+export interface McpListenerOptions extends ServerOptions {
+  /**
+   * When set, every request must pass this gate (a bearer token), and is served over
+   * the view of `store` that belongs to the token's principal. Default: no
+   * authentication, the whole store (loopback only).
+   */
+  authenticate?: BearerGate;
+  /** The server's public URL: its host is accepted in Host and Origin besides this machine's names. */
+  publicUrl?: URL;
+}
+
 /**
  * A request listener that serves MCP for `options` (Streamable HTTP, stateless), after
- * checking that Host and Origin name localhost (403 otherwise). `readLocalFiles`
- * defaults to false here: over HTTP the caller need not be the user whose files the
- * server can read.
+ * checking that Host and Origin name this machine or the public URL (403 otherwise) and,
+ * with `options.authenticate`, the bearer token (401/403). `readLocalFiles` defaults to
+ * false here: over HTTP the caller need not be the user whose files the server can read.
  */
-export function createMcpRequestListener(options: ServerOptions, onerror: (error: Error) => void = logError): RequestListener {
-  const waitingPolls = new WaitingPolls();
+export function createMcpRequestListener(options: McpListenerOptions, onerror: (error: Error) => void = logError): RequestListener {
+  const { authenticate, publicUrl, ...serverOptions } = options;
+  // A cancel names a request id, which each client picks: one table per principal, so one cannot end another's waits.
+  const waitingPollsOf = new Map<string, WaitingPolls>();
   const handler = createMcpHandler(
-    () => {
-      const server = createServer({ readLocalFiles: false, watchChannels: false, ...options, waitingPolls });
+    ({ authInfo }) => {
+      const scope = callerScope(authInfo, authenticate !== undefined);
+      let waitingPolls = waitingPollsOf.get(scope.key);
+      if (!waitingPolls) waitingPollsOf.set(scope.key, (waitingPolls = new WaitingPolls()));
+      const store = scope.namespace === undefined ? serverOptions.store : serverOptions.store.forPrincipal(scope.namespace);
+      const server = createServer({ readLocalFiles: false, watchChannels: false, ...serverOptions, store, waitingPolls });
       // A 2025-11-25 client's cancel comes in a request of its own, to this fresh instance: end the poll it names (see waiting-polls.ts).
       server.server.setNotificationHandler("notifications/cancelled", (notification) => {
         if (notification.params.requestId !== undefined) waitingPolls.cancel(notification.params.requestId);
@@ -54,20 +83,51 @@ export function createMcpRequestListener(options: ServerOptions, onerror: (error
     { onerror },
   );
   const serve = toNodeHandler(handler, { onerror });
-  const originIsLocal = localhostOriginValidation();
+  const allowedHostnames = ["localhost", "127.0.0.1", "[::1]", ...(publicUrl ? [publicUrl.hostname] : [])];
+  const originIsAllowed = originValidation(allowedHostnames);
   return async (req, res) => {
-    if (!hostIsLocal(req, res) || !originIsLocal(req, res)) return;
-    await serve(req, res);
+    if (!hostIsAllowed(req, res, publicUrl) || !originIsAllowed(req, res)) return;
+    if (!authenticate) return serve(req, res);
+    const auth = await authenticate(req, res);
+    if (auth) await serve(Object.assign(req, { auth }), res);
   };
 }
 
-/** Whether the request's Host header names this machine; when not, answers 403 with a JSON-RPC error and returns false. */
-function hostIsLocal(req: IncomingMessage, res: ServerResponse): boolean {
+/**
+ * Whose view of the store serves a request: with authentication, the principal's
+ * namespace (and a request without a principal is an error, never the whole store);
+ * without, the whole store.
+ * @throws Error when authentication is on and `authInfo` names no principal.
+ */
+function callerScope(authInfo: AuthInfo | undefined, authenticated: boolean): { key: string; namespace?: string } {
+  if (!authenticated) return { key: "" };
+  const principal = principalOf(authInfo);
+  if (principal === undefined) throw new Error("an authenticated request reached the server without a principal");
+  const namespace = principalNamespace(principal);
+  return { key: namespace, namespace };
+}
+
+/**
+ * Whether the request's Host header names this machine or the public URL's host (any
+ * port); when not, answers 403 with a JSON-RPC error and returns false.
+ */
+function hostIsAllowed(req: IncomingMessage, res: ServerResponse, publicUrl: URL | undefined): boolean {
   const host = req.headers.host ?? "";
   if (LOCAL_HOST_HEADER.test(host)) return true;
-  const message = `Host ${JSON.stringify(host)} is not localhost: backchannel serves this machine only (Host localhost, 127.0.0.1 or [::1], with an optional port)`;
+  if (publicUrl && hostnameOf(host) === publicUrl.hostname) return true;
+  const allowed = publicUrl ? `${publicUrl.hostname} (the public URL) or localhost` : "localhost, 127.0.0.1 or [::1], with an optional port";
+  const message = `Host ${JSON.stringify(host.slice(0, 200))} is not accepted: backchannel serves requests for ${allowed}`;
   res.writeHead(403, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
   return false;
+}
+
+/**
+ * The host name of a Host header (`name[:port]` or `[v6][:port]`, RFC 9110 §7.2), lower
+ * case, or `undefined` for anything else (userinfo, a path, spaces).
+ */
+function hostnameOf(host: string): string | undefined {
+  const match = /^([a-z0-9.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i.exec(host);
+  return match?.[1]?.toLowerCase();
 }
 
 /** Options of {@link listen}. */
@@ -82,6 +142,10 @@ export interface ListenOptions {
 export interface HttpServerOptions extends ListenOptions {
   /** The store. Default: the one the environment chooses (`$BACKCHANNEL_STORE`, else the data directory). */
   location?: StoreLocation;
+  /** How callers are authenticated (../auth/http-auth.ts). Default: not at all, which only a loopback host allows. */
+  auth?: HttpAuth;
+  /** The server's public URL (`--public-url`). Default: the URL it listens on. */
+  publicUrl?: URL;
 }
 
 /** Starts `server` on `options` and resolves with the URL it serves (e.g. `http://127.0.0.1:5173/`). */
@@ -100,28 +164,71 @@ export function listen(server: Server, options: ListenOptions = {}): Promise<URL
 
 /**
  * Runs `backchannel serve --http`: MCP at `/mcp` over the store of `options.location`
- * (by default the file store in the data directory), until the process ends. Prints the
- * endpoint's URL on stderr.
- * @throws BindAddressError for a host that is not a loopback address (see ./bind-address.ts);
- *   InvalidStoreUrlError; Error when the port is taken or a limit variable is malformed.
+ * (by default the file store in the data directory), with the authentication of
+ * `options.auth`, until the process ends. Prints the endpoint's URL on stderr, and why
+ * `--insecure-no-auth` is dangerous when it is given.
+ * @throws BindAddressError for a host that is not a loopback address without
+ *   authentication (see ./bind-address.ts); TokenFileError for a token file that cannot
+ *   be used; InvalidStoreUrlError; Error when the port is taken or a limit variable is malformed.
  */
 export async function runHttpServer(options: HttpServerOptions = {}): Promise<void> {
-  const refusal = bindRefusal(options.host ?? "127.0.0.1");
+  const auth = options.auth ?? { mode: "none", insecure: false };
+  const refusal = bindRefusal(options.host ?? "127.0.0.1", auth.mode !== "none" || auth.insecure);
   if (refusal) throw new BindAddressError(refusal);
+  if (auth.mode === "none" && auth.insecure) process.stderr.write(`backchannel: ${INSECURE_NO_AUTH_WARNING}\n`);
   const location = options.location ?? storeLocationFromEnv();
+  const tokenFile =
+    auth.mode === "tokens"
+      ? resolvePath(auth.tokenFile ?? defaultTokenFile(location.kind === "file" ? location.dataDir : resolveDataDir()))
+      : undefined;
+  // Refuse a missing or unsafe token file now, not at the first request.
+  if (tokenFile !== undefined) readTokenFile(tokenFile);
   const { store, limits } = await openStore(location, { limits: limitsFromEnv() });
   startIdleSweep(store);
-  const mcp = createMcpRequestListener({ store, maxAgentWaitMs: limits.maxAgentWaitMs, maxUiWaitMs: limits.maxUiWaitMs });
+  let route: RequestListener | undefined;
   const server = createHttpServer((req, res) => {
-    const path = new URL(req.url ?? "/", "http://localhost").pathname;
-    if (path !== MCP_PATH) {
-      res.writeHead(404, { "content-type": "text/plain" }).end(`backchannel serves MCP at ${MCP_PATH} only\n`);
+    if (!route) {
+      res.writeHead(503, { "retry-after": "1" }).end();
       return;
     }
-    mcp(req, res).catch(logError);
+    route(req, res).catch(logError);
   });
   const url = await listen(server, options);
-  process.stderr.write(`backchannel ${VERSION}: MCP server at ${new URL(MCP_PATH, url)}, ${bannerLocation(location)}\n`);
+  const endpoint = new URL(MCP_PATH, url);
+  const resource = options.publicUrl ?? endpoint;
+  const verifier = verifierOf(auth, tokenFile, resource);
+  const authenticate = verifier && bearerGate({ verifier, resource, onerror: logError });
+  const mcp = createMcpRequestListener({
+    store,
+    maxAgentWaitMs: limits.maxAgentWaitMs,
+    maxUiWaitMs: limits.maxUiWaitMs,
+    authenticate,
+    publicUrl: options.publicUrl,
+  });
+  const metadata = protectedResourceMetadata(resource, auth);
+  route = async (req, res) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    if (path === MCP_PATH) return mcp(req, res);
+    if (authenticate && isMetadataPath(path, resource, MCP_PATH)) return sendMetadata(req.method, res, metadata);
+    res.writeHead(404, { "content-type": "text/plain" }).end(`backchannel serves MCP at ${MCP_PATH} only\n`);
+  };
+  process.stderr.write(
+    `backchannel ${VERSION}: MCP server at ${endpoint}, ${bannerLocation(location)}, ${describeAuth(auth, tokenFile, resource)}\n`,
+  );
+}
+
+/** The verifier of `auth`'s tokens, for `resource`; `undefined` without authentication. */
+function verifierOf(auth: HttpAuth, tokenFile: string | undefined, resource: URL): OAuthTokenVerifier | undefined {
+  if (auth.mode === "tokens" && tokenFile !== undefined) return staticTokenVerifier(tokenFile, resource);
+  if (auth.mode === "oauth") return jwtVerifier({ issuer: auth.issuer, jwksUrl: auth.jwksUrl, resource });
+  return undefined;
+}
+
+/** How callers are authenticated, for the start-up banner. */
+function describeAuth(auth: HttpAuth, tokenFile: string | undefined, resource: URL): string {
+  if (auth.mode === "tokens") return `bearer tokens of ${tokenFile} for ${resource}`;
+  if (auth.mode === "oauth") return `OAuth access tokens of ${auth.issuer} for ${resource}`;
+  return auth.insecure ? "NO AUTHENTICATION (--insecure-no-auth)" : "no authentication (loopback only)";
 }
 
 function logError(error: Error): void {

@@ -16,7 +16,9 @@
  *   ./lock.ts, ./atomic-write.ts, ./log-append.ts, ./folder-watch.ts
  */
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
-import { type QueueName, queueFile, queueSeqFile, resolveDataDir, stateFile } from "../../core/paths.js";
+import { readdir } from "node:fs/promises";
+import { PRINCIPAL_NAMESPACE_PATTERN } from "../../core/ids.js";
+import { principalDir, principalsDir, type QueueName, queueFile, queueSeqFile, resolveDataDir, stateFile } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { changes } from "../changes.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store.js";
@@ -24,7 +26,7 @@ import { checkCursor, checkMessage } from "../validate.js";
 import { ChannelFolders } from "./channel-folders.js";
 import { appendMessage, drain, type QueueLogContext, readAfter } from "./queue-log.js";
 import { FileQueueReader } from "./queue-reader.js";
-import { NotRegularFileError } from "./safe-open.js";
+import { NotRegularFileError, READ_ONLY, reachFolder } from "./safe-open.js";
 import { SessionFiles } from "./session-files.js";
 import { SavedAppFiles } from "./saved-apps.js";
 import { maxStateFileBytes, readStateFile, updateStateFile } from "./state-files.js";
@@ -43,9 +45,15 @@ export interface FileStoreOptions {
   fallbackWakeMs?: number;
 }
 
+/** Options of a principal's view, made by {@link FileStore.forPrincipal}: its store's, with `dataDir` the principal's folder. */
+export interface FileStoreViewOptions extends FileStoreOptions {
+  /** The store's own data directory, where `principals/` is. */
+  rootDir: string;
+}
+
 /** The file-backed {@link ChannelStore}. Safe to use from any number of processes at once. */
 export class FileStore implements ChannelStore {
-  /** The data directory this store reads and writes. */
+  /** The data directory this store reads and writes: the store's own, or `principals/<namespace>/` in it for a principal's view. */
   readonly dataDir: string;
   /** The limits in force. */
   readonly limits: Readonly<Limits>;
@@ -55,9 +63,12 @@ export class FileStore implements ChannelStore {
   private readonly fallbackWakeMs: number;
   private readonly reader: FileQueueReader;
   private readonly folders: ChannelFolders;
+  /** The store's own data directory (the same as {@link dataDir} but in a principal's view). */
+  private readonly rootDir: string;
 
-  constructor(options: FileStoreOptions = {}) {
+  constructor(options: FileStoreOptions | FileStoreViewOptions = {}) {
     this.dataDir = options.dataDir ?? resolveDataDir();
+    this.rootDir = "rootDir" in options ? options.rootDir : this.dataDir;
     this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...options.limits });
     this.warn = options.warn ?? warnOnStderr;
     this.fallbackWakeMs = options.fallbackWakeMs ?? 5000;
@@ -137,6 +148,19 @@ export class FileStore implements ChannelStore {
    */
   removeIdleChannels(): Promise<string[]> {
     return removeIdle(this.folders, this.limits);
+  }
+
+  forPrincipal(namespace: string): FileStore {
+    const dataDir = principalDir(this.rootDir, namespace);
+    // The principal's folder is reached like every folder below the data directory: made 0700, never through a link.
+    reachFolder(this.rootDir, dataDir, { create: true, warn: this.warn });
+    return new FileStore({ dataDir, rootDir: this.rootDir, limits: this.limits, warn: this.warn, fallbackWakeMs: this.fallbackWakeMs });
+  }
+
+  async listPrincipals(): Promise<string[]> {
+    const dir = principalsDir(this.rootDir);
+    if (!reachFolder(this.rootDir, dir, READ_ONLY)) return [];
+    return (await readdir(dir)).filter((name) => PRINCIPAL_NAMESPACE_PATTERN.test(name));
   }
 
   /** The queue log of a channel; builds its paths, so checks the id first. */

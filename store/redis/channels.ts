@@ -8,25 +8,16 @@
  */
 import type { ChannelInfo } from "../store.js";
 import type { RedisConnection } from "./connection.js";
-import {
-  channelIdOfMetaKey,
-  channelKeys,
-  keyList,
-  META_KEY_PATTERN,
-  queueWakeChannel,
-  SESSION_KEY_NAME_PATTERN,
-  sessionKeyName,
-  sessionKeyOfName,
-} from "./keys.js";
+import { type KeySpace, keyList, PRINCIPAL_KEYS_PATTERN, principalOfKey } from "./keys.js";
 import type { Upkeep } from "./queues.js";
 
 /**
  * Every channel in the store, with the time it was last used (by Redis's clock).
  * @throws StoreUnavailableError, StoreRefusedError.
  */
-export async function listChannels(connection: RedisConnection): Promise<ChannelInfo[]> {
-  const ids = (await scanKeys(connection, META_KEY_PATTERN)).map(channelIdOfMetaKey).filter((id): id is string => id !== undefined);
-  const touched = await Promise.all(ids.map((id) => connection.run((client) => client.hGet(channelKeys(id).meta, "touched"))));
+export async function listChannels(connection: RedisConnection, space: KeySpace): Promise<ChannelInfo[]> {
+  const ids = (await scanKeys(connection, space.metaPattern)).map((key) => space.channelIdOfMeta(key)).filter((id): id is string => id !== undefined);
+  const touched = await Promise.all(ids.map((id) => connection.run((client) => client.hGet(space.channel(id).meta, "touched"))));
   return ids.map((id, index) => ({ id, lastActivity: new Date(Number(touched[index] ?? 0)) }));
 }
 
@@ -34,10 +25,10 @@ export async function listChannels(connection: RedisConnection): Promise<Channel
  * Removes a channel and everything in it, and wakes its waiters; nothing when it does not exist.
  * @throws InvalidChannelIdError, StoreUnavailableError.
  */
-export async function removeChannel(connection: RedisConnection, channelId: string, upkeep: Upkeep): Promise<void> {
-  const keys = channelKeys(channelId);
+export async function removeChannel(connection: RedisConnection, space: KeySpace, channelId: string, upkeep: Upkeep): Promise<void> {
+  const keys = space.channel(channelId);
   await connection.run((client) =>
-    client.bcRemove(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, queueWakeChannel(channelId, "ui"), queueWakeChannel(channelId, "agent")]),
+    client.bcRemove(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, space.queueWake(channelId, "ui"), space.queueWake(channelId, "agent")]),
   );
 }
 
@@ -48,22 +39,35 @@ export async function removeChannel(connection: RedisConnection, channelId: stri
  * @returns the ids of the channels removed.
  * @throws StoreUnavailableError, StoreRefusedError.
  */
-export async function sweepIdle(connection: RedisConnection, upkeep: Upkeep, now: number = Date.now()): Promise<string[]> {
+export async function sweepIdle(connection: RedisConnection, space: KeySpace, upkeep: Upkeep, now: number = Date.now()): Promise<string[]> {
   const shift = now - Date.now();
   const removed: string[] = [];
-  for (const key of await scanKeys(connection, META_KEY_PATTERN)) {
-    const id = channelIdOfMetaKey(key);
+  for (const key of await scanKeys(connection, space.metaPattern)) {
+    const id = space.channelIdOfMeta(key);
     if (id === undefined) continue;
     const gone = await connection.run((client) =>
-      client.bcSweep(keyList(channelKeys(id)), [upkeep.ttlMs, upkeep.touchEveryMs, shift, queueWakeChannel(id, "ui"), queueWakeChannel(id, "agent")]),
+      client.bcSweep(keyList(space.channel(id)), [upkeep.ttlMs, upkeep.touchEveryMs, shift, space.queueWake(id, "ui"), space.queueWake(id, "agent")]),
     );
     if (gone === 1) removed.push(id);
   }
-  for (const name of await scanKeys(connection, SESSION_KEY_NAME_PATTERN)) {
-    const key = sessionKeyOfName(name);
-    if (key !== undefined) await connection.run((client) => client.bcSessionSweep([sessionKeyName(key)], [upkeep.ttlMs, shift]));
+  for (const name of await scanKeys(connection, space.sessionPattern)) {
+    const key = space.sessionKeyOf(name);
+    if (key !== undefined) await connection.run((client) => client.bcSessionSweep([space.session(key)], [upkeep.ttlMs, shift]));
   }
   return removed;
+}
+
+/**
+ * The namespaces of the principals that have keys in the store.
+ * @throws StoreUnavailableError, StoreRefusedError.
+ */
+export async function listPrincipals(connection: RedisConnection): Promise<string[]> {
+  const namespaces = new Set<string>();
+  for (const key of await scanKeys(connection, PRINCIPAL_KEYS_PATTERN)) {
+    const namespace = principalOfKey(key);
+    if (namespace !== undefined) namespaces.add(namespace);
+  }
+  return [...namespaces];
 }
 
 /** Every key that matches `pattern` (SCAN: it never blocks Redis for long). */

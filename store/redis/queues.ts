@@ -9,7 +9,7 @@ import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { QueueFullError } from "../errors.js";
 import type { AppendResult, PollResult } from "../store.js";
 import type { RedisConnection } from "./connection.js";
-import { type ChannelKeys, channelKeys, keyList, queueWakeChannel } from "./keys.js";
+import { type ChannelKeys, type KeySpace, keyList } from "./keys.js";
 
 /** What a channel script needs besides its keys: the TTL, and how often a read marks the channel as used. */
 export interface Upkeep {
@@ -31,6 +31,8 @@ export interface QueueContext {
   channelId: string;
   queue: QueueName;
   keys: ChannelKeys;
+  /** The pub/sub channel that says this queue changed. */
+  wake: string;
   limits: Readonly<Limits>;
   upkeep: Upkeep;
 }
@@ -41,12 +43,13 @@ export interface QueueContext {
  */
 export function queueContext(
   connection: RedisConnection,
+  space: KeySpace,
   channelId: string,
   queue: QueueName,
   limits: Readonly<Limits>,
   upkeep: Upkeep,
 ): QueueContext {
-  return { connection, channelId, queue, keys: channelKeys(channelId), limits, upkeep };
+  return { connection, channelId, queue, keys: space.channel(channelId), wake: space.queueWake(channelId, queue), limits, upkeep };
 }
 
 /**
@@ -65,7 +68,7 @@ export async function appendMessage(context: QueueContext, event: string, json: 
       new Date().toISOString(),
       limits.maxQueueMessages,
       limits.maxQueueBytes,
-      queueWakeChannel(context.channelId, queue),
+      context.wake,
     ]),
   );
   const [status, first, second] = asArray(reply);
@@ -86,14 +89,7 @@ export async function appendMessage(context: QueueContext, event: string, json: 
 export async function readAfter(context: QueueContext, after: number): Promise<PollResult> {
   const { keys, queue, limits, upkeep } = context;
   const reply = await context.connection.run((client) =>
-    client.bcReadAfter(keyList(keys), [
-      upkeep.ttlMs,
-      upkeep.touchEveryMs,
-      queue,
-      after,
-      limits.maxBatchBytes,
-      queueWakeChannel(context.channelId, queue),
-    ]),
+    client.bcReadAfter(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, queue, after, limits.maxBatchBytes, context.wake]),
   );
   return pollResult(reply);
 }
@@ -105,7 +101,7 @@ export async function readAfter(context: QueueContext, after: number): Promise<P
 export async function drain(context: QueueContext): Promise<PollResult> {
   const { keys, queue, limits, upkeep } = context;
   const reply = await context.connection.run((client) =>
-    client.bcDrain(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, queue, limits.maxBatchBytes, queueWakeChannel(context.channelId, queue)]),
+    client.bcDrain(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, queue, limits.maxBatchBytes, context.wake]),
   );
   return pollResult(reply);
 }
@@ -114,8 +110,8 @@ export async function drain(context: QueueContext): Promise<PollResult> {
  * The messages waiting in a queue, changing nothing.
  * @throws InvalidChannelIdError, StoreUnavailableError, StoreRefusedError.
  */
-export async function peekQueue(connection: RedisConnection, channelId: string, queue: QueueName): Promise<QueueMessage[]> {
-  const stream = channelKeys(channelId)[queue];
+export async function peekQueue(connection: RedisConnection, space: KeySpace, channelId: string, queue: QueueName): Promise<QueueMessage[]> {
+  const stream = space.channel(channelId)[queue];
   const entries = await connection.run((client) => client.xRange(stream, "-", "+"));
   return (entries ?? []).map((entry) => {
     const message = entry.message as Record<string, string | undefined>;

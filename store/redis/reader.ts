@@ -7,7 +7,7 @@ import type { QueueName } from "../../core/paths.js";
 import type { QueueMessage } from "../../protocol/message.js";
 import type { ChangeSubscription, ChannelReader, SessionReader } from "../store.js";
 import { RedisConnection } from "./connection.js";
-import { queueWakeChannel } from "./keys.js";
+import { ROOT_KEYS } from "./keys.js";
 import { parseRedisUrl } from "./location.js";
 import { peekQueue } from "./queues.js";
 import { RedisSessionReader } from "./sessions.js";
@@ -35,15 +35,15 @@ export class RedisReader implements ChannelReader {
     this.shown = address.shown;
     this.connection = new RedisConnection({ address, name: "backchannel:reader", readyWaitMs: options.readyWaitMs });
     this.hub = new WakeHub(this.connection);
-    this.sessions = new RedisSessionReader(this.connection, this.hub);
+    this.sessions = new RedisSessionReader(this.connection, this.hub, ROOT_KEYS);
   }
 
   peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
-    return peekQueue(this.connection, channelId, queue);
+    return peekQueue(this.connection, ROOT_KEYS, channelId, queue);
   }
 
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
-    return this.hub.listen(queueWakeChannel(channelId, queue));
+    return this.hub.listen(ROOT_KEYS.queueWake(channelId, queue));
   }
 
   /**

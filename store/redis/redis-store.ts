@@ -27,10 +27,10 @@ import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { pollWithWait } from "../changes.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store.js";
 import { checkCursor, checkMessage } from "../validate.js";
-import { listChannels, removeChannel, sweepIdle } from "./channels.js";
+import { listChannels, listPrincipals, removeChannel, sweepIdle } from "./channels.js";
 import { RedisConnection } from "./connection.js";
 import { readSettings, settingsWarnings } from "./health.js";
-import { queueWakeChannel } from "./keys.js";
+import { type KeySpace, principalKeys, ROOT_KEYS } from "./keys.js";
 import { parseRedisUrl } from "./location.js";
 import { appendMessage, drain, peekQueue, type QueueContext, queueContext, readAfter, type Upkeep, upkeepOf } from "./queues.js";
 import { RedisSavedApps } from "./saved-apps.js";
@@ -57,32 +57,34 @@ export interface RedisStoreOptions {
   readyWaitMs?: number;
 }
 
-/** The Redis-backed {@link ChannelStore}. Safe to use from any number of processes and machines at once. Close it when done. */
-export class RedisStore implements ChannelStore {
+/** What a store and its principals' views share: one connection, one subscriber, the limits. */
+interface Shared {
+  connection: RedisConnection;
+  hub: WakeHub;
+  limits: Readonly<Limits>;
+  upkeep: Upkeep;
+  fallbackWakeMs: number;
+  warn: (message: string) => void;
+}
+
+/** The Redis-backed {@link ChannelStore} over one key space; {@link RedisStore} is the store's own, opened from a URL. */
+export class RedisStoreView implements ChannelStore {
   /** The limits in force. */
   readonly limits: Readonly<Limits>;
   readonly sessions: RedisSessions;
   readonly apps: RedisSavedApps;
-  /** The store's URL without its password. */
-  readonly shown: string;
-  private readonly connection: RedisConnection;
-  private readonly hub: WakeHub;
-  private readonly upkeep: Upkeep;
-  private readonly fallbackWakeMs: number;
 
-  /** @throws InvalidStoreUrlError for a URL that is not a Redis store's. */
-  constructor(options: RedisStoreOptions) {
-    const address = parseRedisUrl(options.url);
-    this.shown = address.shown;
-    this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...options.limits });
-    this.upkeep = upkeepOf(this.limits);
-    this.fallbackWakeMs = options.fallbackWakeMs ?? 30_000;
-    const warn = options.warn ?? warnOnStderr;
-    this.connection = new RedisConnection({ address, name: "backchannel:store", warn, readyWaitMs: options.readyWaitMs });
-    this.hub = new WakeHub(this.connection);
-    this.sessions = new RedisSessions(this.connection, this.hub, this.limits.channelTtlMs);
-    this.apps = new RedisSavedApps(this.connection, warn);
-    if (options.checkSettings ?? true) this.warnAboutSettingsOnce(warn);
+  /**
+   * @param shared what the store and its views share.
+   * @param space the names this view's data has (./keys.ts).
+   */
+  protected constructor(
+    protected readonly shared: Shared,
+    private readonly space: KeySpace,
+  ) {
+    this.limits = shared.limits;
+    this.sessions = new RedisSessions(shared.connection, shared.hub, space, this.limits.channelTtlMs);
+    this.apps = new RedisSavedApps(shared.connection, space, shared.warn);
   }
 
   async append(channelId: string, queue: QueueName, event: string, data: JsonValue = {}): Promise<AppendResult> {
@@ -97,55 +99,88 @@ export class RedisStore implements ChannelStore {
     checkCursor(after);
     const pollOnce = () => (after === undefined ? drain(context) : readAfter(context, after));
     if (waitMs <= 0) return pollOnce();
-    const result = await pollWithWait(this.watchQueue(channelId, queue), pollOnce, { waitMs, fallbackMs: this.fallbackWakeMs, signal, onWaiting });
+    const result = await pollWithWait(this.watchQueue(channelId, queue), pollOnce, {
+      waitMs,
+      fallbackMs: this.shared.fallbackWakeMs,
+      signal,
+      onWaiting,
+    });
     return result ?? { messages: [], cursor: after ?? 0, pending: 0 };
   }
 
   readState(channelId: string, name: string): Promise<JsonValue | null> {
-    return readStateDoc(this.connection, channelId, name);
+    return readStateDoc(this.shared.connection, this.space, channelId, name);
   }
 
   updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue> {
-    return updateStateDoc(this.connection, channelId, name, this.limits.maxStateBytes, this.upkeep, update);
+    return updateStateDoc(this.shared.connection, this.space, channelId, name, this.limits.maxStateBytes, this.shared.upkeep, update);
   }
 
   peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
-    return peekQueue(this.connection, channelId, queue);
+    return peekQueue(this.shared.connection, this.space, channelId, queue);
   }
 
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
-    return this.hub.listen(queueWakeChannel(channelId, queue));
+    return this.shared.hub.listen(this.space.queueWake(channelId, queue));
   }
 
   listChannels(): Promise<ChannelInfo[]> {
-    return listChannels(this.connection);
+    return listChannels(this.shared.connection, this.space);
   }
 
   remove(channelId: string): Promise<void> {
-    return removeChannel(this.connection, channelId, this.upkeep);
+    return removeChannel(this.shared.connection, this.space, channelId, this.shared.upkeep);
   }
 
   removeIdleChannels(now: number = Date.now()): Promise<string[]> {
-    return sweepIdle(this.connection, this.upkeep, now);
+    return sweepIdle(this.shared.connection, this.space, this.shared.upkeep, now);
   }
 
-  /** Closes the connections; calls after it fail. */
-  async close(): Promise<void> {
-    this.hub.close();
-    await this.connection.close();
+  /** A view over the same connection whose keys start `bc:p:<namespace>:` (./keys.ts). */
+  forPrincipal(namespace: string): RedisStoreView {
+    return new RedisStoreView(this.shared, principalKeys(namespace));
+  }
+
+  listPrincipals(): Promise<string[]> {
+    return listPrincipals(this.shared.connection);
   }
 
   /** The context of a queue; checks the channel id first. */
   private queue(channelId: string, queue: QueueName): QueueContext {
-    return queueContext(this.connection, channelId, queue, this.limits, this.upkeep);
+    return queueContext(this.shared.connection, this.space, channelId, queue, this.limits, this.shared.upkeep);
+  }
+}
+
+/** The Redis store at a URL. Safe to use from any number of processes and machines at once. Close it when done. */
+export class RedisStore extends RedisStoreView {
+  /** The store's URL without its password. */
+  readonly shown: string;
+
+  /** @throws InvalidStoreUrlError for a URL that is not a Redis store's. */
+  constructor(options: RedisStoreOptions) {
+    const address = parseRedisUrl(options.url);
+    const limits = Object.freeze({ ...DEFAULT_LIMITS, ...options.limits });
+    const warn = options.warn ?? warnOnStderr;
+    const connection = new RedisConnection({ address, name: "backchannel:store", warn, readyWaitMs: options.readyWaitMs });
+    const hub = new WakeHub(connection);
+    super({ connection, hub, limits, upkeep: upkeepOf(limits), fallbackWakeMs: options.fallbackWakeMs ?? 30_000, warn }, ROOT_KEYS);
+    this.shown = address.shown;
+    if (options.checkSettings ?? true) this.warnAboutSettingsOnce(warn);
+  }
+
+  /** Closes the connections; calls after it fail, through this store and every view of it. */
+  async close(): Promise<void> {
+    this.shared.hub.close();
+    await this.shared.connection.close();
   }
 
   /** Once Redis first answers, reads its settings and warns about those that could lose data. */
   private warnAboutSettingsOnce(warn: (message: string) => void): void {
-    const stop = this.connection.onStateChange((up) => {
+    const connection = this.shared.connection;
+    const stop = connection.onStateChange((up) => {
       if (!up) return;
       stop();
-      readSettings(this.connection.client).then(
+      readSettings(connection.client).then(
         (settings) => {
           for (const warning of settingsWarnings(settings)) warn(`the Redis store at ${this.shown}: ${warning}`);
         },

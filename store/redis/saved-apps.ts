@@ -9,22 +9,24 @@ import { SAVED_APP_MAX_BYTES } from "../../core/limits.js";
 import { type Warn, warnOnStderr } from "../../core/warn.js";
 import { DamagedSavedAppError, parseSavedApp, readSavedApps, SavedAppTooLargeError, type SavedApp, type SavedAppStore } from "../saved-app.js";
 import type { RedisConnection } from "./connection.js";
-import { APP_KEY_PATTERN, appKey, appNameOfKey } from "./keys.js";
+import type { KeySpace } from "./keys.js";
 import { scanKeys } from "./channels.js";
 
 /** The Redis-backed {@link SavedAppStore}. */
 export class RedisSavedApps implements SavedAppStore {
   /**
    * @param connection the store's connection.
+   * @param space the key space the apps are in.
    * @param warn where a saved app that cannot be read is reported while listing. Default: one line on stderr.
    */
   constructor(
     private readonly connection: RedisConnection,
+    private readonly space: KeySpace,
     private readonly warn: Warn = warnOnStderr,
   ) {}
 
   async read(name: string): Promise<SavedApp | null> {
-    const key = appKey(name);
+    const key = this.space.app(name);
     const text = await this.connection.run((client) => client.get(key));
     if (text === null || text === undefined) return null;
     let value: unknown;
@@ -37,7 +39,7 @@ export class RedisSavedApps implements SavedAppStore {
   }
 
   async write(app: SavedApp): Promise<void> {
-    const key = appKey(app.name);
+    const key = this.space.app(app.name);
     const text = JSON.stringify(parseSavedApp(app, app.name));
     const bytes = Buffer.byteLength(text);
     if (bytes > SAVED_APP_MAX_BYTES) throw new SavedAppTooLargeError(app.name, bytes, SAVED_APP_MAX_BYTES);
@@ -45,15 +47,15 @@ export class RedisSavedApps implements SavedAppStore {
   }
 
   async list(): Promise<SavedApp[]> {
-    const names = (await scanKeys(this.connection, APP_KEY_PATTERN))
-      .map(appNameOfKey)
+    const names = (await scanKeys(this.connection, this.space.appPattern))
+      .map((key) => this.space.appNameOf(key))
       .filter((name): name is string => name !== undefined)
       .sort();
     return readSavedApps(names, (name) => this.read(name), this.warn);
   }
 
   async remove(name: string): Promise<boolean> {
-    const key = appKey(name);
+    const key = this.space.app(name);
     return (await this.connection.run((client) => client.del(key))) > 0;
   }
 }

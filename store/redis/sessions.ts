@@ -11,24 +11,30 @@ import { emptySession, parseSession, type SessionRecord } from "../session-recor
 import type { ChangeSubscription, SessionReader, SessionStore } from "../store.js";
 import type { RedisConnection } from "./connection.js";
 import { untilStored } from "./compare-and-set.js";
-import { sessionKeyName, sessionWakeChannel } from "./keys.js";
+import type { KeySpace } from "./keys.js";
 import type { WakeHub } from "./wake-hub.js";
 
 /** Session records, read-only: for the watcher and the status line. */
 export class RedisSessionReader implements SessionReader {
+  /**
+   * @param connection the store's connection.
+   * @param hub the store's wake-ups.
+   * @param space the key space the records are in.
+   */
   constructor(
     protected readonly connection: RedisConnection,
     protected readonly hub: WakeHub,
+    protected readonly space: KeySpace,
   ) {}
 
   async read(key: string): Promise<SessionRecord> {
-    const name = sessionKeyName(key);
+    const name = this.space.session(key);
     const text = await this.connection.run((client) => client.hGet(name, "json"));
     return text === null || text === undefined ? emptySession() : parseSession(text);
   }
 
   watch(key: string): ChangeSubscription {
-    return this.hub.listen(sessionWakeChannel(key));
+    return this.hub.listen(this.space.sessionWake(key));
   }
 }
 
@@ -37,19 +43,21 @@ export class RedisSessions extends RedisSessionReader implements SessionStore {
   /**
    * @param connection the store's connection.
    * @param hub the store's wake-ups.
+   * @param space the key space the records are in.
    * @param ttlMs a record not written for this long expires.
    */
   constructor(
     connection: RedisConnection,
     hub: WakeHub,
+    space: KeySpace,
     private readonly ttlMs: number,
   ) {
-    super(connection, hub);
+    super(connection, hub, space);
   }
 
   async update(key: string, update: (current: SessionRecord) => SessionRecord): Promise<SessionRecord> {
-    const name = sessionKeyName(key);
-    const wake = sessionWakeChannel(key);
+    const name = this.space.session(key);
+    const wake = this.space.sessionWake(key);
     return untilStored(`the session record ${key}`, async () => {
       const [text, version] = await this.connection.run((client) => client.hmGet(name, ["json", "v"]));
       const next = update(text === null || text === undefined ? emptySession() : parseSession(text));

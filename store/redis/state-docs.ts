@@ -10,16 +10,16 @@ import type { JsonValue } from "../../protocol/message.js";
 import { StateTooLargeError } from "../errors.js";
 import { untilStored } from "./compare-and-set.js";
 import type { RedisConnection } from "./connection.js";
-import { channelKeys, keyList } from "./keys.js";
+import { type KeySpace, keyList } from "./keys.js";
 import type { Upkeep } from "./queues.js";
 
 /**
  * The value of a state document, or `null` when it was never written or does not parse.
  * @throws InvalidChannelIdError, Error for a bad name, StoreUnavailableError.
  */
-export async function readStateDoc(connection: RedisConnection, channelId: string, name: string): Promise<JsonValue | null> {
+export async function readStateDoc(connection: RedisConnection, space: KeySpace, channelId: string, name: string): Promise<JsonValue | null> {
   assertStateName(name);
-  const keys = channelKeys(channelId);
+  const keys = space.channel(channelId);
   const text = await connection.run((client) => client.hGet(keys.state, name));
   return parseDoc(text);
 }
@@ -32,6 +32,7 @@ export async function readStateDoc(connection: RedisConnection, channelId: strin
  */
 export async function updateStateDoc(
   connection: RedisConnection,
+  space: KeySpace,
   channelId: string,
   name: string,
   maxStateBytes: number,
@@ -39,7 +40,7 @@ export async function updateStateDoc(
   update: (current: JsonValue | null) => JsonValue,
 ): Promise<JsonValue> {
   assertStateName(name);
-  const keys = channelKeys(channelId);
+  const keys = space.channel(channelId);
   return untilStored(`the state document ${name} of channel ${channelId}`, async () => {
     const [text, version] = await connection.run((client) => client.hmGet(keys.state, [name, `v:${name}`]));
     const next = update(parseDoc(text));

@@ -9,7 +9,7 @@ import { readdir, utimes } from "node:fs/promises";
 import { channelDir, sessionFile } from "../../core/paths.js";
 import type { Limits } from "../../core/limits.js";
 import { FileStore } from "../../store/file/file-store.js";
-import { channelKeys, sessionKeyName } from "../../store/redis/keys.js";
+import { ROOT_KEYS } from "../../store/redis/keys.js";
 import { RedisStore } from "../../store/redis/redis-store.js";
 import type { ChannelStore } from "../../store/store.js";
 import { tempDataDir } from "./helpers.js";
@@ -119,8 +119,8 @@ async function startRedisFixture(): Promise<StoreFixture> {
       others.push(other);
       return other;
     },
-    makeIdle: (channelId, ms) => touch(channelKeys(channelId).meta, ms),
-    makeSessionIdle: (key, ms) => touch(sessionKeyName(key), ms),
+    makeIdle: (channelId, ms) => touch(ROOT_KEYS.channel(channelId).meta, ms),
+    makeSessionIdle: (key, ms) => touch(ROOT_KEYS.session(key), ms),
     contents: () => redis.admin(db, async (client) => (await client.keys("*")).map(String).sort()),
     async stop() {
       await Promise.all(others.map((other) => other.stop()));
