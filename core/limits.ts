@@ -28,6 +28,12 @@ export interface Limits {
   maxAgentWaitMs: number;
   /** Longest `wait_ms` of `poll_ui_messages`. Default 30 s. */
   maxUiWaitMs: number;
+  /** Most channels one remote principal may have (docs/ARCHITECTURE.md, "Remote serving"). Default 100. */
+  maxPrincipalChannels: number;
+  /** Most messages one remote principal may append per minute, per server process. Default 600. */
+  maxPrincipalAppendsPerMinute: number;
+  /** Largest total size of one remote principal's queued messages and state documents. Default 256 MiB. */
+  maxPrincipalBytes: number;
 }
 
 /** The defaults (docs/ARCHITECTURE.md, "Channels"). */
@@ -41,6 +47,9 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   lockStaleMs: 5000,
   maxAgentWaitMs: 300_000,
   maxUiWaitMs: 30_000,
+  maxPrincipalChannels: 100,
+  maxPrincipalAppendsPerMinute: 600,
+  maxPrincipalBytes: 256 * 1024 * 1024,
 });
 
 /** The environment variable that overrides each limit. */
@@ -54,6 +63,9 @@ export const LIMIT_ENV_VARS: Readonly<Record<keyof Limits, string>> = Object.fre
   lockStaleMs: "BACKCHANNEL_LOCK_STALE_MS",
   maxAgentWaitMs: "BACKCHANNEL_MAX_AGENT_WAIT_MS",
   maxUiWaitMs: "BACKCHANNEL_MAX_UI_WAIT_MS",
+  maxPrincipalChannels: "BACKCHANNEL_MAX_PRINCIPAL_CHANNELS",
+  maxPrincipalAppendsPerMinute: "BACKCHANNEL_MAX_PRINCIPAL_APPENDS_PER_MINUTE",
+  maxPrincipalBytes: "BACKCHANNEL_MAX_PRINCIPAL_BYTES",
 });
 
 /**

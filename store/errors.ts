@@ -39,6 +39,26 @@ export class QueueFullError extends CallerError {
   }
 }
 
+/** Which limit of a principal a call would pass (core/limits.ts). */
+export type PrincipalLimit = "channels" | "appends" | "bytes";
+
+/** A remote principal is at one of its limits; nothing was changed. The message says which, and when to try again. */
+export class PrincipalLimitError extends CallerError {
+  override readonly name = "PrincipalLimitError";
+  constructor(
+    readonly limit: PrincipalLimit,
+    readonly max: number,
+    /** When a retry can succeed, in ms from now; `undefined` when only freeing something (reading, removal of idle channels) helps. */
+    readonly retryAfterMs: number | undefined,
+    /** What frees room, in words. */
+    remedy: string,
+  ) {
+    const what = { channels: `${max} channels`, appends: `${max} messages per minute`, bytes: `${max} bytes of queued messages and state` }[limit];
+    const when = retryAfterMs === undefined ? "" : ` Try again in ${Math.max(1, Math.ceil(retryAfterMs / 1000))} s.`;
+    super(`limit reached: your account may have at most ${what} (the ${limit} limit). Nothing was changed. ${remedy}${when}`);
+  }
+}
+
 /** The lock of a queue stayed busy longer than the store waits for it. */
 export class LockTimeoutError extends CallerError {
   override readonly name = "LockTimeoutError";

@@ -9,6 +9,7 @@
  *   it beside running servers without disturbing them;
  * - {@link ChannelStore}: everything, for the server.
  */
+import type { Limits } from "../core/limits.js";
 import type { QueueName } from "../core/paths.js";
 import type { JsonValue, QueueMessage } from "../protocol/message.js";
 import type { SessionRecord } from "./session-record.js";
@@ -121,6 +122,8 @@ export interface ChannelInfo {
  * Every method validates the channel id first and throws `InvalidChannelIdError` for a bad one.
  */
 export interface ChannelStore extends ChannelReader {
+  /** The limits in force. */
+  readonly limits: Readonly<Limits>;
   /**
    * Appends a message to a queue.
    * @throws InvalidEventError, InvalidDataError, MessageTooLargeError, QueueFullError, LockTimeoutError, I/O errors.
@@ -170,6 +173,11 @@ export interface ChannelStore extends ChannelReader {
    *   UnsafeLayoutError (file store) when the principal's folder is unsafe.
    */
   forPrincipal(namespace: string): ChannelStore;
+  /**
+   * Roughly how many bytes this store's (or view's) channels hold: queued messages and
+   * state documents, as stored. For the principal limits (./principal-limits.ts).
+   */
+  usedBytes(): Promise<number>;
   /** The namespaces of the principals that have data in the store, for the idle sweep. */
   listPrincipals(): Promise<string[]>;
 }

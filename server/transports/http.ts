@@ -19,6 +19,8 @@ import { limitsFromEnv } from "../../core/limits.js";
 import { resolveDataDir } from "../../core/paths.js";
 import { createServer, type ServerOptions } from "../server.js";
 import { WaitingPolls } from "../tools/waiting-polls.js";
+import { PrincipalUsage, withPrincipalLimits } from "../../store/principal-limits.js";
+import type { ChannelStore } from "../../store/store.js";
 import { startIdleSweep } from "../idle-sweep.js";
 import { bannerLocation, openStore, type StoreLocation, storeLocationFromEnv } from "../../store/open.js";
 import { VERSION } from "../../core/package.js";
@@ -65,14 +67,13 @@ export interface McpListenerOptions extends ServerOptions {
  */
 export function createMcpRequestListener(options: McpListenerOptions, onerror: (error: Error) => void = logError): RequestListener {
   const { authenticate, publicUrl, ...serverOptions } = options;
-  // A cancel names a request id, which each client picks: one table per principal, so one cannot end another's waits.
-  const waitingPollsOf = new Map<string, WaitingPolls>();
+  const callers = new Map<string, Caller>();
   const handler = createMcpHandler(
     ({ authInfo }) => {
-      const scope = callerScope(authInfo, authenticate !== undefined);
-      let waitingPolls = waitingPollsOf.get(scope.key);
-      if (!waitingPolls) waitingPollsOf.set(scope.key, (waitingPolls = new WaitingPolls()));
-      const store = scope.namespace === undefined ? serverOptions.store : serverOptions.store.forPrincipal(scope.namespace);
+      const namespace = callerNamespace(authInfo, authenticate !== undefined);
+      const caller = callers.get(namespace ?? "") ?? newCaller(serverOptions.store, namespace);
+      callers.set(namespace ?? "", caller);
+      const { store, waitingPolls } = caller;
       const server = createServer({ readLocalFiles: false, watchChannels: false, ...serverOptions, store, waitingPolls });
       // A 2025-11-25 client's cancel comes in a request of its own, to this fresh instance: end the poll it names (see waiting-polls.ts).
       server.server.setNotificationHandler("notifications/cancelled", (notification) => {
@@ -94,17 +95,32 @@ export function createMcpRequestListener(options: McpListenerOptions, onerror: (
 }
 
 /**
- * Whose view of the store serves a request: with authentication, the principal's
- * namespace (and a request without a principal is an error, never the whole store);
- * without, the whole store.
+ * What this process keeps for one caller (a principal, or everyone without
+ * authentication), across its requests.
+ */
+interface Caller {
+  /** The caller's view of the store: a principal's own, behind its limits; else the whole store. */
+  store: ChannelStore;
+  /** Its waiting polls: a cancel names a request id, which each client picks, so one principal cannot end another's waits. */
+  waitingPolls: WaitingPolls;
+}
+
+function newCaller(store: ChannelStore, namespace: string | undefined): Caller {
+  const waitingPolls = new WaitingPolls();
+  if (namespace === undefined) return { store, waitingPolls };
+  return { store: withPrincipalLimits(store.forPrincipal(namespace), new PrincipalUsage(store.limits)), waitingPolls };
+}
+
+/**
+ * Whose view of the store serves a request: with authentication, the namespace of its
+ * principal (a request without one is an error, never the whole store); without, none.
  * @throws Error when authentication is on and `authInfo` names no principal.
  */
-function callerScope(authInfo: AuthInfo | undefined, authenticated: boolean): { key: string; namespace?: string } {
-  if (!authenticated) return { key: "" };
+function callerNamespace(authInfo: AuthInfo | undefined, authenticated: boolean): string | undefined {
+  if (!authenticated) return undefined;
   const principal = principalOf(authInfo);
   if (principal === undefined) throw new Error("an authenticated request reached the server without a principal");
-  const namespace = principalNamespace(principal);
-  return { key: namespace, namespace };
+  return principalNamespace(principal);
 }
 
 /**

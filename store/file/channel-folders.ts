@@ -106,6 +106,20 @@ export class ChannelFolders {
     return channels;
   }
 
+  /** The total size of the regular files in every channel folder (queue logs, seq marks, state documents); links and folders are not followed. */
+  async usedBytes(): Promise<number> {
+    let bytes = 0;
+    for (const { id } of await this.list()) {
+      const dir = channelDir(this.dataDir, id);
+      const names = await readdir(dir).catch(() => []);
+      for (const name of names) {
+        const stats = lstatOrNull(join(dir, name));
+        if (stats?.isFile()) bytes += stats.size;
+      }
+    }
+    return bytes;
+  }
+
   /**
    * The file system's current time, read from the data directory's own clock (an entry
    * added to and removed from `channels/` stamps its mtime): what the idle sweep compares

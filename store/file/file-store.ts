@@ -157,6 +157,10 @@ export class FileStore implements ChannelStore {
     return new FileStore({ dataDir, rootDir: this.rootDir, limits: this.limits, warn: this.warn, fallbackWakeMs: this.fallbackWakeMs });
   }
 
+  usedBytes(): Promise<number> {
+    return this.folders.usedBytes();
+  }
+
   async listPrincipals(): Promise<string[]> {
     const dir = principalsDir(this.rootDir);
     if (!reachFolder(this.rootDir, dir, READ_ONLY)) return [];

@@ -58,6 +58,23 @@ export async function sweepIdle(connection: RedisConnection, space: KeySpace, up
 }
 
 /**
+ * The bytes the channels of `space` hold: each queue's JSON (the `bytes:<queue>` its
+ * scripts keep) and each state document's.
+ * @throws StoreUnavailableError, StoreRefusedError.
+ */
+export async function usedBytes(connection: RedisConnection, space: KeySpace): Promise<number> {
+  let bytes = 0;
+  for (const { id } of await listChannels(connection, space)) {
+    const keys = space.channel(id);
+    const queued = await connection.run((client) => client.hmGet(keys.meta, ["bytes:ui", "bytes:agent"]));
+    for (const value of queued) bytes += Number(value ?? 0) || 0;
+    const names = (await connection.run((client) => client.hKeys(keys.state))).map(String).filter((name) => !name.startsWith("v:"));
+    for (const name of names) bytes += Number(await connection.run((client) => client.hStrLen(keys.state, name))) || 0;
+  }
+  return bytes;
+}
+
+/**
  * The namespaces of the principals that have keys in the store.
  * @throws StoreUnavailableError, StoreRefusedError.
  */

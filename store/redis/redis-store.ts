@@ -27,7 +27,7 @@ import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { pollWithWait } from "../changes.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store.js";
 import { checkCursor, checkMessage } from "../validate.js";
-import { listChannels, listPrincipals, removeChannel, sweepIdle } from "./channels.js";
+import { listChannels, listPrincipals, removeChannel, sweepIdle, usedBytes } from "./channels.js";
 import { RedisConnection } from "./connection.js";
 import { readSettings, settingsWarnings } from "./health.js";
 import { type KeySpace, principalKeys, ROOT_KEYS } from "./keys.js";
@@ -139,6 +139,10 @@ export class RedisStoreView implements ChannelStore {
   /** A view over the same connection whose keys start `bc:p:<namespace>:` (./keys.ts). */
   forPrincipal(namespace: string): RedisStoreView {
     return new RedisStoreView(this.shared, principalKeys(namespace));
+  }
+
+  usedBytes(): Promise<number> {
+    return usedBytes(this.shared.connection, this.space);
   }
 
   listPrincipals(): Promise<string[]> {

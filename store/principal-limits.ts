@@ -1,0 +1,212 @@
+/**
+ * The limits of a remote principal (docs/ARCHITECTURE.md, "Remote serving"): how many
+ * channels it may have, how many messages it may append per minute, and how many bytes
+ * its channels may hold (core/limits.ts). {@link withPrincipalLimits} puts them in front
+ * of a principal's view of a store (`store.forPrincipal(namespace)`), for every tool at once.
+ *
+ * What is exact and what is not:
+ * - channels and bytes are counted from the store, so every process's writes count: read
+ *   again at most every {@link REFRESH_MS}, and whenever a call names a channel this
+ *   process has not seen. Processes creating channels at the same instant may together
+ *   pass the channel limit by as many as raced;
+ * - appends per minute are counted by each process: behind a balancer over N replicas a
+ *   principal may append up to N times the limit.
+ *
+ * Invariant: a refused call changes nothing in the store.
+ */
+import { assertChannelId } from "../core/ids.js";
+import type { Limits } from "../core/limits.js";
+import type { QueueName } from "../core/paths.js";
+import type { JsonValue, QueueMessage } from "../protocol/message.js";
+import { PrincipalLimitError } from "./errors.js";
+import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult, SessionStore } from "./store.js";
+import type { SavedAppStore } from "./saved-app.js";
+
+/** How long counts read from the store are trusted before a call that needs them reads them again. */
+export const REFRESH_MS = 5000;
+
+/** The window of the appends limit. */
+const MINUTE_MS = 60_000;
+
+/**
+ * One principal's use of the store, as this process knows it: keep one per principal
+ * for the life of the process (the appends of the last minute are remembered here).
+ */
+export class PrincipalUsage {
+  private channels = new Set<string>();
+  private bytes = 0;
+  /** Bytes admitted since the last read of the store. */
+  private added = 0;
+  private readAt = Number.NEGATIVE_INFINITY;
+  private reading: Promise<void> | undefined;
+  /** When each append of the last minute was admitted, oldest first. */
+  private readonly appends: number[] = [];
+
+  /** @param limits the store's limits (maxPrincipalChannels, maxPrincipalAppendsPerMinute, maxPrincipalBytes). */
+  constructor(private readonly limits: Readonly<Limits>) {}
+
+  /**
+   * Admits a call on channel `channelId` of `view`: one the principal has, or a new one within the channel limit.
+   * @throws InvalidChannelIdError; PrincipalLimitError "channels".
+   */
+  async admitChannel(view: ChannelStore, channelId: string): Promise<void> {
+    if (this.channels.has(assertChannelId(channelId))) return;
+    await this.read(view, true);
+    if (this.channels.has(channelId)) return;
+    const max = this.limits.maxPrincipalChannels;
+    if (this.channels.size >= max) {
+      const days = Math.round(this.limits.channelTtlMs / 86_400_000);
+      throw new PrincipalLimitError(
+        "channels",
+        max,
+        undefined,
+        `Use a channel you already have (open_reader and open_app take a channel_id); channels unused for ${days >= 1 ? `${days} days` : `${this.limits.channelTtlMs} ms`} are removed, which frees room.`,
+      );
+    }
+    this.channels.add(channelId);
+  }
+
+  /**
+   * Admits `bytes` more in the principal's channels.
+   * @throws PrincipalLimitError "bytes".
+   */
+  async admitBytes(view: ChannelStore, bytes: number): Promise<void> {
+    if (!this.fits(bytes)) await this.read(view, false);
+    this.checkBytes(bytes);
+    this.added += bytes;
+  }
+
+  /**
+   * Checks, with the counts at hand, that `bytes` more fit (a state document's growth, decided under its lock).
+   * @throws PrincipalLimitError "bytes".
+   */
+  checkBytes(bytes: number): void {
+    if (this.fits(bytes)) return;
+    throw new PrincipalLimitError(
+      "bytes",
+      this.limits.maxPrincipalBytes,
+      undefined,
+      "Read the messages waiting in your channels (a message read with a cursor past it is deleted), or send less; unused channels are removed in time.",
+    );
+  }
+
+  /**
+   * Admits one append, counting it.
+   * @throws PrincipalLimitError "appends", saying when the oldest append of the last minute leaves the window.
+   */
+  admitAppend(now: number = Date.now()): void {
+    while (this.appends.length > 0 && this.appends[0]! <= now - MINUTE_MS) this.appends.shift();
+    const max = this.limits.maxPrincipalAppendsPerMinute;
+    if (this.appends.length >= max) {
+      throw new PrincipalLimitError("appends", max, this.appends[0]! + MINUTE_MS - now, "Send fewer, larger messages.");
+    }
+    this.appends.push(now);
+  }
+
+  private fits(bytes: number): boolean {
+    return this.bytes + this.added + bytes <= this.limits.maxPrincipalBytes;
+  }
+
+  /** Reads the principal's channels and bytes from the store: when `force`, or when the last read is older than {@link REFRESH_MS}. Concurrent calls share one read. */
+  private async read(view: ChannelStore, force: boolean): Promise<void> {
+    if (!force && Date.now() - this.readAt < REFRESH_MS) return;
+    this.reading ??= (async () => {
+      try {
+        const [channels, bytes] = await Promise.all([view.listChannels(), view.usedBytes()]);
+        this.channels = new Set(channels.map((channel) => channel.id));
+        this.bytes = bytes;
+        this.added = 0;
+        this.readAt = Date.now();
+      } finally {
+        this.reading = undefined;
+      }
+    })();
+    await this.reading;
+  }
+}
+
+/**
+ * `view` (a principal's view of a store) with the principal's limits of `usage` in front
+ * of every call that can make a channel or add data: append, poll (which makes the
+ * channel in the file store), updateState. Everything else passes through.
+ */
+export function withPrincipalLimits(view: ChannelStore, usage: PrincipalUsage): ChannelStore {
+  return new LimitedView(view, usage);
+}
+
+class LimitedView implements ChannelStore {
+  readonly limits: Readonly<Limits>;
+  readonly sessions: SessionStore;
+  readonly apps: SavedAppStore;
+
+  constructor(
+    private readonly view: ChannelStore,
+    private readonly usage: PrincipalUsage,
+  ) {
+    this.limits = view.limits;
+    this.sessions = view.sessions;
+    this.apps = view.apps;
+  }
+
+  async append(channelId: string, queue: QueueName, event: string, data?: JsonValue): Promise<AppendResult> {
+    await this.usage.admitChannel(this.view, channelId);
+    await this.usage.admitBytes(this.view, Buffer.byteLength(event) + Buffer.byteLength(JSON.stringify(data ?? {})));
+    this.usage.admitAppend();
+    return this.view.append(channelId, queue, event, data);
+  }
+
+  async poll(channelId: string, queue: QueueName, options?: PollOptions): Promise<PollResult> {
+    await this.usage.admitChannel(this.view, channelId);
+    return this.view.poll(channelId, queue, options);
+  }
+
+  async updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue> {
+    await this.usage.admitChannel(this.view, channelId);
+    return this.view.updateState(channelId, name, (current) => {
+      const next = update(current);
+      const growth = jsonBytes(next) - (current === null ? 0 : jsonBytes(current));
+      if (growth > 0) this.usage.checkBytes(growth);
+      return next;
+    });
+  }
+
+  readState(channelId: string, name: string): Promise<JsonValue | null> {
+    return this.view.readState(channelId, name);
+  }
+
+  peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
+    return this.view.peek(channelId, queue);
+  }
+
+  watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
+    return this.view.watchQueue(channelId, queue);
+  }
+
+  listChannels(): Promise<ChannelInfo[]> {
+    return this.view.listChannels();
+  }
+
+  remove(channelId: string): Promise<void> {
+    return this.view.remove(channelId);
+  }
+
+  removeIdleChannels(now?: number): Promise<string[]> {
+    return this.view.removeIdleChannels(now);
+  }
+
+  usedBytes(): Promise<number> {
+    return this.view.usedBytes();
+  }
+
+  forPrincipal(namespace: string): ChannelStore {
+    return this.view.forPrincipal(namespace);
+  }
+
+  listPrincipals(): Promise<string[]> {
+    return this.view.listPrincipals();
+  }
+}
+
+function jsonBytes(value: JsonValue): number {
+  return Buffer.byteLength(JSON.stringify(value));
+}
