@@ -5,10 +5,12 @@
  * of a principal's view of a store (`store.forPrincipal(namespace)`), for every tool at once.
  *
  * What is exact and what is not:
- * - channels and bytes are counted from the store, so every process's writes count: read
- *   again at most every {@link REFRESH_MS}, and whenever a call names a channel this
- *   process has not seen. Processes creating channels at the same instant may together
- *   pass the channel limit by as many as raced;
+ * - channels and bytes are counted from the store, so every process's writes count: the
+ *   channels are read again whenever a call names one this process has not seen, the
+ *   bytes when a write would pass the limit by the last count and that count is older
+ *   than {@link REFRESH_MS} (so room freed by reading is seen within that time).
+ *   Processes creating channels or writing at the same instant may together pass a
+ *   limit by as much as raced;
  * - appends per minute are counted by each process: behind a balancer over N replicas a
  *   principal may append up to N times the limit.
  *
@@ -37,8 +39,9 @@ export class PrincipalUsage {
   private bytes = 0;
   /** Bytes admitted since the last read of the store. */
   private added = 0;
-  private readAt = Number.NEGATIVE_INFINITY;
-  private reading: Promise<void> | undefined;
+  private bytesReadAt = Number.NEGATIVE_INFINITY;
+  private readingChannels: Promise<void> | undefined;
+  private readingBytes: Promise<void> | undefined;
   /** When each append of the last minute was admitted, oldest first. */
   private readonly appends: number[] = [];
 
@@ -51,7 +54,7 @@ export class PrincipalUsage {
    */
   async admitChannel(view: ChannelStore, channelId: string): Promise<void> {
     if (this.channels.has(assertChannelId(channelId))) return;
-    await this.read(view, true);
+    await this.readChannels(view);
     if (this.channels.has(channelId)) return;
     const max = this.limits.maxPrincipalChannels;
     if (this.channels.size >= max) {
@@ -71,7 +74,9 @@ export class PrincipalUsage {
    * @throws PrincipalLimitError "bytes".
    */
   async admitBytes(view: ChannelStore, bytes: number): Promise<void> {
-    if (!this.fits(bytes)) await this.read(view, false);
+    // The store is read for a first count, and again only when a write would not fit: reading the file store's queues costs.
+    const unknown = this.bytesReadAt === Number.NEGATIVE_INFINITY;
+    if ((unknown || !this.fits(bytes)) && Date.now() - this.bytesReadAt >= REFRESH_MS) await this.readBytes(view);
     this.checkBytes(bytes);
     this.added += bytes;
   }
@@ -107,21 +112,32 @@ export class PrincipalUsage {
     return this.bytes + this.added + bytes <= this.limits.maxPrincipalBytes;
   }
 
-  /** Reads the principal's channels and bytes from the store: when `force`, or when the last read is older than {@link REFRESH_MS}. Concurrent calls share one read. */
-  private async read(view: ChannelStore, force: boolean): Promise<void> {
-    if (!force && Date.now() - this.readAt < REFRESH_MS) return;
-    this.reading ??= (async () => {
-      try {
-        const [channels, bytes] = await Promise.all([view.listChannels(), view.usedBytes()]);
+  /** Reads the principal's channels from the store; concurrent calls share one read. */
+  private async readChannels(view: ChannelStore): Promise<void> {
+    this.readingChannels ??= view
+      .listChannels()
+      .then((channels) => {
         this.channels = new Set(channels.map((channel) => channel.id));
+      })
+      .finally(() => {
+        this.readingChannels = undefined;
+      });
+    await this.readingChannels;
+  }
+
+  /** Reads the bytes the principal's channels hold from the store; concurrent calls share one read. */
+  private async readBytes(view: ChannelStore): Promise<void> {
+    this.readingBytes ??= view
+      .usedBytes()
+      .then((bytes) => {
         this.bytes = bytes;
         this.added = 0;
-        this.readAt = Date.now();
-      } finally {
-        this.reading = undefined;
-      }
-    })();
-    await this.reading;
+        this.bytesReadAt = Date.now();
+      })
+      .finally(() => {
+        this.readingBytes = undefined;
+      });
+    await this.readingBytes;
   }
 }
 

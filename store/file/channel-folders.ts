@@ -106,16 +106,14 @@ export class ChannelFolders {
     return channels;
   }
 
-  /** The total size of the regular files in every channel folder (queue logs, seq marks, state documents); links and folders are not followed. */
-  async usedBytes(): Promise<number> {
+  /** The total size of the state documents of channel `channelId` (regular files `state.<name>.json`; links are not followed). */
+  async stateBytes(channelId: string): Promise<number> {
+    const dir = this.find(channelId);
+    if (!dir) return 0;
     let bytes = 0;
-    for (const { id } of await this.list()) {
-      const dir = channelDir(this.dataDir, id);
-      const names = await readdir(dir).catch(() => []);
-      for (const name of names) {
-        const stats = lstatOrNull(join(dir, name));
-        if (stats?.isFile()) bytes += stats.size;
-      }
+    for (const name of (await readdir(dir)).filter((entry) => entry.startsWith("state.") && entry.endsWith(".json"))) {
+      const stats = lstatOrNull(join(dir, name));
+      if (stats?.isFile()) bytes += stats.size;
     }
     return bytes;
   }

@@ -18,7 +18,7 @@
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import { readdir } from "node:fs/promises";
 import { PRINCIPAL_NAMESPACE_PATTERN } from "../../core/ids.js";
-import { principalDir, principalsDir, type QueueName, queueFile, queueSeqFile, resolveDataDir, stateFile } from "../../core/paths.js";
+import { principalDir, principalsDir, QUEUE_NAMES, type QueueName, queueFile, queueSeqFile, resolveDataDir, stateFile } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { changes } from "../changes.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store.js";
@@ -26,6 +26,7 @@ import { checkCursor, checkMessage } from "../validate.js";
 import { ChannelFolders } from "./channel-folders.js";
 import { appendMessage, drain, type QueueLogContext, readAfter } from "./queue-log.js";
 import { FileQueueReader } from "./queue-reader.js";
+import { CorruptQueueFileError } from "./log-format.js";
 import { NotRegularFileError, READ_ONLY, reachFolder } from "./safe-open.js";
 import { SessionFiles } from "./session-files.js";
 import { SavedAppFiles } from "./saved-apps.js";
@@ -157,8 +158,20 @@ export class FileStore implements ChannelStore {
     return new FileStore({ dataDir, rootDir: this.rootDir, limits: this.limits, warn: this.warn, fallbackWakeMs: this.fallbackWakeMs });
   }
 
-  usedBytes(): Promise<number> {
-    return this.folders.usedBytes();
+  /** The live messages of every queue (as their records count, the same as the Redis store's `bytes:<queue>`) and the state documents; a queue that cannot be read counts nothing. */
+  async usedBytes(): Promise<number> {
+    let bytes = 0;
+    for (const { id } of await this.folders.list()) {
+      for (const queue of QUEUE_NAMES) {
+        const messages = await this.reader.peek(id, queue).catch((error: Error) => {
+          if (error instanceof CorruptQueueFileError) return [];
+          throw error;
+        });
+        for (const message of messages) bytes += Buffer.byteLength(JSON.stringify(message));
+      }
+      bytes += await this.folders.stateBytes(id);
+    }
+    return bytes;
   }
 
   async listPrincipals(): Promise<string[]> {

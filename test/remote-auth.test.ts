@@ -1,0 +1,393 @@
+/**
+ * Remote serving with authentication, through real processes: `backchannel serve --http`
+ * with `--auth tokens` or `--auth oauth` (against a real issuer run here: an HTTP server
+ * publishing a key the test generates), reached with plain HTTP requests for what the
+ * gate refuses and with the SDK's own client, carrying a bearer token, for the rest.
+ * Principals are kept apart on the file store and on Redis alike.
+ */
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import { after, before, describe, test } from "node:test";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { listen } from "../server/transports/http.js";
+import { CLI, tempDataDir } from "./support/helpers.js";
+import { storeKinds, type StoreFixture } from "./support/stores.js";
+
+/** A running `serve --http` and what it printed. */
+interface Served {
+  process: ChildProcess;
+  /** The MCP endpoint it listens on. */
+  url: URL;
+  stderr(): string;
+}
+
+const running = new Set<ChildProcess>();
+after(() => {
+  for (const child of running) child.kill();
+});
+
+/** Starts `backchannel serve --http --port 0 ...args` and resolves once it prints its URL. */
+function serve(args: string[], env: Record<string, string>): Promise<Served> {
+  const child = spawn(process.execPath, [CLI, "serve", "--http", "--port", "0", ...args], {
+    env: { ...(process.env as Record<string, string>), ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  running.add(child);
+  child.once("exit", () => running.delete(child));
+  let stderr = "";
+  return new Promise((resolve, reject) => {
+    child.stderr!.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = /MCP server at (http:\/\/[^\s,]+)/.exec(stderr);
+      if (match) resolve({ process: child, url: new URL(match[1]!), stderr: () => stderr });
+    });
+    child.once("exit", (code) => reject(new Error(`serve ${args.join(" ")} exited (${code}): ${stderr}`)));
+  });
+}
+
+/** Runs the CLI to its end. */
+function cli(args: string[], env: Record<string, string>) {
+  return spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 20_000 });
+}
+
+/** A new token for `principal` in the token file at `tokens`. */
+function addToken(tokens: string, principal: string): string {
+  const run = cli(["token", "add", principal, "--tokens", tokens], {});
+  assert.equal(run.status, 0, run.stderr);
+  return run.stdout.trim().split(/\s+/).at(-1)!;
+}
+
+/** POSTs tools/list to `url` with `headers`. */
+function listTools(url: URL, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25", ...headers },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+  });
+}
+
+/** An SDK client connected to `url` with `token` as its bearer token. */
+async function connect(url: URL, token: string): Promise<Client> {
+  const client = new Client({ name: "remote-auth-test", version: "0.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
+/** Calls a tool; resolves with its result as JSON text, with every `replace[0]` written as `replace[1]`. */
+async function call(client: Client, name: string, args: Record<string, unknown>, replace?: [string, string]): Promise<string> {
+  const result = await client.callTool({ name, arguments: args });
+  const text = JSON.stringify({ isError: result.isError ?? false, content: result.content, structured: result.structuredContent ?? null });
+  return replace ? text.replaceAll(replace[0], replace[1]) : text;
+}
+
+describe("where serve --http listens", () => {
+  test("beyond loopback only with authentication, and then only with a public URL", async () => {
+    const { dir, cleanup } = await tempDataDir();
+    try {
+      const bare = cli(["serve", "--http", "--port", "0", "--host", "0.0.0.0"], { BACKCHANNEL_HOME: dir });
+      assert.equal(bare.status, 1);
+      assert.match(bare.stderr, /refusing to listen on 0\.0\.0\.0, which is not a loopback address, with no authentication.*--auth tokens/);
+      const noUrl = cli(["serve", "--http", "--port", "0", "--host", "0.0.0.0", "--auth", "tokens"], { BACKCHANNEL_HOME: dir });
+      assert.equal(noUrl.status, 1);
+      assert.match(noUrl.stderr, /--host 0\.0\.0\.0 needs --public-url URL/);
+      const noIssuer = cli(["serve", "--http", "--port", "0", "--auth", "oauth", "--public-url", "https://bc.example/mcp"], {
+        BACKCHANNEL_HOME: dir,
+      });
+      assert.equal(noIssuer.status, 1);
+      assert.match(noIssuer.stderr, /--auth oauth needs --issuer URL/);
+      const noTokens = cli(["serve", "--http", "--port", "0", "--auth", "tokens"], { BACKCHANNEL_HOME: dir });
+      assert.equal(noTokens.status, 1);
+      assert.match(noTokens.stderr, /no token file at .*tokens\.json: add a token with "backchannel token add <principal>" first/);
+      const stdio = cli(["serve", "--auth", "tokens"], { BACKCHANNEL_HOME: dir });
+      assert.equal(stdio.status, 1);
+      assert.match(stdio.stderr, /--auth go with --http/);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  test("--insecure-no-auth listens beyond loopback, and says on stderr why that is dangerous", async () => {
+    const { dir, cleanup } = await tempDataDir();
+    try {
+      const served = await serve(["--host", "0.0.0.0", "--insecure-no-auth", "--public-url", "http://127.0.0.1/mcp"], { BACKCHANNEL_HOME: dir });
+      assert.match(served.stderr(), /--insecure-no-auth: anyone who can reach this address can read, write and delete every channel/);
+      assert.match(served.stderr(), /NO AUTHENTICATION/);
+      const local = new URL(`http://127.0.0.1:${served.url.port}/mcp`);
+      assert.equal((await listTools(local)).status, 200);
+      served.process.kill();
+    } finally {
+      await cleanup();
+    }
+  });
+});
+
+describe("--auth tokens", () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let served: Served;
+  let token: string;
+
+  before(async () => {
+    ({ dir, cleanup } = await tempDataDir());
+    token = addToken(`${dir}/tokens.json`, "alice");
+    served = await serve(["--auth", "tokens"], { BACKCHANNEL_HOME: dir });
+  });
+  after(async () => {
+    served.process.kill();
+    await cleanup();
+  });
+
+  test("a request without a token gets 401 with the challenge naming the metadata, which is served", async () => {
+    const response = await listTools(served.url);
+    assert.equal(response.status, 401);
+    const challenge = response.headers.get("www-authenticate") ?? "";
+    const metadataUrl = `${served.url.origin}/.well-known/oauth-protected-resource/mcp`;
+    assert.match(challenge, /^Bearer /);
+    assert.ok(challenge.includes(`resource_metadata="${metadataUrl}"`), challenge);
+    for (const path of ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"]) {
+      const metadata = await fetch(new URL(path, served.url));
+      assert.equal(metadata.status, 200);
+      assert.deepEqual(await metadata.json(), {
+        resource: served.url.href,
+        scopes_supported: ["backchannel"],
+        bearer_methods_supported: ["header"],
+        resource_name: "backchannel",
+      });
+    }
+  });
+
+  test("a wrong token gets 401 invalid_token; the right one serves the tools through the SDK client", async () => {
+    const wrong = await listTools(served.url, { authorization: `Bearer ${token}x` });
+    assert.equal(wrong.status, 401);
+    assert.match(wrong.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
+    assert.equal((await listTools(served.url, { authorization: "Basic YWxpY2U6eA==" })).status, 401);
+    const client = await connect(served.url, token);
+    try {
+      const { tools } = await client.listTools();
+      assert.ok(tools.some((tool) => tool.name === "notify_ui"));
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("a Host other than localhost and the public URL's is refused before the token is looked at", async () => {
+    const { request } = await import("node:http");
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(served.url, { method: "POST", headers: { host: "evil.example", authorization: `Bearer ${token}` } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.end("{}");
+    });
+    assert.equal(status, 403);
+  });
+});
+
+describe("--auth oauth against a real issuer", () => {
+  let issuer: Server;
+  let issuerUrl: string;
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let served: Served;
+  let sign: (claims: Record<string, unknown>) => Promise<string>;
+  let foreign: (claims: Record<string, unknown>) => Promise<string>;
+  // The audience every token must name. Host checks ignore the port, so the server may listen on any.
+  const publicUrl = "http://127.0.0.1/mcp";
+
+  before(async () => {
+    const { publicKey, privateKey } = await generateKeyPair("ES256");
+    const other = await generateKeyPair("ES256");
+    const jwk = { ...(await exportJWK(publicKey)), kid: "k1", alg: "ES256", use: "sig" };
+    issuer = createServer((req, res) => {
+      if (req.url === "/.well-known/oauth-authorization-server") {
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ issuer: issuerUrl, jwks_uri: `${issuerUrl}/jwks` }));
+      } else if (req.url === "/jwks") {
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: [jwk] }));
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+    issuerUrl = (await listen(issuer)).href.replace(/\/$/, "");
+    const signer = (key: CryptoKey) => (claims: Record<string, unknown>) =>
+      new SignJWT(claims).setProtectedHeader({ alg: "ES256", kid: "k1" }).setIssuedAt().sign(key);
+    sign = signer(privateKey);
+    foreign = signer(other.privateKey);
+    ({ dir, cleanup } = await tempDataDir());
+    served = await serve(["--auth", "oauth", "--issuer", issuerUrl, "--public-url", publicUrl], { BACKCHANNEL_HOME: dir });
+  });
+  after(async () => {
+    served.process.kill();
+    issuer.close();
+    await cleanup();
+  });
+
+  const claims = (extra: Record<string, unknown> = {}) => ({
+    iss: issuerUrl,
+    aud: publicUrl,
+    sub: "user-42",
+    scope: "openid backchannel",
+    exp: Math.floor(Date.now() / 1000) + 600,
+    ...extra,
+  });
+
+  test("a token of the issuer, for this server, with the scope, is served; the metadata names the issuer", async () => {
+    const client = await connect(served.url, await sign(claims()));
+    try {
+      assert.ok((await client.listTools()).tools.length > 0);
+    } finally {
+      await client.close();
+    }
+    const metadata = await (await fetch(new URL("/.well-known/oauth-protected-resource/mcp", served.url))).json();
+    assert.deepEqual(metadata, {
+      resource: publicUrl,
+      authorization_servers: [issuerUrl],
+      scopes_supported: ["backchannel"],
+      bearer_methods_supported: ["header"],
+      resource_name: "backchannel",
+    });
+  });
+
+  test("a token without the scope gets 403 insufficient_scope", async () => {
+    const response = await listTools(served.url, { authorization: `Bearer ${await sign(claims({ scope: "openid" }))}` });
+    assert.equal(response.status, 403);
+    const challenge = response.headers.get("www-authenticate") ?? "";
+    assert.match(challenge, /error="insufficient_scope"/);
+    assert.match(challenge, /scope="backchannel"/);
+    assert.ok(challenge.includes('resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"'), challenge);
+  });
+
+  test("expired, another audience, another issuer, another key: 401 invalid_token, saying which", async () => {
+    const cases: [string, Promise<string>, RegExp][] = [
+      ["expired", sign(claims({ exp: Math.floor(Date.now() / 1000) - 60 })), /expired/],
+      ["another audience", sign(claims({ aud: "https://other.example/mcp" })), /aud claim/],
+      ["another issuer", sign(claims({ iss: "https://evil.example" })), /iss claim/],
+      ["another key", foreign(claims()), /not signed by the issuer/],
+      ["not a JWT", Promise.resolve("bc_not-a-jwt"), /not a valid access token/],
+    ];
+    for (const [what, token, reason] of cases) {
+      const response = await listTools(served.url, { authorization: `Bearer ${await token}` });
+      assert.equal(response.status, 401, what);
+      const challenge = response.headers.get("www-authenticate") ?? "";
+      assert.match(challenge, /error="invalid_token"/, what);
+      assert.match(challenge, reason, what);
+    }
+  });
+});
+
+for (const kind of storeKinds()) {
+  describe(`principals on the ${kind.name} store`, { skip: kind.skip }, () => {
+    let fixture: StoreFixture;
+    let served: Served;
+    let tokens: string;
+    let alice: Client;
+    let bob: Client;
+    let carol: Client;
+    let dave: Client;
+
+    before(async () => {
+      fixture = await kind.start();
+      tokens = `${fixture.dataDir}/tokens.json`;
+      const aliceToken = addToken(tokens, "alice");
+      const bobToken = addToken(tokens, "bob");
+      const carolToken = addToken(tokens, "carol");
+      const daveToken = addToken(tokens, "dave");
+      served = await serve(["--auth", "tokens", "--tokens", tokens], {
+        ...fixture.env,
+        BACKCHANNEL_MAX_PRINCIPAL_CHANNELS: "3",
+        BACKCHANNEL_MAX_PRINCIPAL_APPENDS_PER_MINUTE: "8",
+        BACKCHANNEL_MAX_PRINCIPAL_BYTES: "20000",
+      });
+      alice = await connect(served.url, aliceToken);
+      bob = await connect(served.url, bobToken);
+      carol = await connect(served.url, carolToken);
+      dave = await connect(served.url, daveToken);
+    });
+    after(async () => {
+      await alice?.close();
+      await bob?.close();
+      await carol?.close();
+      await dave?.close();
+      served?.process.kill();
+      await fixture?.stop();
+    });
+
+    test("another principal's channel is, for every tool, exactly a channel that does not exist", async () => {
+      const opened = await alice.callTool({ name: "open_reader", arguments: { title: "Notes", markdown: "# Notes\n\nA private paragraph." } });
+      assert.notEqual(opened.isError, true, JSON.stringify(opened.content));
+      const channel = (opened.structuredContent as { channel_id: string }).channel_id;
+      assert.match(await call(alice, "notify_agent", { channel_id: channel, event: "ask", data: { text: "secret question" } }), /"seq":1/);
+      assert.match(await call(alice, "notify_ui", { channel_id: channel, event: "answer", data: { text: "secret answer" } }), /"seq":1/);
+
+      // Bob on Alice's channel, and Bob on a channel nobody made: the same answers, word for word.
+      const fresh = "nobody-made-this-channel";
+      const probes: [string, Record<string, unknown>][] = [
+        ["reader_state", {}],
+        ["poll_agent_messages", {}],
+        ["poll_agent_messages", { after: 0 }],
+        ["poll_ui_messages", { after: 0 }],
+        ["app_state", {}],
+      ];
+      for (const [tool, args] of probes) {
+        const onTheirs = await call(bob, tool, { channel_id: channel, ...args });
+        const onNone = await call(bob, tool, { channel_id: fresh, ...args }, [fresh, channel]);
+        assert.equal(onTheirs, onNone, `${tool} tells Alice's channel from none`);
+        assert.doesNotMatch(onTheirs, /secret|private paragraph/);
+      }
+      // Bob's notify lands in a channel of his own that has Alice's id.
+      const notified = await call(bob, "notify_agent", { channel_id: channel, event: "ask", data: { text: "bob's" } });
+      assert.equal(
+        notified,
+        await call(bob, "notify_agent", { channel_id: `${fresh}-2`, event: "ask", data: { text: "bob's" } }, [`${fresh}-2`, channel]),
+      );
+
+      // Alice's channel is as she left it.
+      const hers = JSON.parse(await call(alice, "poll_agent_messages", { channel_id: channel, after: 0 })) as {
+        structured: { messages: { data: unknown }[] };
+      };
+      assert.deepEqual(
+        hers.structured.messages.map((message) => message.data),
+        [{ text: "secret question" }],
+      );
+      const state = await call(alice, "reader_state", { channel_id: channel });
+      assert.match(state, /private paragraph/);
+
+      // Alice's data is under her namespace, and nothing of it under the store's own names.
+      const namespace = createHash("sha256").update("alice").digest("hex").slice(0, 32);
+      const contents = await fixture.contents();
+      const mine = fixture.kind === "file" ? `principals/${namespace}/channels/${channel}` : `bc:p:${namespace}:{${channel}}:meta`;
+      assert.ok(contents.includes(mine), `${mine} in ${contents.join(", ")}`);
+      assert.ok(!contents.some((entry) => entry === `channels/${channel}` || entry === `bc:{${channel}}:meta`), contents.join(", "));
+    });
+
+    test("limits per principal: channels, appends per minute and bytes refuse with which limit and when to retry", async () => {
+      for (const channel of ["c-1", "c-2", "c-3"]) assert.match(await call(carol, "notify_ui", { channel_id: channel, event: "x" }), /"seq":1/);
+      const refused = await call(carol, "notify_ui", { channel_id: "c-4", event: "x" });
+      assert.match(refused, /"isError":true/);
+      assert.match(refused, /at most 3 channels \(the channels limit\)\. Nothing was changed/);
+      // Others are not held by Carol's count.
+      assert.match(await call(dave, "notify_ui", { channel_id: "c-4", event: "x" }), /"seq":1/);
+
+      // Appends: Carol made 3; 5 more reach 8.
+      for (let i = 0; i < 5; i++) assert.match(await call(carol, "notify_ui", { channel_id: "c-1", event: "x" }), /"isError":false/);
+      const tooFast = await call(carol, "notify_ui", { channel_id: "c-1", event: "x" });
+      assert.match(
+        tooFast,
+        /at most 8 messages per minute \(the appends limit\)\. Nothing was changed\. Send fewer, larger messages\. Try again in \d+ s\./,
+      );
+
+      // Bytes: Dave's channel takes what fits, then refuses; reading (a cursor past the messages deletes them) frees room.
+      const big = { text: "x".repeat(9000) };
+      for (let i = 0; i < 2; i++) assert.match(await call(dave, "notify_ui", { channel_id: "c-4", event: "big", data: big }), /"isError":false/);
+      const tooBig = await call(dave, "notify_ui", { channel_id: "c-4", event: "big", data: big });
+      assert.match(tooBig, /at most 20000 bytes of queued messages and state \(the bytes limit\)\. Nothing was changed\. Read the messages/);
+      assert.match(await call(dave, "poll_ui_messages", { channel_id: "c-4", after: 3 }), /"isError":false/);
+      // The freed room is seen once the counts are read again (at most every 5 s).
+      await new Promise((resolve) => setTimeout(resolve, 5100));
+      assert.match(await call(dave, "notify_ui", { channel_id: "c-4", event: "big", data: big }), /"isError":false/);
+    });
+  });
+}
