@@ -1,0 +1,101 @@
+/**
+ * Unit tests of the pure parts of remote serving: which `serve --http` options go
+ * together and where it may listen, the key spaces of principals in Redis, and the
+ * appends window of the principal limits.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { DEFAULT_LIMITS } from "../../core/limits.js";
+import { HttpAuthOptionsError, resolveHttpAuth } from "../../server/auth/http-auth.js";
+import { principalNamespace } from "../../server/auth/principal.js";
+import { BindAddressError, bindRefusal, isLoopback } from "../../server/transports/bind-address.js";
+import { PrincipalLimitError } from "../../store/errors.js";
+import { PrincipalUsage } from "../../store/principal-limits.js";
+import { principalKeys, principalOfKey, ROOT_KEYS } from "../../store/redis/keys.js";
+
+describe("serve --http options", () => {
+  test("loopback needs nothing; any other address needs authentication and a public URL", () => {
+    assert.deepEqual(resolveHttpAuth({}), { auth: { mode: "none", insecure: false }, publicUrl: undefined });
+    for (const host of ["127.0.0.1", "127.9.9.9", "::1", "[::1]", "localhost", "::ffff:127.0.0.1"]) assert.ok(isLoopback(host), host);
+    for (const host of ["0.0.0.0", "::", "192.0.2.1", "example.com", "::ffff:192.0.2.1"]) {
+      assert.ok(!isLoopback(host), host);
+      assert.match(bindRefusal(host, false) ?? "", /not a loopback address, with no authentication/);
+      assert.equal(bindRefusal(host, true), undefined);
+      assert.throws(() => resolveHttpAuth({ host }), BindAddressError);
+      assert.throws(() => resolveHttpAuth({ host, auth: "tokens" }), /needs --public-url/);
+    }
+    const remote = resolveHttpAuth({ host: "0.0.0.0", auth: "tokens", tokens: "/etc/bc/tokens.json", publicUrl: "https://bc.example/mcp" });
+    assert.deepEqual(remote.auth, { mode: "tokens", tokenFile: "/etc/bc/tokens.json" });
+    assert.equal(remote.publicUrl?.href, "https://bc.example/mcp");
+    assert.deepEqual(resolveHttpAuth({ host: "0.0.0.0", insecureNoAuth: true, publicUrl: "http://10.0.0.5:8080/mcp" }).auth, {
+      mode: "none",
+      insecure: true,
+    });
+  });
+
+  test("options that do not go together are refused, saying what to pass", () => {
+    const refusals: [Parameters<typeof resolveHttpAuth>[0], RegExp][] = [
+      [{ auth: "basic" }, /--auth takes "tokens" or "oauth"/],
+      [{ auth: "tokens", insecureNoAuth: true }, /contradict/],
+      [{ tokens: "t.json" }, /--tokens goes with --auth tokens/],
+      [{ auth: "tokens", issuer: "https://issuer.example" }, /--issuer and --jwks-url go with --auth oauth/],
+      [{ auth: "oauth", publicUrl: "https://bc.example/mcp" }, /needs --issuer/],
+      [{ auth: "oauth", issuer: "https://issuer.example" }, /needs --public-url/],
+      [{ auth: "oauth", issuer: "https://issuer.example?x=1", publicUrl: "https://bc.example/mcp" }, /query or a fragment/],
+      [{ auth: "oauth", issuer: "issuer", publicUrl: "https://bc.example/mcp" }, /is not a URL/],
+      [{ auth: "tokens", publicUrl: "ftp://bc.example/mcp" }, /not an http/],
+      [{ auth: "tokens", publicUrl: "https://user:pw@bc.example/mcp" }, /user name/],
+    ];
+    for (const [args, message] of refusals)
+      assert.throws(
+        () => resolveHttpAuth(args),
+        (error: Error) => error instanceof HttpAuthOptionsError && message.test(error.message),
+      );
+    const oauth = resolveHttpAuth({
+      auth: "oauth",
+      issuer: "https://issuer.example",
+      jwksUrl: "https://issuer.example/keys",
+      publicUrl: "https://bc.example/mcp",
+    });
+    assert.deepEqual(oauth.auth, { mode: "oauth", issuer: "https://issuer.example", jwksUrl: new URL("https://issuer.example/keys") });
+  });
+});
+
+describe("principal key spaces in Redis", () => {
+  test("no name or SCAN pattern of one space reaches another's", () => {
+    const alice = principalKeys(principalNamespace("alice"));
+    const bob = principalKeys(principalNamespace("bob"));
+    const meta = { root: ROOT_KEYS.channel("c1").meta, alice: alice.channel("c1").meta, bob: bob.channel("c1").meta };
+    assert.equal(new Set(Object.values(meta)).size, 3);
+    assert.equal(meta.alice, `bc:p:${principalNamespace("alice")}:{c1}:meta`, "the channel id stays the hash tag");
+    const glob = (pattern: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`);
+    for (const [space, own] of [
+      [ROOT_KEYS, meta.root],
+      [alice, meta.alice],
+      [bob, meta.bob],
+    ] as const) {
+      const matched = Object.values(meta).filter((key) => glob(space.metaPattern).test(key));
+      assert.deepEqual(matched, [own]);
+      assert.equal(space.channelIdOfMeta(own), "c1");
+    }
+    assert.equal(alice.channelIdOfMeta(meta.bob), undefined);
+    assert.equal(principalOfKey(meta.alice), principalNamespace("alice"));
+    assert.equal(principalOfKey(meta.root), undefined);
+    assert.throws(() => principalKeys("../x"), /invalid principal namespace/);
+  });
+});
+
+describe("the appends limit of a principal", () => {
+  test("counts a sliding minute and says when the oldest append leaves it", () => {
+    const usage = new PrincipalUsage({ ...DEFAULT_LIMITS, maxPrincipalAppendsPerMinute: 3 });
+    usage.admitAppend(1000);
+    usage.admitAppend(2000);
+    usage.admitAppend(3000);
+    assert.throws(
+      () => usage.admitAppend(30_000),
+      (error: PrincipalLimitError) => error.limit === "appends" && error.retryAfterMs === 31_000 && /Try again in 31 s\./.test(error.message),
+    );
+    usage.admitAppend(61_000);
+    assert.throws(() => usage.admitAppend(61_500), PrincipalLimitError);
+  });
+});
