@@ -69,9 +69,9 @@ function listTools(url: URL, headers: Record<string, string> = {}): Promise<Resp
   });
 }
 
-/** An SDK client connected to `url` with `token` as its bearer token. */
-async function connect(url: URL, token: string): Promise<Client> {
-  const client = new Client({ name: "remote-auth-test", version: "0.0.0" });
+/** An SDK client connected to `url` with `token` as its bearer token; `modern` speaks 2026-07-28 (else the SDK's default, 2025-11-25). */
+async function connect(url: URL, token: string, modern = false): Promise<Client> {
+  const client = new Client({ name: "remote-auth-test", version: "0.0.0" }, modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {});
   await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   return client;
 }
@@ -287,12 +287,14 @@ for (const kind of storeKinds()) {
     let bob: Client;
     let carol: Client;
     let dave: Client;
+    let aliceToken: string;
+    let bobToken: string;
 
     before(async () => {
       fixture = await kind.start();
       tokens = `${fixture.dataDir}/tokens.json`;
-      const aliceToken = addToken(tokens, "alice");
-      const bobToken = addToken(tokens, "bob");
+      aliceToken = addToken(tokens, "alice");
+      bobToken = addToken(tokens, "bob");
       const carolToken = addToken(tokens, "carol");
       const daveToken = addToken(tokens, "dave");
       served = await serve(["--auth", "tokens", "--tokens", tokens], {
@@ -354,6 +356,18 @@ for (const kind of storeKinds()) {
       );
       const state = await call(alice, "reader_state", { channel_id: channel });
       assert.match(state, /private paragraph/);
+      // The same holds in the 2026-07-28 protocol, whose requests reach the server by another path.
+      const [aliceModern, bobModern] = await Promise.all([connect(served.url, aliceToken, true), connect(served.url, bobToken, true)]);
+      try {
+        assert.match(await call(aliceModern, "reader_state", { channel_id: channel }), /private paragraph/);
+        assert.equal(
+          await call(bobModern, "reader_state", { channel_id: channel }),
+          await call(bobModern, "reader_state", { channel_id: fresh }, [fresh, channel]),
+        );
+      } finally {
+        await aliceModern.close();
+        await bobModern.close();
+      }
 
       // Alice's data is under her namespace, and nothing of it under the store's own names.
       const namespace = createHash("sha256").update("alice").digest("hex").slice(0, 32);
@@ -388,6 +402,57 @@ for (const kind of storeKinds()) {
       // The freed room is seen once the counts are read again (at most every 5 s).
       await new Promise((resolve) => setTimeout(resolve, 5100));
       assert.match(await call(dave, "notify_ui", { channel_id: "c-4", event: "big", data: big }), /"isError":false/);
+    });
+  });
+}
+
+for (const kind of storeKinds()) {
+  describe(`principals' views of the ${kind.name} store`, { skip: kind.skip }, () => {
+    test("each view has its own channels and sessions; the store lists the principals for the sweep", async () => {
+      const fixture = await kind.start();
+      try {
+        const store = fixture.open();
+        const [a, b] = [createHash("sha256").update("a").digest("hex").slice(0, 32), createHash("sha256").update("b").digest("hex").slice(0, 32)];
+        const viewA = store.forPrincipal(a);
+        const viewB = store.forPrincipal(b);
+        await viewA.append("same-id", "agent", "ask", { text: "of a" });
+        await viewA.sessions.update("pid-1", (record) => ({
+          ...record,
+          wall: { text: "a's wall", until: new Date(Date.now() + 60_000).toISOString(), posted_at: new Date().toISOString() },
+        }));
+        await store.append("same-id", "agent", "ask", { text: "of the store" });
+        assert.deepEqual((await viewB.peek("same-id", "agent")).length, 0);
+        assert.deepEqual(
+          (await viewA.peek("same-id", "agent")).map((message) => message.data),
+          [{ text: "of a" }],
+        );
+        assert.deepEqual(
+          (await store.peek("same-id", "agent")).map((message) => message.data),
+          [{ text: "of the store" }],
+        );
+        assert.equal((await viewA.sessions.read("pid-1")).wall?.text, "a's wall");
+        assert.equal((await viewB.sessions.read("pid-1")).wall, null);
+        assert.equal((await store.sessions.read("pid-1")).wall, null);
+        assert.deepEqual(
+          (await viewA.listChannels()).map((channel) => channel.id),
+          ["same-id"],
+        );
+        assert.deepEqual(await viewB.listChannels(), []);
+        assert.deepEqual(
+          (await store.listChannels()).map((channel) => channel.id),
+          ["same-id"],
+        );
+        // The file store makes a principal's folder when its view is made; Redis has keys only once something is written.
+        const principals = await store.listPrincipals();
+        assert.ok(principals.includes(a) && principals.every((namespace) => namespace === a || namespace === b), principals.join());
+        // Both stores count a message as its record (the file store's log line); Redis's count may differ by a byte or two.
+        const record = Buffer.byteLength(JSON.stringify((await viewA.peek("same-id", "agent"))[0]));
+        assert.ok(Math.abs((await viewA.usedBytes()) - record) <= 4, `${await viewA.usedBytes()} for a record of ${record}`);
+        assert.equal(await viewB.usedBytes(), 0);
+        assert.throws(() => store.forPrincipal("../../etc"), /invalid principal namespace/);
+      } finally {
+        await fixture.stop();
+      }
     });
   });
 }
