@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
@@ -69,6 +69,26 @@ function listTools(url: URL, headers: Record<string, string> = {}): Promise<Resp
   });
 }
 
+/** POSTs tools/list to `url` with the Host header `host` (fetch will not forge Host); resolves with the status. */
+function listToolsAs(url: URL, host: string, headers: Record<string, string> = {}): Promise<number> {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} });
+  const all = {
+    host,
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-11-25",
+    ...headers,
+  };
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: "POST", headers: all }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
 /** An SDK client connected to `url` with `token` as its bearer token; `modern` speaks 2026-07-28 (else the SDK's default, 2025-11-25). */
 async function connect(url: URL, token: string, modern = false): Promise<Client> {
   const client = new Client({ name: "remote-auth-test", version: "0.0.0" }, modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {});
@@ -109,14 +129,23 @@ describe("where serve --http listens", () => {
     }
   });
 
-  test("--insecure-no-auth listens beyond loopback, and says on stderr why that is dangerous", async () => {
+  test("--insecure-no-auth listens beyond loopback, says on stderr why that is dangerous, and accepts the public URL's Host", async () => {
     const { dir, cleanup } = await tempDataDir();
     try {
-      const served = await serve(["--host", "0.0.0.0", "--insecure-no-auth", "--public-url", "http://127.0.0.1/mcp"], { BACKCHANNEL_HOME: dir });
+      const served = await serve(["--host", "0.0.0.0", "--insecure-no-auth", "--public-url", "https://backchannel.test/mcp"], {
+        BACKCHANNEL_HOME: dir,
+      });
       assert.match(served.stderr(), /--insecure-no-auth: anyone who can reach this address can read, write and delete every channel/);
       assert.match(served.stderr(), /NO AUTHENTICATION/);
       const local = new URL(`http://127.0.0.1:${served.url.port}/mcp`);
       assert.equal((await listTools(local)).status, 200);
+      // Behind a reverse proxy the Host is the public one, with or without a port; any other is refused.
+      assert.equal(await listToolsAs(local, "backchannel.test"), 200);
+      assert.equal(await listToolsAs(local, "BACKCHANNEL.test:443"), 200);
+      assert.equal(await listToolsAs(local, "other.test"), 403);
+      assert.equal(await listToolsAs(local, "evil.test@backchannel.test"), 403);
+      assert.equal(await listToolsAs(local, "backchannel.test", { origin: "https://backchannel.test" }), 200);
+      assert.equal(await listToolsAs(local, "backchannel.test", { origin: "https://evil.test" }), 403);
       served.process.kill();
     } finally {
       await cleanup();
@@ -173,17 +202,9 @@ describe("--auth tokens", () => {
     }
   });
 
-  test("a Host other than localhost and the public URL's is refused before the token is looked at", async () => {
-    const { request } = await import("node:http");
-    const status = await new Promise<number>((resolve, reject) => {
-      const req = request(served.url, { method: "POST", headers: { host: "evil.example", authorization: `Bearer ${token}` } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on("error", reject);
-      req.end("{}");
-    });
-    assert.equal(status, 403);
+  test("a Host other than localhost and the public URL's is refused, even with a good token", async () => {
+    assert.equal(await listToolsAs(served.url, "evil.example", { authorization: `Bearer ${token}` }), 403);
+    assert.equal(await listToolsAs(served.url, `localhost:${served.url.port}`, { authorization: `Bearer ${token}` }), 200);
   });
 });
 

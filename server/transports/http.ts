@@ -14,7 +14,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import type { AddressInfo } from "node:net";
 import { resolve as resolvePath } from "node:path";
 import { originValidation, toNodeHandler } from "@modelcontextprotocol/node";
-import { type AuthInfo, createMcpHandler, type OAuthTokenVerifier } from "@modelcontextprotocol/server";
+import { type AuthInfo, createMcpHandler, localhostAllowedOrigins, type OAuthTokenVerifier } from "@modelcontextprotocol/server";
 import { limitsFromEnv } from "../../core/limits.js";
 import { resolveDataDir } from "../../core/paths.js";
 import { createServer, type ServerOptions } from "../server.js";
@@ -67,6 +67,7 @@ export interface McpListenerOptions extends ServerOptions {
  */
 export function createMcpRequestListener(options: McpListenerOptions, onerror: (error: Error) => void = logError): RequestListener {
   const { authenticate, publicUrl, ...serverOptions } = options;
+  // One entry per principal seen (or one for everyone, without authentication), kept for the life of the process.
   const callers = new Map<string, Caller>();
   const handler = createMcpHandler(
     ({ authInfo }) => {
@@ -84,8 +85,7 @@ export function createMcpRequestListener(options: McpListenerOptions, onerror: (
     { onerror },
   );
   const serve = toNodeHandler(handler, { onerror });
-  const allowedHostnames = ["localhost", "127.0.0.1", "[::1]", ...(publicUrl ? [publicUrl.hostname] : [])];
-  const originIsAllowed = originValidation(allowedHostnames);
+  const originIsAllowed = originValidation([...localhostAllowedOrigins(), ...(publicUrl ? [publicUrl.hostname] : [])]);
   return async (req, res) => {
     if (!hostIsAllowed(req, res, publicUrl) || !originIsAllowed(req, res)) return;
     if (!authenticate) return serve(req, res);
