@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import { chmod } from "node:fs/promises";
 import { createServer, request, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -202,6 +203,20 @@ describe("--auth tokens", () => {
     }
   });
 
+  test("a token file made unsafe while serving refuses every request with 500, and says why on stderr", async () => {
+    const path = `${dir}/tokens.json`;
+    await chmod(path, 0o644);
+    try {
+      const response = await listTools(served.url, { authorization: `Bearer ${token}` });
+      assert.equal(response.status, 500);
+      assert.doesNotMatch(await response.text(), /chmod|tokens\.json/, "the caller learns nothing of the file");
+      assert.match(served.stderr(), /tokens\.json can be read or written by others \(mode 644\): run "chmod 600 /);
+    } finally {
+      await chmod(path, 0o600);
+    }
+    assert.equal((await listTools(served.url, { authorization: `Bearer ${token}` })).status, 200);
+  });
+
   test("a Host other than localhost and the public URL's is refused, even with a good token", async () => {
     assert.equal(await listToolsAs(served.url, "evil.example", { authorization: `Bearer ${token}` }), 403);
     assert.equal(await listToolsAs(served.url, `localhost:${served.url.port}`, { authorization: `Bearer ${token}` }), 200);
@@ -270,6 +285,21 @@ describe("--auth oauth against a real issuer", () => {
       bearer_methods_supported: ["header"],
       resource_name: "backchannel",
     });
+  });
+
+  test("--jwks-url names the keys of an issuer that publishes no metadata", async () => {
+    const { dir: other, cleanup: done } = await tempDataDir();
+    const bare = "https://issuer.invalid";
+    const keyed = await serve(["--auth", "oauth", "--issuer", bare, "--jwks-url", `${issuerUrl}/jwks`, "--public-url", publicUrl], {
+      BACKCHANNEL_HOME: other,
+    });
+    try {
+      assert.equal((await listTools(keyed.url, { authorization: `Bearer ${await sign(claims({ iss: bare }))}` })).status, 200);
+      assert.equal((await listTools(keyed.url, { authorization: `Bearer ${await sign(claims())}` })).status, 401, "the issuer must still match");
+    } finally {
+      keyed.process.kill();
+      await done();
+    }
   });
 
   test("a token without the scope gets 403 insufficient_scope", async () => {
