@@ -1,9 +1,9 @@
 /**
- * How `serve --http` authenticates its callers, from its command-line options, and the
- * where it may listen (docs/ARCHITECTURE.md, "Remote serving"):
- *
- * on a loopback address it may run without authentication; anywhere else only with an
- * authentication mode or the deliberate `--insecure-no-auth` (../transports/bind-address.ts).
+ * How `serve --http` authenticates its callers, from its command-line options, checked
+ * against where it listens (docs/ARCHITECTURE.md, "Remote serving"): on a loopback
+ * address it may run without authentication; anywhere else only with an authentication
+ * mode or the deliberate `--insecure-no-auth` (the rule is ../transports/bind-address.ts),
+ * and with a public URL.
  *
  * This module loads nothing else (no SDK, no JOSE), so that the command refuses bad
  * options at once, before the server is loaded.
