@@ -5,6 +5,7 @@
  *   core ← protocol ← store ← server ← cli
  *   watcher, claude-code: core, protocol, store only (they must start fast: no SDK)
  *   app: protocol types and ext-apps only (it runs in the browser)
+ *   deploy: Node only (it runs the built command, redis-server and nginx as processes)
  */
 const SDK = "^node_modules/(@modelcontextprotocol|zod)/";
 
@@ -13,7 +14,7 @@ function forbid(name, from, to, comment) {
   return { name, comment, severity: "error", from: { path: from }, to: { path: to } };
 }
 
-const UPPER_LAYERS = "^(server|cli|watcher|claude-code|app|playground|test|bench)/";
+const UPPER_LAYERS = "^(server|cli|watcher|claude-code|deploy|app|playground|test|bench)/";
 
 module.exports = {
   forbidden: [
@@ -39,6 +40,12 @@ module.exports = {
       "^app/",
       "^(core|store|server|cli|watcher|claude-code|playground|test|bench)/",
       "app/ runs in the browser: protocol types and ext-apps only",
+    ),
+    forbid(
+      "deploy-runs-processes",
+      "^deploy/",
+      "^(core|protocol|store|server|cli|watcher|claude-code|app|playground|test|bench|node_modules)/",
+      "deploy/ runs the built command, redis-server and nginx as processes: Node only",
     ),
     { name: "no-cycles", severity: "error", from: {}, to: { circular: true } },
   ],

@@ -1,27 +1,33 @@
 /**
- * `backchannel watch <channel_id>`: the watcher (watcher/watch.ts). Loads no SDK: it must start fast.
+ * `backchannel watch <channel_id>`: the watcher (watcher/watch.ts). Loads no SDK: it must
+ * start fast. With `--url`, the remote watcher (./watch-remote.ts), which asks a server over MCP.
  */
 import { parseArgs } from "node:util";
 import { openReader, storeLocationFromEnv, unusableLocation } from "../store/open.js";
 
 /** The usage text of this command. */
-export const USAGE = `Usage: backchannel watch <channel_id> [--timeout S] [--follow] [--notify]
+export const USAGE = `Usage: backchannel watch <channel_id> [--url URL] [--timeout S] [--follow] [--notify]
 
 Waits until the app has sent the agent a message on <channel_id>. Run it as a
 background command: when it exits, call poll_agent_messages, then start it again.
 It only reads the channel: it never takes or changes a message.
 
 Options:
+  --url URL     ask the backchannel server at this MCP endpoint (https://host/mcp)
+                instead of reading the store: for an agent on another machine.
+                The token, if the server wants one, comes from $BACKCHANNEL_TOKEN
   --timeout S   give up after S seconds (default 1800)
   --follow      print one line per new message and keep going until the timeout
   --notify      also show a desktop notification (notify-send, osascript or a
                 PowerShell toast; one note on stderr where none works)
   -h, --help    show this help
 
-Environment: BACKCHANNEL_STORE (a redis:// URL) or BACKCHANNEL_HOME, as the server's.
+Environment: BACKCHANNEL_STORE (a redis:// URL) or BACKCHANNEL_HOME, as the server's;
+with --url, BACKCHANNEL_TOKEN (the bearer token) only.
 
 Exit codes: 0 a message waits (one summary line on stdout), 2 timeout,
-1 bad channel id, unreadable data directory or unreachable Redis (message on stderr).`;
+1 bad channel id, unreadable data directory or unreachable Redis, or with --url
+a bad URL, a server that cannot be reached or refuses the token (message on stderr).`;
 
 /** Runs the command with `args` (after its name); resolves to the exit code. */
 export async function run(args: string[]): Promise<number> {
@@ -33,6 +39,7 @@ export async function run(args: string[]): Promise<number> {
       timeout: { type: "string" },
       follow: { type: "boolean" },
       notify: { type: "boolean" },
+      url: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -48,6 +55,17 @@ export async function run(args: string[]): Promise<number> {
   if (!(timeoutSeconds > 0 && Number.isFinite(timeoutSeconds))) {
     process.stderr.write(`backchannel watch: --timeout takes a number of seconds above 0, not ${JSON.stringify(values.timeout)}\n`);
     return 1;
+  }
+  if (values.url !== undefined) {
+    const { TOKEN_ENV_VAR, watchRemote } = await import("./watch-remote.js");
+    return watchRemote({
+      channelId: positionals[0]!,
+      url: values.url,
+      token: process.env[TOKEN_ENV_VAR] || undefined,
+      timeoutMs: timeoutSeconds * 1000,
+      follow: values.follow ?? false,
+      notify: values.notify ?? false,
+    });
   }
   const location = storeLocationFromEnv();
   const problem = await unusableLocation(location);

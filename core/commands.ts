@@ -14,9 +14,12 @@ export function backchannelCommand(env: NodeJS.ProcessEnv = process.env): string
   return env.BACKCHANNEL_COMMAND || `node ${shellQuote(CLI_ENTRY)}`;
 }
 
-/** The command that arms the watcher on `channelId` (exit mode, or follow mode with `follow`). */
-export function watchCommand(channelId: string, follow = false): string {
-  return `${backchannelCommand()} watch ${channelId}${follow ? " --follow" : ""}`;
+/**
+ * The command that arms the watcher on `channelId` (exit mode, or follow mode with
+ * `follow`); with `url`, the remote watcher of the server at that MCP endpoint.
+ */
+export function watchCommand(channelId: string, follow = false, url?: string): string {
+  return `${backchannelCommand()} watch ${channelId}${follow ? " --follow" : ""}${url === undefined ? "" : ` --url ${shellQuote(url)}`}`;
 }
 
 /**

@@ -124,3 +124,10 @@ export const DESCRIPTION_QUOTE_CHARS = 60;
 export const PUSH_QUESTION_CHARS = 300;
 /** The highlighted passage quoted with it. */
 export const PUSH_PASSAGE_CHARS = 120;
+
+/**
+ * The longest single wait of a call that crosses the network to a remote server
+ * (`watch_agent_messages`, the remote watcher's each call): remote hosts and proxies
+ * end a request near 60 s, so a longer wait is made of several of these.
+ */
+export const MAX_REMOTE_WAIT_MS = 25_000;

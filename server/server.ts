@@ -11,6 +11,7 @@ import { registerReaderTools, type ReaderToolOptions } from "./tools/reader-tool
 import { registerRecipeTools } from "./tools/recipe-tools.js";
 import { registerWallTools } from "./tools/wall-tools.js";
 import { registerAppTools } from "./tools/app-tools.js";
+import { registerWatchTools } from "./tools/watch-tools.js";
 import { instructions } from "./instructions.js";
 import { NAME, VERSION } from "../core/package.js";
 
@@ -56,5 +57,6 @@ export function createServer(options: ServerOptions): McpServer {
   registerWallTools(server, awareness.session);
   registerRecipeTools(server);
   registerAppTools(server, options.store, { awareness });
+  registerWatchTools(server, options.store);
   return server;
 }

@@ -66,7 +66,7 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
   const err = options.err ?? ((line: string) => process.stderr.write(`backchannel watch: ${oneLine(line)}\n`));
   const { channelId, reader, follow = false, notify = false, timeoutMs = 1_800_000, fallbackMs = 5000 } = options;
   if (!isChannelId(channelId)) {
-    err(`invalid channel id ${JSON.stringify(channelId)}: use the channel_id that open_reader or open_app returned (1-64 of A-Z a-z 0-9 _ -)`);
+    err(invalidChannelMessage(channelId));
     return WATCH_EXIT.error;
   }
   const notifier = notify ? desktopNotifier(err) : undefined;
@@ -103,8 +103,18 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
     err(`cannot read the agent queue of ${channelId}: ${(error as Error).message}`);
     return WATCH_EXIT.error;
   }
-  out(`No message on ${channelId} after ${timeoutMs / 1000} s. Re-arm: ${watchCommand(channelId, follow)}`);
+  out(timeoutLine(channelId, timeoutMs, watchCommand(channelId, follow)));
   return WATCH_EXIT.timeout;
+}
+
+/** What a watcher says of a channel id that is not one. */
+export function invalidChannelMessage(channelId: string): string {
+  return `invalid channel id ${JSON.stringify(channelId)}: use the channel_id that open_reader or open_app returned (1-64 of A-Z a-z 0-9 _ -)`;
+}
+
+/** The line a watcher prints when its timeout passes: how long it watched, and the command that arms it again. */
+export function timeoutLine(channelId: string, timeoutMs: number, rearm: string): string {
+  return `No message on ${channelId} after ${timeoutMs / 1000} s. Re-arm: ${rearm}`;
 }
 
 /** The one summary line: how many messages of which events wait, and what to do (exit mode, or a burst in follow mode). */
@@ -125,7 +135,7 @@ export function followLines(channelId: string, messages: QueueMessage[]): string
 }
 
 /** A notification's text: the first message's preview, and how many more there are. */
-function notificationBody(messages: QueueMessage[]): string {
+export function notificationBody(messages: QueueMessage[]): string {
   const first = `${messages[0]!.event}: ${preview(messages[0]!.data)}`;
   return messages.length === 1 ? first : `${first} (+${messages.length - 1} more)`;
 }

@@ -1,0 +1,208 @@
+/**
+ * `backchannel watch <channel_id> --url https://host/mcp`: the watcher for an agent on
+ * another machine than the store. It asks a remote backchannel server over MCP
+ * (Streamable HTTP, the SDK's client) instead of reading the store, so it holds no
+ * store credentials, only the bearer token in `$BACKCHANNEL_TOKEN`.
+ *
+ * It prints the same lines and exits with the same codes as the local watcher
+ * (watcher/watch.ts). Waking is "the agent's queue has mail": it calls
+ * `watch_agent_messages`, which peeks and waits without taking anything, for at most
+ * MAX_REMOTE_WAIT_MS per call (remote hosts and proxies end a request near 60 s), and
+ * loops until its timeout.
+ *
+ * A server it cannot reach or that refuses it at the start is an error (exit 1, with
+ * what to do); once watching, a failed call (a replica restarting, a proxy's 502) is
+ * said once on stderr and retried, as the local watcher does for a store that is away.
+ */
+import { Client, SdkError, SdkErrorCode, SdkHttpError, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
+import { watchCommand } from "../core/commands.js";
+import { isChannelId } from "../core/ids.js";
+import { MAX_REMOTE_WAIT_MS } from "../core/limits.js";
+import { VERSION } from "../core/package.js";
+import { oneLine } from "../core/text.js";
+import type { QueueMessage } from "../protocol/message.js";
+import { WATCH_TOOL, watchOutput } from "../server/tools/watch-tools.js";
+import { desktopNotifier } from "../watcher/notify.js";
+import { followLines, invalidChannelMessage, notificationBody, summaryLine, timeoutLine, WATCH_EXIT } from "../watcher/watch.js";
+
+/** The environment variable that holds the bearer token the remote watcher sends. */
+export const TOKEN_ENV_VAR = "BACKCHANNEL_TOKEN";
+
+/** Options of {@link watchRemote}. */
+export interface RemoteWatchOptions {
+  /** The channel to watch; checked before anything is sent. */
+  channelId: string;
+  /** The server's MCP endpoint, as the user gave it (checked here). */
+  url: string;
+  /** The bearer token; none sends no Authorization header. */
+  token?: string;
+  /** Give up after this long. Default 1,800,000 (30 minutes). */
+  timeoutMs?: number;
+  /** Print a line per message and keep going, instead of exiting at the first. Default false. */
+  follow?: boolean;
+  /** Also show a desktop notification when messages arrive. Default false. */
+  notify?: boolean;
+  /** After a failed call while watching, wait this long before the next. Default 1,000 ms. */
+  retryMs?: number;
+  /** Where lines for the agent go. Default: stdout. */
+  out?: (line: string) => void;
+  /** Where errors and notes go. Default: stderr, each line made safe for a terminal. */
+  err?: (line: string) => void;
+}
+
+/** A failure that ends the watcher: its message says what to do. */
+class RemoteWatchError extends Error {}
+
+/**
+ * Watches the agent queue of a channel on a remote server.
+ * @returns the exit code: 0 when a message waits (exit mode), 2 on timeout, 1 on a bad
+ *   channel id or URL, a server that cannot be reached or refuses the token at the
+ *   start, or one that refuses it later. Never throws.
+ */
+export async function watchRemote(options: RemoteWatchOptions): Promise<number> {
+  const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const err = options.err ?? ((line: string) => process.stderr.write(`backchannel watch: ${oneLine(line)}\n`));
+  const { channelId, token, follow = false, notify = false, timeoutMs = 1_800_000, retryMs = 1000 } = options;
+  if (!isChannelId(channelId)) {
+    err(invalidChannelMessage(channelId));
+    return WATCH_EXIT.error;
+  }
+  let url: URL;
+  try {
+    url = endpointUrl(options.url, token !== undefined);
+  } catch (error) {
+    err((error as Error).message);
+    return WATCH_EXIT.error;
+  }
+  const deadline = Date.now() + timeoutMs;
+  const notifier = notify ? desktopNotifier(err) : undefined;
+  const client = new Client({ name: "backchannel-watch", version: VERSION });
+  const transport = new StreamableHTTPClientTransport(url, token === undefined ? {} : { authProvider: { token: async () => token } });
+  try {
+    await client.connect(transport);
+    let lastSeq = 0;
+    let lastProblem = "";
+    let first = true;
+    for (;;) {
+      // The first call does not wait, so that "waiting" is said at once, as the local watcher says it.
+      const waitMs = first ? 0 : Math.max(0, Math.min(deadline - Date.now(), MAX_REMOTE_WAIT_MS));
+      let messages: QueueMessage[] | undefined;
+      try {
+        messages = await watchOnce(client, channelId, lastSeq, waitMs);
+        lastProblem = "";
+      } catch (error) {
+        // At the start, a server that cannot be reached is a wrong URL or a server down: say so and stop.
+        if (isRefusal(error) || (first && !(error instanceof ToolCallError))) throw error;
+        // Said once per kind of failure: a dying server answers ECONNRESET, then ECONNREFUSED.
+        const problem = failureKind(error);
+        if (problem !== lastProblem) err(`${describeFailure(error, url)}; still watching`);
+        lastProblem = problem;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(retryMs, Math.max(0, deadline - Date.now()))));
+      }
+      if (messages !== undefined && messages.length > 0) {
+        for (const line of follow ? followLines(channelId, messages) : [summaryLine(channelId, messages)]) out(line);
+        if (notifier) await notifier.notify("backchannel", notificationBody(messages));
+        if (!follow) return WATCH_EXIT.message;
+        lastSeq = messages.at(-1)!.seq;
+      }
+      if (first) err(`waiting for messages on ${channelId} at ${url} (timeout ${timeoutMs / 1000} s)`);
+      first = false;
+      if (Date.now() >= deadline) break;
+    }
+  } catch (error) {
+    err(describeFailure(error, url));
+    return WATCH_EXIT.error;
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+  out(timeoutLine(channelId, timeoutMs, watchCommand(channelId, follow, url.href)));
+  return WATCH_EXIT.timeout;
+}
+
+/**
+ * `text` as the URL of an MCP endpoint: http or https, with a host. Plain http is
+ * accepted for a loopback host only when a token goes with it (the token would
+ * otherwise cross the network in the clear).
+ * @throws RemoteWatchError saying what to give instead.
+ */
+export function endpointUrl(text: string, withToken: boolean): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new RemoteWatchError(
+      `--url ${JSON.stringify(text)} is not a URL: give the server's MCP endpoint, e.g. https://backchannel.example.com/mcp`,
+    );
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new RemoteWatchError(
+      `--url ${JSON.stringify(text)} is not an http(s) URL: give the server's MCP endpoint, e.g. https://backchannel.example.com/mcp`,
+    );
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw new RemoteWatchError(`--url must not hold a user or password: put the token in $${TOKEN_ENV_VAR} instead`);
+  }
+  if (url.protocol === "http:" && withToken && !isLoopback(url.hostname)) {
+    throw new RemoteWatchError(`--url ${url.href} is plain http to another machine: the token would cross the network in the clear; use https://`);
+  }
+  return url;
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127(?:\.\d{1,3}){3}$/.test(hostname);
+}
+
+/** One `watch_agent_messages` call: the messages above `afterSeq`, after waiting up to `waitMs` for one. */
+async function watchOnce(client: Client, channelId: string, afterSeq: number, waitMs: number): Promise<QueueMessage[]> {
+  const result = await client.callTool(
+    { name: WATCH_TOOL, arguments: { channel_id: channelId, after_seq: afterSeq, wait_ms: waitMs } },
+    // The server answers by the end of the wait; the margin covers a slow network.
+    { timeout: waitMs + 20_000 },
+  );
+  if (result.isError) {
+    const text = (result.content as { type: string; text?: string }[]).map((part) => part.text ?? "").join(" ");
+    if (/unknown tool|not found/i.test(text) && text.includes(WATCH_TOOL)) {
+      throw new RemoteWatchError(`the server has no ${WATCH_TOOL} tool: it runs an older backchannel; upgrade it to use the remote watcher`);
+    }
+    throw new ToolCallError(text);
+  }
+  const parsed = watchOutput.safeParse(result.structuredContent);
+  if (!parsed.success) throw new ToolCallError(`the server's answer is not a list of messages (${parsed.error.issues[0]?.message ?? "bad shape"})`);
+  return parsed.data.messages as QueueMessage[];
+}
+
+/** A tool call that the server answered with an error (e.g. its store is away). */
+class ToolCallError extends Error {}
+
+/** Whether `error` means the server will not let us in (so retrying cannot help). */
+function isRefusal(error: unknown): boolean {
+  if (error instanceof RemoteWatchError || error instanceof UnauthorizedError) return true;
+  return error instanceof SdkHttpError && (error.status === 401 || error.status === 403 || error.status === 404);
+}
+
+/** The kind of a failure while watching: a tool error's text, an HTTP status, or "unreachable". */
+function failureKind(error: unknown): string {
+  if (error instanceof ToolCallError) return error.message;
+  if (error instanceof SdkHttpError) return `HTTP ${error.status}`;
+  return "unreachable";
+}
+
+/** What went wrong, for a person: the cause and what to do. */
+function describeFailure(error: unknown, url: URL): string {
+  if (error instanceof RemoteWatchError || error instanceof ToolCallError) return error.message;
+  const status = error instanceof SdkHttpError ? error.status : undefined;
+  if (error instanceof UnauthorizedError || status === 401) {
+    return process.env[TOKEN_ENV_VAR]
+      ? `${url.href} refused the token in $${TOKEN_ENV_VAR} (401): it is unknown, revoked or expired; get a new one (on the server: backchannel token add <you>)`
+      : `${url.href} wants a token (401): set $${TOKEN_ENV_VAR} to one (on the server: backchannel token add <you>)`;
+  }
+  if (status === 403)
+    return `${url.href} refused the request (403): the token lacks the server's scope, or the server does not accept this host name (see its --public-url)`;
+  if (status === 404) return `nothing serves MCP at ${url.href} (404): give the server's MCP endpoint, usually ending in /mcp`;
+  if (status !== undefined) return `${url.href} answered HTTP ${status}: the server or its proxy is failing; check its logs`;
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
+    return `${url.href} did not answer in time: check that the server runs and that no proxy holds the response back (proxy_buffering off)`;
+  const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
+  const reason = cause?.code ?? cause?.message ?? (error as Error | undefined)?.message ?? String(error);
+  return `cannot reach ${url.href} (${reason}): check the URL and that the server runs`;
+}

@@ -1,0 +1,166 @@
+/**
+ * The cluster: one redis-server, several `backchannel serve --http` replicas over it,
+ * and nginx as a round-robin load balancer in front of them, in a temporary folder of
+ * its own. `npm run cluster` runs it (./main.ts) and the cluster tests start it; the
+ * replicas share nothing but the store, so any request may land on any replica.
+ *
+ * Everything listens on 127.0.0.1. A replica is started with the arguments given
+ * (e.g. authentication flags) after `serve --http --host 127.0.0.1 --port 0 --store …`.
+ */
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type AccessLogEntry, nginxConfig, parseAccessLog } from "./nginx-config.js";
+import { type RunningProcess, startProcess } from "./process.js";
+
+/** The `backchannel` command of this build. */
+const CLI = fileURLToPath(new URL("../cli/main.js", import.meta.url));
+
+/** The playground's host page, served by nginx at `/`: it connects to `/mcp` on its own origin, so through the balancer. */
+const HOST_PAGE = fileURLToPath(new URL("../playground/web/index.html", import.meta.url));
+
+/** Debian's nginx; `$NGINX` overrides it. */
+export const NGINX = process.env.NGINX ?? "/usr/sbin/nginx";
+
+/** The redis-server program; `$REDIS_SERVER` overrides it. */
+export const REDIS_SERVER = process.env.REDIS_SERVER ?? "redis-server";
+
+/** Options of {@link startCluster}. */
+export interface ClusterOptions {
+  /** How many replicas. Default 2. */
+  replicas?: number;
+  /** The port nginx listens on. Default 0: a free one. */
+  port?: number;
+  /** More arguments for every replica's `serve` (e.g. authentication flags). */
+  replicaArgs?: string[];
+  /** Added to every replica's environment. */
+  replicaEnv?: Record<string, string>;
+  /** redis-server's `appendfsync`. Default `always` (an acknowledged message is on disk; see docs/deploy.md). */
+  appendfsync?: "always" | "everysec";
+}
+
+/** One replica: a `backchannel serve --http` process. */
+export interface Replica {
+  readonly process: RunningProcess;
+  /** `127.0.0.1:<port>`, as nginx's `$upstream_addr` names it. */
+  readonly address: string;
+}
+
+/** A running cluster. */
+export interface Cluster {
+  /** The public URL of the balancer, e.g. `http://127.0.0.1:8080/` (the host page is there). */
+  readonly url: URL;
+  /** The MCP endpoint through the balancer: `<url>mcp`. */
+  readonly mcpUrl: URL;
+  /** The folder of the config, the logs and Redis's files. */
+  readonly dir: string;
+  /** The Redis URL the replicas share. */
+  readonly redisUrl: string;
+  readonly redis: RunningProcess;
+  readonly replicas: readonly Replica[];
+  readonly nginx: RunningProcess;
+  /** nginx's access log so far, parsed. */
+  accessLog(): Promise<AccessLogEntry[]>;
+  /** Stops nginx, the replicas and Redis, and removes the folder. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts Redis, the replicas and nginx, in that order, and resolves once nginx accepts
+ * connections.
+ * @throws Error naming the program that failed to start, with its output (e.g. nginx
+ *   or redis-server not installed); whatever had started is stopped then.
+ */
+export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
+  const dir = await mkdtemp(join(tmpdir(), "backchannel-cluster-"));
+  // nginx's workers run as nobody when it is started as root: they must reach the folder.
+  await chmod(dir, 0o755);
+  const started: RunningProcess[] = [];
+  const stopAll = async () => {
+    for (const running of started.reverse()) await running.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const redisPort = await freePort();
+    await mkdir(join(dir, "redis"));
+    const redis = await startProcess({
+      name: "redis-server",
+      program: REDIS_SERVER,
+      args: [
+        "--port",
+        String(redisPort),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        join(dir, "redis"),
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        options.appendfsync ?? "always",
+        "--save",
+        "",
+        "--maxmemory-policy",
+        "noeviction",
+      ],
+      ready: /Ready to accept connections/,
+    });
+    started.push(redis.process);
+    const redisUrl = `redis://127.0.0.1:${redisPort}/0`;
+
+    const replicas: Replica[] = [];
+    for (let index = 1; index <= (options.replicas ?? 2); index += 1) {
+      const replica = await startProcess({
+        name: `replica ${index}`,
+        program: process.execPath,
+        args: [CLI, "serve", "--http", "--host", "127.0.0.1", "--port", "0", "--store", redisUrl, ...(options.replicaArgs ?? [])],
+        env: options.replicaEnv ?? {},
+        ready: /MCP server at http:\/\/(127\.0\.0\.1:\d+)\//,
+      });
+      started.push(replica.process);
+      replicas.push({ process: replica.process, address: replica.match[1]! });
+    }
+
+    const port = options.port || (await freePort());
+    const page = join(dir, "index.html");
+    await writeFile(page, await readFile(HOST_PAGE), { mode: 0o644 });
+    const config = join(dir, "nginx.conf");
+    await writeFile(config, nginxConfig({ listen: `127.0.0.1:${port}`, upstreams: replicas.map((replica) => replica.address), dir, pageRoot: dir }));
+    const nginx = await startProcess({
+      name: "nginx",
+      program: NGINX,
+      args: ["-p", dir, "-c", config, "-e", "stderr"],
+      ready: /start worker process/,
+    });
+    started.push(nginx.process);
+
+    const url = new URL(`http://127.0.0.1:${port}/`);
+    return {
+      url,
+      mcpUrl: new URL("/mcp", url),
+      dir,
+      redisUrl,
+      redis: redis.process,
+      replicas,
+      nginx: nginx.process,
+      accessLog: async () => parseAccessLog(await readFile(join(dir, "access.log"), "utf8").catch(() => "")),
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+/** A TCP port of 127.0.0.1 nobody listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no free port"))));
+    });
+  });
+}

@@ -1,0 +1,88 @@
+/**
+ * `watch_agent_messages`: what the remote watcher (`backchannel watch --url`) calls to
+ * learn that the agent's queue has mail. Unlike `poll_agent_messages` it takes nothing
+ * and acknowledges nothing: it peeks, and waits for a change when nothing newer than
+ * `after_seq` waits. It does not tell the server's awareness that the model uses the
+ * channel (the watcher is not the model).
+ *
+ * It is hidden from the model (`visibility: ["app"]`), so it costs no context; an app
+ * that calls it only reads its own channel's agent queue, which changes nothing.
+ * One wait lasts at most MAX_REMOTE_WAIT_MS (remote hosts end a request near 60 s):
+ * the caller loops.
+ */
+import type { McpServer } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { MAX_REMOTE_WAIT_MS } from "../../core/limits.js";
+import type { QueueMessage } from "../../protocol/message.js";
+import { changes } from "../../store/changes.js";
+import type { ChannelReader } from "../../store/store.js";
+import { toolError, toolResult } from "./results.js";
+import { channelIdSchema, compactSchema, messageSchema, waitSchema } from "./schemas.js";
+
+/** The tool's name. */
+export const WATCH_TOOL = "watch_agent_messages";
+
+/** Re-read this often while waiting when the store sent no change event (the file store on a file system without events). */
+const FALLBACK_MS = 1000;
+
+/** The input of `watch_agent_messages`. */
+export const watchInput = z.object({
+  channel_id: channelIdSchema,
+  after_seq: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 50)
+    .optional()
+    .describe("Return only messages with a higher seq. Default 0."),
+  wait_ms: waitSchema(MAX_REMOTE_WAIT_MS).optional().describe(`Wait up to this long for one. Default 0, at most ${MAX_REMOTE_WAIT_MS}.`),
+});
+
+/** The output of `watch_agent_messages`. */
+export const watchOutput = z.object({
+  messages: z.array(messageSchema).describe("The messages waiting in the agent queue with seq > after_seq, left in place."),
+});
+
+/** Registers `watch_agent_messages` on `server`, reading `reader`. */
+export function registerWatchTools(server: McpServer, reader: ChannelReader): void {
+  server.registerTool(
+    WATCH_TOOL,
+    {
+      title: "Watch the agent's queue",
+      description:
+        "For backchannel watch --url: wait up to wait_ms until the agent queue holds messages with seq > after_seq, and list them without taking them.",
+      inputSchema: compactSchema(watchInput),
+      outputSchema: compactSchema(watchOutput),
+      _meta: { ui: { visibility: ["app"] } },
+      annotations: { readOnlyHint: true },
+    },
+    async ({ channel_id, after_seq = 0, wait_ms = 0 }, ctx) => {
+      try {
+        const messages = await waitForMessages(reader, channel_id, after_seq, wait_ms, ctx.mcpReq.signal);
+        const text =
+          messages.length === 0
+            ? `No new message on ${channel_id}.`
+            : `${messages.length} waiting on ${channel_id} (last seq ${messages.at(-1)!.seq}).`;
+        return toolResult({ messages }, text);
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
+}
+
+/** Peeks at the agent queue until it holds a message above `afterSeq`, `waitMs` passes or `signal` aborts. */
+async function waitForMessages(
+  reader: ChannelReader,
+  channelId: string,
+  afterSeq: number,
+  waitMs: number,
+  signal: AbortSignal,
+): Promise<QueueMessage[]> {
+  let fresh: QueueMessage[] = [];
+  for await (const _wake of changes(reader.watchQueue(channelId, "agent"), { fallbackMs: FALLBACK_MS, deadline: Date.now() + waitMs, signal })) {
+    fresh = (await reader.peek(channelId, "agent")).filter((message) => message.seq > afterSeq);
+    if (fresh.length > 0) break;
+  }
+  return fresh;
+}

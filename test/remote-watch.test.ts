@@ -1,0 +1,189 @@
+/**
+ * The remote watcher, `backchannel watch <channel> --url …/mcp`, against a real
+ * `backchannel serve --http` process: it wakes on the app's message through the server
+ * (its own store settings point nowhere, so it cannot have read the store), prints the
+ * local watcher's lines, exits with its codes, takes no message, outlives a server
+ * restart, and says what to do when the URL or the server is wrong.
+ */
+import assert from "node:assert/strict";
+import { createServer } from "node:net";
+import { after, before, describe, test } from "node:test";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { startProcess, type RunningProcess } from "../deploy/process.js";
+import { MAX_REMOTE_WAIT_MS } from "../core/limits.js";
+import type { QueueMessage } from "../protocol/message.js";
+import { WATCH_TOOL } from "../server/tools/watch-tools.js";
+import { summaryLine } from "../watcher/watch.js";
+import { CLI, spawnWatcher, structured, tempDataDir, type WatcherProcess } from "./support/helpers.js";
+
+let dataDir: string;
+let elsewhere: string;
+const cleanups: (() => Promise<void>)[] = [];
+let server: RunningProcess;
+let port: number;
+let url: string;
+let app: Client;
+
+/** Starts `backchannel serve --http` on `dataDir` and `port` (0: a free one). */
+async function startServer(onPort: number): Promise<{ process: RunningProcess; url: string }> {
+  const { process: running, match } = await startProcess({
+    name: "serve --http",
+    program: process.execPath,
+    args: [CLI, "serve", "--http", "--host", "127.0.0.1", "--port", String(onPort)],
+    env: { BACKCHANNEL_HOME: dataDir },
+    ready: /MCP server at (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
+  });
+  return { process: running, url: match[1]! };
+}
+
+/**
+ * `backchannel watch` with `args`; its store settings name an empty data directory and
+ * an unreachable Redis, so only the server can tell it anything.
+ */
+function watch(args: string[], env: Record<string, string> = {}): WatcherProcess {
+  return spawnWatcher(elsewhere, args, {
+    BACKCHANNEL_TOKEN: "bc_not-checked-by-a-loopback-server",
+    BACKCHANNEL_STORE: "redis://127.0.0.1:1",
+    ...env,
+  });
+}
+
+async function send(channelId: string, event: string, data: Record<string, unknown>): Promise<void> {
+  structured(await app.callTool({ name: "notify_agent", arguments: { channel_id: channelId, event, data } }));
+}
+
+before(async () => {
+  const [served, empty] = [await tempDataDir(), await tempDataDir()];
+  cleanups.push(served.cleanup, empty.cleanup);
+  dataDir = served.dir;
+  elsewhere = empty.dir;
+  ({ process: server, url } = await startServer(0));
+  port = Number(new URL(url).port);
+  app = new Client({ name: "remote-watch-test-app", version: "0.0.0" });
+  await app.connect(new StreamableHTTPClientTransport(new URL(url)));
+});
+after(async () => {
+  await app?.close();
+  await server?.stop();
+  for (const cleanup of cleanups) await cleanup();
+});
+
+describe("backchannel watch --url", () => {
+  test("wakes on the app's message through the server, prints the local watcher's line, and takes nothing", async () => {
+    const watcher = watch(["remote-exit", "--url", url]);
+    await watcher.ready();
+    await send("remote-exit", "ask", { question: "What does the second paragraph mean?" });
+    assert.equal(await watcher.exited, 0, watcher.stderr());
+    const agent = new Client({ name: "remote-watch-test-agent", version: "0.0.0" });
+    await agent.connect(new StreamableHTTPClientTransport(new URL(url)));
+    try {
+      const { messages } = structured<{ messages: QueueMessage[] }>(
+        await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: "remote-exit" } }),
+      );
+      assert.equal(messages.length, 1, "the watcher left the message for the agent");
+      assert.equal(watcher.stdout(), `${summaryLine("remote-exit", messages)}\n`);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  test("--follow prints one line per message, never one twice, and exits 2 at the timeout with a re-arm command naming the URL", async () => {
+    const watcher = watch(["remote-follow", "--url", url, "--follow", "--timeout", "6"]);
+    await watcher.ready();
+    await send("remote-follow", "ask", { question: "first?" });
+    assert.deepEqual(await watcher.lines(1), ["remote-follow #1 ask: first?"]);
+    await send("remote-follow", "ask", { question: "second?" });
+    assert.deepEqual(await watcher.lines(2), ["remote-follow #1 ask: first?", "remote-follow #2 ask: second?"]);
+    assert.equal(await watcher.exited, 2, watcher.stderr());
+    const lines = watcher.stdout().trim().split("\n");
+    assert.equal(lines.length, 3, watcher.stdout());
+    assert.match(
+      lines[2]!,
+      new RegExp(`^No message on remote-follow after 6 s\\. Re-arm: .* watch remote-follow --follow --url ${url.replace(/[.]/g, "\\.")}$`),
+    );
+  });
+
+  test("a server that goes away while watching is said once and retried; the watcher wakes once it is back", async () => {
+    const watcher = watch(["remote-restart", "--url", url, "--timeout", "60"]);
+    await watcher.ready();
+    await server.stop("SIGKILL");
+    await watcher.stderrMatching(/still watching/);
+    ({ process: server } = await startServer(port));
+    await send("remote-restart", "ask", { question: "still there?" });
+    assert.equal(await watcher.exited, 0, watcher.stderr());
+    assert.match(watcher.stdout(), /^1 message waiting on remote-restart \(ask\)/);
+    assert.equal(watcher.stderr().match(/still watching/g)?.length, 1, watcher.stderr());
+  });
+
+  test("a bad channel id, a bad URL, plain http beyond loopback, no server and a wrong path exit 1, saying what to do", async () => {
+    const closed = await unusedPort();
+    const cases: [string[], RegExp][] = [
+      [["../x", "--url", url], /invalid channel id "\.\.\/x"/],
+      [["ch", "--url", "not a url"], /is not a URL: give the server's MCP endpoint/],
+      [["ch", "--url", "ftp://example.com/mcp"], /is not an http\(s\) URL/],
+      [["ch", "--url", "http://user:secret@127.0.0.1/mcp"], /must not hold a user or password: put the token in \$BACKCHANNEL_TOKEN/],
+      [["ch", "--url", "http://backchannel.example.com/mcp"], /plain http to another machine: .* use https:\/\//],
+      [
+        ["ch", "--url", `http://127.0.0.1:${closed}/mcp`],
+        /cannot reach http:\/\/127\.0\.0\.1:\d+\/mcp \(ECONNREFUSED\): check the URL and that the server runs/,
+      ],
+      [["ch", "--url", url.replace(/\/mcp$/, "/nope")], /nothing serves MCP at .*\/nope \(404\): give the server's MCP endpoint/],
+    ];
+    for (const [args, expected] of cases) {
+      const watcher = watch(args);
+      assert.equal(await watcher.exited, 1, `${args.join(" ")}: ${watcher.stderr()}`);
+      assert.match(watcher.stderr(), expected);
+      assert.equal(watcher.stdout(), "", "nothing for the agent on stdout");
+    }
+  });
+});
+
+describe(WATCH_TOOL, () => {
+  test(`is hidden from the model, bounds a single wait to ${MAX_REMOTE_WAIT_MS} ms, and lists only messages above after_seq`, async () => {
+    const { tools } = await app.listTools();
+    const tool = tools.find((candidate) => candidate.name === WATCH_TOOL);
+    assert.deepEqual((tool?._meta as { ui?: { visibility?: string[] } } | undefined)?.ui?.visibility, ["app"]);
+
+    const tooLong = await app.callTool({ name: WATCH_TOOL, arguments: { channel_id: "remote-tool", wait_ms: MAX_REMOTE_WAIT_MS + 1 } });
+    assert.equal(tooLong.isError, true);
+
+    await send("remote-tool", "ask", { question: "one" });
+    await send("remote-tool", "ask", { question: "two" });
+    const call = (after_seq: number, wait_ms = 0) =>
+      app
+        .callTool({ name: WATCH_TOOL, arguments: { channel_id: "remote-tool", after_seq, wait_ms } })
+        .then((result) => structured<{ messages: QueueMessage[] }>(result).messages);
+    assert.deepEqual(
+      (await call(0)).map((message) => message.seq),
+      [1, 2],
+    );
+    assert.deepEqual(
+      (await call(1)).map((message) => message.seq),
+      [2],
+    );
+    assert.deepEqual(
+      (await call(0)).map((message) => message.seq),
+      [1, 2],
+      "watching took nothing",
+    );
+    const waiting = call(2, 10_000);
+    await send("remote-tool", "ask", { question: "three" });
+    assert.deepEqual(
+      (await waiting).map((message) => message.seq),
+      [3],
+      "a wait ends when a newer message lands",
+    );
+  });
+});
+
+/** A port of 127.0.0.1 nobody listens on. */
+function unusedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
