@@ -61,8 +61,14 @@ export interface Cluster {
   readonly redis: RunningProcess;
   readonly replicas: readonly Replica[];
   readonly nginx: RunningProcess;
-  /** nginx's access log so far, parsed. */
+  /** nginx's access log so far, parsed. A request still in flight is not in it yet: see {@link settled}. */
   accessLog(): Promise<AccessLogEntry[]>;
+  /**
+   * Resolves once nginx has no request in flight (its status page counts only the
+   * request asking), so that the access log holds every request made so far.
+   * @throws Error when requests are still in flight after `timeoutMs` (default 10,000).
+   */
+  settled(timeoutMs?: number): Promise<void>;
   /** Stops nginx, the replicas and Redis, and removes the folder. */
   stop(): Promise<void>;
 }
@@ -145,12 +151,26 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       replicas,
       nginx: nginx.process,
       accessLog: async () => parseAccessLog(await readFile(join(dir, "access.log"), "utf8").catch(() => "")),
+      settled: (timeoutMs = 10_000) => waitUntilIdle(new URL("/nginx_status", url), timeoutMs),
       stop: stopAll,
     };
   } catch (error) {
     await stopAll();
     throw error;
   }
+}
+
+/** Polls nginx's status page at `statusUrl` until the only request it is writing is that one. */
+async function waitUntilIdle(statusUrl: URL, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let writing = "";
+  while (Date.now() < deadline) {
+    const status = await (await fetch(statusUrl)).text();
+    writing = status.match(/Writing: (\d+)/)?.[1] ?? "";
+    if (writing === "1") return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`nginx still has ${Number(writing) - 1} requests in flight after ${timeoutMs} ms`);
 }
 
 /** A TCP port of 127.0.0.1 nobody listens on now. */

@@ -89,6 +89,13 @@ ${servers}
       proxy_next_upstream error timeout;
       client_max_body_size 8m;
     }
+
+    # Requests in flight, for the cluster's settled() (deploy/cluster.ts); this machine only.
+    location = /nginx_status {
+      stub_status;
+      allow 127.0.0.1;
+      deny all;
+    }
 ${pageBlock}  }
 }
 `;
