@@ -1,6 +1,7 @@
 /**
  * The designs figures are measured for: backchannel on its file store, backchannel on
- * the Redis store, and the plain polling baseline (bench/baseline/). Each is described
+ * the Redis store, backchannel behind a load balancer (deploy/cluster.ts), and the
+ * plain polling baseline (bench/baseline/). Each is described
  * by the processes it runs, where its channels live and how its app reads the agent's
  * messages, so that one harness drives them all.
  */
@@ -8,13 +9,15 @@ import { fileURLToPath } from "node:url";
 import { type StoreLocation, storeLocationFromEnv } from "../store/open.js";
 
 /** The name of a design, as it appears in the results. */
-export type DesignName = "backchannel" | "redis" | "baseline";
+export type DesignName = "backchannel" | "redis" | "cluster" | "baseline";
 
 /** How a design is run. */
 export interface Design {
   name: DesignName;
   /** The node arguments of the stdio MCP server (its store from {@link Design.env}). */
   serverArgs: string[];
+  /** For a design served over Streamable HTTP instead: its MCP endpoint (then `serverArgs` is unused). */
+  mcpUrl?: URL;
   /** The environment of its processes (server, watcher) over the data directory `dataDir`. */
   env(dataDir: string): Record<string, string>;
   /** Where its channels live over `dataDir`, for reading them back. */
@@ -95,3 +98,21 @@ export function redisDesign(urlOf: (db: number) => string, databases: number, pi
 
 /** backchannel on its file store and the baseline, in the order they are reported. */
 export const DESIGNS: readonly Design[] = [BACKCHANNEL, BASELINE];
+
+/**
+ * backchannel as a remote server: the app and the agent are SDK clients over
+ * Streamable HTTP to `mcpUrl` (nginx in front of replicas over one Redis), and the
+ * watcher is the remote one (`watch --url`). `redisUrl` is the replicas' store, for
+ * reading channels back.
+ */
+export function clusterDesign(mcpUrl: URL, redisUrl: string): Design {
+  return {
+    ...BACKCHANNEL,
+    name: "cluster",
+    serverArgs: [],
+    mcpUrl,
+    env: (dataDir) => ({ BACKCHANNEL_HOME: dataDir, BACKCHANNEL_STORE: "" }),
+    location: () => storeLocationFromEnv({}, redisUrl),
+    watcherArgs: (channelId, follow) => [CLI, "watch", channelId, "--url", mcpUrl.href, ...(follow ? ["--follow"] : [])],
+  };
+}

@@ -4,8 +4,8 @@
  *
  *     node dist/bench/run.js [--full] [--out FILE] [--only SUITE,…]
  *
- * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector, reader
- * (all by default). Wake, delivery (with the round trip), throughput and idle also
+ * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector, reader,
+ * cluster (all by default). Wake, delivery (with the round trip), throughput and idle also
  * measure backchannel on the Redis store, beside the file store, on a redis-server this
  * run starts (appendonly yes, appendfsync always: durable as the file store); `--no-redis`,
  * or no redis-server installed, leaves it out. Figures of backchannel alone (awareness:
@@ -28,6 +28,7 @@ import { FULL, QUICK, type Plan } from "./plan.js";
 import { analyse, renderTable, writeResult, type RunResult } from "./report.js";
 import { analyseSolo, renderSoloTable, type SoloFigure, type SoloResult } from "./solo.js";
 import { awarenessFigures } from "./suites/awareness.js";
+import { clusterFigures } from "./suites/cluster.js";
 import { contextFigures } from "./suites/context.js";
 import { deliveryFigures } from "./suites/delivery.js";
 import { idleFigures } from "./suites/idle.js";
@@ -52,6 +53,7 @@ const SUITES: Record<string, (plan: Plan, ctx: RunContext, stores: readonly Desi
   awareness: (plan, ctx) => awarenessFigures(plan.awareness, ctx),
   inspector: (plan, ctx) => inspectorFigures(plan.inspector, ctx),
   reader: (plan, ctx) => readerLongFigures(plan.readerLong, ctx),
+  cluster: (plan, ctx) => clusterFigures(plan, ctx),
 };
 
 /** The suites that measure the Redis store too. */

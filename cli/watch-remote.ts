@@ -95,7 +95,7 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
         if (isRefusal(error) || (first && !(error instanceof ToolCallError))) throw error;
         // Said once per kind of failure: a dying server answers ECONNRESET, then ECONNREFUSED.
         const problem = failureKind(error);
-        if (problem !== lastProblem) err(`${describeFailure(error, url)}; still watching`);
+        if (problem !== lastProblem) err(`${describeFailure(error, url, token !== undefined)}; still watching`);
         lastProblem = problem;
         await new Promise((resolve) => setTimeout(resolve, Math.min(retryMs, Math.max(0, deadline - Date.now()))));
       }
@@ -110,7 +110,7 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
       if (Date.now() >= deadline) break;
     }
   } catch (error) {
-    err(describeFailure(error, url));
+    err(describeFailure(error, url, token !== undefined));
     return WATCH_EXIT.error;
   } finally {
     await client.close().catch(() => undefined);
@@ -188,11 +188,11 @@ function failureKind(error: unknown): string {
 }
 
 /** What went wrong, for a person: the cause and what to do. */
-function describeFailure(error: unknown, url: URL): string {
+function describeFailure(error: unknown, url: URL, withToken: boolean): string {
   if (error instanceof RemoteWatchError || error instanceof ToolCallError) return error.message;
   const status = error instanceof SdkHttpError ? error.status : undefined;
   if (error instanceof UnauthorizedError || status === 401) {
-    return process.env[TOKEN_ENV_VAR]
+    return withToken
       ? `${url.href} refused the token in $${TOKEN_ENV_VAR} (401): it is unknown, revoked or expired; get a new one (on the server: backchannel token add <you>)`
       : `${url.href} wants a token (401): set $${TOKEN_ENV_VAR} to one (on the server: backchannel token add <you>)`;
   }

@@ -69,6 +69,8 @@ export async function idleFigures(designs: readonly Design[], plan: IdlePlan, ct
 async function measure(design: Design, plan: IdlePlan, ctx: RunContext): Promise<IdleSamples> {
   const dataDir = await mkdtemp(join(ctx.root, `${design.name}-idle-`));
   const server = await startServer(design, dataDir);
+  if (server.pid === undefined) throw new Error(`idle measures a server process of its own; ${design.name} has none`);
+  const serverPid = server.pid;
   // The channel exists before the watcher starts, as it does after open_reader.
   await server.call("poll_ui_messages", { channel_id: CHANNEL });
   const watcher = spawnWatcher(design, dataDir, CHANNEL, false);
@@ -76,7 +78,7 @@ async function measure(design: Design, plan: IdlePlan, ctx: RunContext): Promise
   try {
     await withTimeout(watcher.ready, 10_000, `${design.name} watcher to arm`);
     const perMinute = 60_000 / plan.sliceMs;
-    let serverCpu = cpu(server.pid);
+    let serverCpu = cpu(serverPid);
     let watcherCpu = cpu(watcher.child.pid);
     const storePid = design.storeServerPid;
     let storeCpu = storePid === undefined ? 0 : cpu(storePid);
@@ -86,7 +88,7 @@ async function measure(design: Design, plan: IdlePlan, ctx: RunContext): Promise
       const started = performance.now();
       for (let slice = 1; slice <= Math.round(plan.windowMs / plan.sliceMs); slice += 1) {
         await sleep(started + slice * plan.sliceMs - performance.now());
-        const [nowServer, nowWatcher, nowCalls] = [cpu(server.pid), cpu(watcher.child.pid), reader.calls];
+        const [nowServer, nowWatcher, nowCalls] = [cpu(serverPid), cpu(watcher.child.pid), reader.calls];
         samples.calls.push((nowCalls - calls) * perMinute);
         samples.serverCpu.push((nowServer - serverCpu) * perMinute);
         samples.watcherCpu.push((nowWatcher - watcherCpu) * perMinute);
