@@ -33,8 +33,11 @@ export interface ClusterOptions {
   replicas?: number;
   /** The port nginx listens on. Default 0: a free one. */
   port?: number;
-  /** More arguments for every replica's `serve` (e.g. authentication flags). */
-  replicaArgs?: string[];
+  /**
+   * More arguments for every replica's `serve` (e.g. authentication flags), or a function
+   * of the cluster's MCP endpoint that returns them (for `--public-url`).
+   */
+  replicaArgs?: string[] | ((mcpUrl: URL) => string[]);
   /** Added to every replica's environment. */
   replicaEnv?: Record<string, string>;
   /** redis-server's `appendfsync`. Default `always` (an acknowledged message is on disk; see docs/deploy.md). */
@@ -115,12 +118,17 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     started.push(redis.process);
     const redisUrl = `redis://127.0.0.1:${redisPort}/0`;
 
+    // The port is chosen first: a replica may need the public URL.
+    const port = options.port || (await freePort());
+    const url = new URL(`http://127.0.0.1:${port}/`);
+    const mcpUrl = new URL("/mcp", url);
+    const replicaArgs = typeof options.replicaArgs === "function" ? options.replicaArgs(mcpUrl) : (options.replicaArgs ?? []);
     const replicas: Replica[] = [];
     for (let index = 1; index <= (options.replicas ?? 2); index += 1) {
       const replica = await startProcess({
         name: `replica ${index}`,
         program: process.execPath,
-        args: [CLI, "serve", "--http", "--host", "127.0.0.1", "--port", "0", "--store", redisUrl, ...(options.replicaArgs ?? [])],
+        args: [CLI, "serve", "--http", "--host", "127.0.0.1", "--port", "0", "--store", redisUrl, ...replicaArgs],
         env: options.replicaEnv ?? {},
         ready: /MCP server at http:\/\/(127\.0\.0\.1:\d+)\//,
       });
@@ -128,7 +136,6 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       replicas.push({ process: replica.process, address: replica.match[1]! });
     }
 
-    const port = options.port || (await freePort());
     const page = join(dir, "index.html");
     await writeFile(page, await readFile(HOST_PAGE), { mode: 0o644 });
     const config = join(dir, "nginx.conf");
@@ -141,10 +148,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     });
     started.push(nginx.process);
 
-    const url = new URL(`http://127.0.0.1:${port}/`);
     return {
       url,
-      mcpUrl: new URL("/mcp", url),
+      mcpUrl,
       dir,
       redisUrl,
       redis: redis.process,
