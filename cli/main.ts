@@ -13,6 +13,7 @@ Usage:
   backchannel [serve]                 run the MCP server on stdio (what hosts start)
   backchannel serve --http [--port N] run it over Streamable HTTP on 127.0.0.1
   backchannel watch <channel_id>      wait for the app's next message, then exit
+  backchannel watch <channel_id> --url https://host/mcp   the same, through a remote server
   backchannel statusline              Claude Code status line: what waits on this session
   backchannel install statusline      put it into Claude Code's settings.json
   backchannel uninstall statusline    take it out again, restoring the previous one
