@@ -11,12 +11,13 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client, SdkHttpError, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { chromium, type Browser } from "playwright-core";
 import { type Cluster, NGINX, startCluster } from "../deploy/cluster.js";
 import type { AccessLogEntry } from "../deploy/nginx-config.js";
-import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, spawnWatcher, structured, tempDataDir } from "./support/helpers.js";
+import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, CLI, spawnWatcher, structured, tempDataDir } from "./support/helpers.js";
 import { ReaderPage } from "./support/reader-page.js";
 import { redisSkipReason } from "./support/redis-server.js";
 
@@ -165,5 +166,100 @@ describe("the cluster: two replicas over one Redis behind nginx", { skip, timeou
       await reader.page.close();
       await empty.cleanup();
     }
+  });
+});
+
+describe("the cluster with tokens: each principal its own channels", { skip, timeout: 180_000 }, () => {
+  let cluster: Cluster;
+  let browser: Browser;
+  let dataDir: { dir: string; cleanup: () => Promise<void> };
+  const tokens: Record<"page" | "agent" | "other", string> = { page: "", agent: "", other: "" };
+
+  /** Makes a token for `principal` with the real command, in the cluster's token file. */
+  function addToken(principal: string): string {
+    const run = spawnSync(process.execPath, [CLI, "token", "add", principal, "--tokens", join(dataDir.dir, "tokens.json")], { encoding: "utf8" });
+    assert.equal(run.status, 0, run.stderr);
+    return run.stdout.trim().split(/\s+/).at(-1)!;
+  }
+
+  /** An SDK client through the balancer with `token` (none: no Authorization header). */
+  async function clientWith(token: string | undefined): Promise<Client> {
+    const client = new Client({ name: "cluster-auth-test", version: "0.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(cluster.mcpUrl, token === undefined ? {} : { authProvider: { token: async () => token } }),
+    );
+    return client;
+  }
+
+  before(async () => {
+    dataDir = await tempDataDir();
+    // The person's host and the agent hold two tokens of one principal; another principal has its own.
+    tokens.page = addToken("alice");
+    tokens.agent = addToken("alice");
+    tokens.other = addToken("bob");
+    cluster = await startCluster({ replicaArgs: ["--auth", "tokens", "--tokens", join(dataDir.dir, "tokens.json")] });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  });
+  after(async () => {
+    await browser?.close();
+    await cluster?.stop();
+    await dataDir?.cleanup();
+  });
+
+  test("the reader with the person's token and the agent with its own talk; another principal sees nothing and no token is refused", async () => {
+    const agent = await clientWith(tokens.agent);
+    const other = await clientWith(tokens.other);
+    try {
+      const opened = structured<{ channel_id: string }>(
+        await agent.callTool({ name: "open_reader", arguments: { title: "Replicas", markdown: DOCUMENT } }),
+      );
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      // What a host does with the user's token: every call of the page carries it.
+      await page.setExtraHTTPHeaders({ authorization: `Bearer ${tokens.page}` });
+      await page.goto(new URL(`/?agent=off#${opened.channel_id}`, cluster.url).href);
+      await page.locator("#channel", { hasText: opened.channel_id }).waitFor();
+      const reader = new ReaderPage(page, agent, opened.channel_id);
+      await reader.nextMessage("ready");
+
+      await reader.selectAndAsk("next replica in turn");
+      await reader.submit("Who else can read this?");
+      // The other principal: the channel is one that does not exist, for reading and for the watcher.
+      const seen = structured<{ messages: unknown[] }>(
+        await other.callTool({ name: "poll_agent_messages", arguments: { channel_id: opened.channel_id, after: 0 } }),
+      );
+      assert.deepEqual(seen.messages, [], "bob reads nothing of alice's channel");
+      const watcherOfOther = spawnWatcher(dataDir.dir, [opened.channel_id, "--url", cluster.mcpUrl.href, "--timeout", "2"], {
+        BACKCHANNEL_TOKEN: tokens.other,
+      });
+      assert.equal(await watcherOfOther.exited, 2, `bob's watcher sees no mail: ${watcherOfOther.stdout()}${watcherOfOther.stderr()}`);
+      const watcherOfAgent = spawnWatcher(dataDir.dir, [opened.channel_id, "--url", cluster.mcpUrl.href, "--timeout", "30"], {
+        BACKCHANNEL_TOKEN: tokens.agent,
+      });
+      assert.equal(await watcherOfAgent.exited, 0, watcherOfAgent.stderr());
+
+      const { message } = await reader.nextMessage("ask");
+      await reader.answer(String(message.data.thread_id), "Only you.", "Only you.");
+      // Bob writing to the same id writes to his own channel: alice's reader never shows it.
+      structured(
+        await other.callTool({
+          name: "notify_ui",
+          arguments: { channel_id: opened.channel_id, event: "answer", data: { thread_id: message.data.thread_id, text: "bob was here" } },
+        }),
+      );
+      await reader.answer(String(message.data.thread_id), "Still only you.", "Still only you.");
+      const frame = await reader.frame();
+      assert.equal(await frame.locator(".message.agent", { hasText: "bob was here" }).count(), 0);
+      await page.close();
+    } finally {
+      await agent.close();
+      await other.close();
+    }
+    await assert.rejects(clientWith(undefined), (error) => error instanceof SdkHttpError && error.status === 401);
+    const noToken = spawnWatcher(dataDir.dir, ["ch-any", "--url", cluster.mcpUrl.href], { BACKCHANNEL_TOKEN: "" });
+    assert.equal(await noToken.exited, 1);
+    assert.match(noToken.stderr(), /wants a token \(401\): set \$BACKCHANNEL_TOKEN/);
+    const badToken = spawnWatcher(dataDir.dir, ["ch-any", "--url", cluster.mcpUrl.href], { BACKCHANNEL_TOKEN: `${tokens.agent}x` });
+    assert.equal(await badToken.exited, 1);
+    assert.match(badToken.stderr(), /refused the token in \$BACKCHANNEL_TOKEN \(401\)/);
   });
 });
