@@ -14,7 +14,7 @@ import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { listen } from "../server/transports/http.js";
-import { CLI, tempDataDir } from "./support/helpers.js";
+import { CLI, structured, tempDataDir } from "./support/helpers.js";
 import { storeKinds, type StoreFixture } from "./support/stores.js";
 
 /** A running `serve --http` and what it printed. */
@@ -147,6 +147,21 @@ describe("where serve --http listens", () => {
       assert.equal(await listToolsAs(local, "evil.test@backchannel.test"), 403);
       assert.equal(await listToolsAs(local, "backchannel.test", { origin: "https://backchannel.test" }), 200);
       assert.equal(await listToolsAs(local, "backchannel.test", { origin: "https://evil.test" }), 403);
+      // Reached at a public URL: a watch command names it, and no single wait nears a remote connector's 60 s.
+      const client = await connect(local, "unused");
+      try {
+        const { tools } = await client.listTools();
+        for (const name of ["poll_agent_messages", "poll_ui_messages"]) {
+          const waitMs = (tools.find((tool) => tool.name === name)?.inputSchema.properties?.wait_ms ?? {}) as { maximum?: number };
+          assert.equal(waitMs.maximum, 25_000, `${name} waits at most 25 s`);
+        }
+        const opened = structured<{ watch_command: string }>(
+          await client.callTool({ name: "open_reader", arguments: { markdown: "# Remote\n\nText." } }),
+        );
+        assert.match(opened.watch_command, / watch ch-[0-9a-z-]+ --url https:\/\/backchannel\.test\/mcp$/);
+      } finally {
+        await client.close();
+      }
       served.process.kill();
     } finally {
       await cleanup();

@@ -26,6 +26,8 @@ export interface AppToolOptions {
   shellHtmlPath?: string;
   /** The server's awareness (see `ChannelToolOptions.awareness`). Default: these tools' own. */
   awareness?: Awareness;
+  /** The MCP endpoint a remote agent's watcher names (see `ReaderToolOptions.remoteWatchUrl`). Default: none. */
+  remoteWatchUrl?: string;
 }
 
 /** `_meta` of a tool only the app may call. Only hosts enforce it; `app_state` returns only what the model wrote itself. */
@@ -72,7 +74,7 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
         };
         await writeChannelApp(store, channelId, app);
         await awareness.useChannel(channelId, "channel", true);
-        const watch = watchCommand(channelId);
+        const watch = watchCommand(channelId, false, options.remoteWatchUrl);
         const what = saved ? `the saved app ${saved.name} ("${app.title}"; its note: ${saved.description})` : `"${app.title}"`;
         return toolResult(
           { channel_id: channelId, title: app.title, watch_command: watch, ...(saved ? { name: saved.name, description: saved.description } : {}) },

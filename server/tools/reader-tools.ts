@@ -33,6 +33,12 @@ import { compactSchema } from "./schemas.js";
 /** Options of {@link registerReaderTools}. */
 export interface ReaderToolOptions {
   /**
+   * The MCP endpoint an agent on another machine watches through (`watch <id> --url
+   * <it>` in `watch_command`), for a server reached at a public URL. Default: none, and
+   * `watch_command` runs the local watcher, which reads the store itself.
+   */
+  remoteWatchUrl?: string;
+  /**
    * Whether `open_reader` may read a local file (`path`). Default true, right for stdio,
    * where the server runs as the user on the user's machine; the HTTP transport turns it off.
    */
@@ -143,7 +149,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
         };
         await writeDocument(store, channelId, document);
         await awareness.useChannel(channelId, "reader", true);
-        const watch = watchCommand(channelId);
+        const watch = watchCommand(channelId, false, options.remoteWatchUrl);
         return toolResult(
           { channel_id: channelId, title: document.title, words: document.words, watch_command: watch },
           `Opened "${document.title}" (${document.words} words) in the reader on channel ${channelId}. ` +

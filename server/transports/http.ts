@@ -15,7 +15,7 @@ import type { AddressInfo } from "node:net";
 import { resolve as resolvePath } from "node:path";
 import { originValidation, toNodeHandler } from "@modelcontextprotocol/node";
 import { type AuthInfo, createMcpHandler, localhostAllowedOrigins, type OAuthTokenVerifier } from "@modelcontextprotocol/server";
-import { limitsFromEnv } from "../../core/limits.js";
+import { limitsFromEnv, MAX_REMOTE_WAIT_MS } from "../../core/limits.js";
 import { resolveDataDir } from "../../core/paths.js";
 import { createServer, type ServerOptions } from "../server.js";
 import { WaitingPolls } from "../tools/waiting-polls.js";
@@ -75,7 +75,14 @@ export function createMcpRequestListener(options: McpListenerOptions, onerror: (
       const caller = callers.get(namespace ?? "") ?? newCaller(serverOptions.store, namespace);
       callers.set(namespace ?? "", caller);
       const { store, waitingPolls } = caller;
-      const server = createServer({ readLocalFiles: false, watchChannels: false, ...serverOptions, store, waitingPolls });
+      const server = createServer({
+        readLocalFiles: false,
+        watchChannels: false,
+        ...(publicUrl ? { remoteWatchUrl: publicUrl.href } : {}),
+        ...serverOptions,
+        store,
+        waitingPolls,
+      });
       // A 2025-11-25 client's cancel comes in a request of its own, to this fresh instance: end the poll it names (see waiting-polls.ts).
       server.server.setNotificationHandler("notifications/cancelled", (notification) => {
         if (notification.params.requestId !== undefined) waitingPolls.cancel(notification.params.requestId);
@@ -216,8 +223,10 @@ export async function runHttpServer(options: HttpServerOptions = {}): Promise<vo
   const authenticate = verifier && bearerGate({ verifier, resource, onerror: logError });
   const mcp = createMcpRequestListener({
     store,
-    maxAgentWaitMs: limits.maxAgentWaitMs,
-    maxUiWaitMs: limits.maxUiWaitMs,
+    // Reached at a public URL, callers come through remote connectors that give up near
+    // 60 s: no single wait may come close, so the schemas advertise the shorter bound.
+    maxAgentWaitMs: options.publicUrl ? Math.min(limits.maxAgentWaitMs, MAX_REMOTE_WAIT_MS) : limits.maxAgentWaitMs,
+    maxUiWaitMs: options.publicUrl ? Math.min(limits.maxUiWaitMs, MAX_REMOTE_WAIT_MS) : limits.maxUiWaitMs,
     authenticate,
     publicUrl: options.publicUrl,
   });
