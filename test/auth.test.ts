@@ -6,15 +6,13 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { chmod, readFile, stat, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { verifyBearerToken } from "@modelcontextprotocol/server";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { principalOf } from "../server/auth/principal.js";
 import { defaultTokenFile } from "../server/auth/token-file.js";
 import { jwtVerifier, REQUIRED_SCOPE, staticTokenVerifier } from "../server/auth/verifiers.js";
-import { listen } from "../server/transports/http.js";
+import { type TestIssuer, startTestIssuer } from "./support/test-issuer.js";
 import { CLI, tempDataDir } from "./support/helpers.js";
 
 let dataDir: string;
@@ -66,29 +64,14 @@ describe("backchannel token add", () => {
 });
 
 describe("OAuth: JWT access tokens checked against the issuer's keys", () => {
-  let issuer: Server;
+  let issuer: TestIssuer;
   let issuerUrl: string;
   let sign: (claims: Record<string, unknown>) => Promise<string>;
   let foreign: (claims: Record<string, unknown>) => Promise<string>;
 
   before(async () => {
-    const { publicKey, privateKey } = await generateKeyPair("ES256");
-    const other = await generateKeyPair("ES256");
-    const jwk = { ...(await exportJWK(publicKey)), kid: "k1", alg: "ES256", use: "sig" };
-    issuer = createServer((req, res) => {
-      if (req.url === "/.well-known/oauth-authorization-server") {
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ issuer: issuerUrl, jwks_uri: `${issuerUrl}/jwks` }));
-      } else if (req.url === "/jwks") {
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: [jwk] }));
-      } else {
-        res.writeHead(404).end();
-      }
-    });
-    issuerUrl = (await listen(issuer)).href.replace(/\/$/, "");
-    const signer = (key: CryptoKey) => (claims: Record<string, unknown>) =>
-      new SignJWT(claims).setProtectedHeader({ alg: "ES256", kid: "k1" }).setIssuedAt().sign(key);
-    sign = signer(privateKey);
-    foreign = signer(other.privateKey);
+    issuer = await startTestIssuer();
+    ({ url: issuerUrl, sign, signForeign: foreign } = issuer);
   });
   after(() => {
     issuer.close();

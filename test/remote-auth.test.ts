@@ -9,11 +9,10 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmod } from "node:fs/promises";
-import { createServer, request, type Server } from "node:http";
+import { request } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import { listen } from "../server/transports/http.js";
+import { type TestIssuer, startTestIssuer } from "./support/test-issuer.js";
 import { CLI, structured, tempDataDir } from "./support/helpers.js";
 import { storeKinds, type StoreFixture } from "./support/stores.js";
 
@@ -239,7 +238,7 @@ describe("--auth tokens", () => {
 });
 
 describe("--auth oauth against a real issuer", () => {
-  let issuer: Server;
+  let issuer: TestIssuer;
   let issuerUrl: string;
   let dir: string;
   let cleanup: () => Promise<void>;
@@ -250,23 +249,8 @@ describe("--auth oauth against a real issuer", () => {
   const publicUrl = "http://127.0.0.1/mcp";
 
   before(async () => {
-    const { publicKey, privateKey } = await generateKeyPair("ES256");
-    const other = await generateKeyPair("ES256");
-    const jwk = { ...(await exportJWK(publicKey)), kid: "k1", alg: "ES256", use: "sig" };
-    issuer = createServer((req, res) => {
-      if (req.url === "/.well-known/oauth-authorization-server") {
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ issuer: issuerUrl, jwks_uri: `${issuerUrl}/jwks` }));
-      } else if (req.url === "/jwks") {
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: [jwk] }));
-      } else {
-        res.writeHead(404).end();
-      }
-    });
-    issuerUrl = (await listen(issuer)).href.replace(/\/$/, "");
-    const signer = (key: CryptoKey) => (claims: Record<string, unknown>) =>
-      new SignJWT(claims).setProtectedHeader({ alg: "ES256", kid: "k1" }).setIssuedAt().sign(key);
-    sign = signer(privateKey);
-    foreign = signer(other.privateKey);
+    issuer = await startTestIssuer();
+    ({ url: issuerUrl, sign, signForeign: foreign } = issuer);
     ({ dir, cleanup } = await tempDataDir());
     served = await serve(["--auth", "oauth", "--issuer", issuerUrl, "--public-url", publicUrl], { BACKCHANNEL_HOME: dir });
   });
