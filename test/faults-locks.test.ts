@@ -6,12 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { lstat, mkdir, readdir, readFile, readlink, symlink, utimes, writeFile } from "node:fs/promises";
+import { execFileSync, spawn } from "node:child_process";
+import { lstat, mkdir, readdir, readFile, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { channelDir, queueFile } from "../core/paths.js";
 import { FileStore } from "../store/file/file-store.js";
+import { deadHolderRecord } from "./support/dead-holder.js";
 import { tempDataDir } from "./support/helpers.js";
 
 const STALE_MS = 2000;
@@ -32,18 +33,6 @@ async function timedAppend(store: FileStore, channel: string): Promise<number> {
   const started = Date.now();
   await store.append(channel, "ui", "e");
   return Date.now() - started;
-}
-
-/** The record a lock holder writes, for a process that has exited. */
-async function deadHolderRecord(): Promise<string> {
-  const gone = spawnSync(
-    process.execPath,
-    ["-p", "JSON.stringify({ pid: process.pid, stat: require('fs').readFileSync('/proc/self/stat', 'utf8') })"],
-    { encoding: "utf8" },
-  );
-  const { pid, stat } = JSON.parse(gone.stdout) as { pid: number; stat: string };
-  const machine = `${(await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim()} ${await readlink("/proc/self/ns/pid")}`;
-  return JSON.stringify({ pid, machine, started: stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19], nonce: "0", beat: 0 });
 }
 
 describe("lock paths in odd states", () => {
@@ -108,7 +97,7 @@ describe("lock paths in odd states", () => {
       await store.append(id, "ui", "e");
       await store.poll(id, "ui", { after: 1 });
     }
-    await writeFile(`${queueFile(dataDir, "left-by-dead", "ui")}.lock`, await deadHolderRecord(), { mode: 0o600 });
+    await writeFile(`${queueFile(dataDir, "left-by-dead", "ui")}.lock`, (await deadHolderRecord()).record, { mode: 0o600 });
     const oldLock = `${queueFile(dataDir, "left-by-old", "agent")}.lock`;
     await mkdir(oldLock);
     await utimes(oldLock, longAgo, longAgo);

@@ -6,12 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { spawnSync } from "node:child_process";
-import { mkdir, readdir, readFile, readlink, stat, utimes, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FileStore } from "../store/file/file-store.js";
 import { channelDir, queueFile } from "../core/paths.js";
 import { withLock } from "../store/file/lock.js";
+import { deadHolderRecord } from "./support/dead-holder.js";
 import { tempDataDir } from "./support/helpers.js";
 
 let dataDir: string;
@@ -110,15 +110,8 @@ describe("stale locks", () => {
     await store.append("dead-holder", "ui", "e");
     const lock = `${queueFile(dataDir, "dead-holder", "ui")}.lock`;
     // The record a holder writes, of a process that has exited, dated a year ahead.
-    const gone = spawnSync(
-      process.execPath,
-      ["-p", "JSON.stringify({ pid: process.pid, stat: require('fs').readFileSync('/proc/self/stat', 'utf8') })"],
-      { encoding: "utf8" },
-    );
-    const { pid, stat } = JSON.parse(gone.stdout) as { pid: number; stat: string };
-    const machine = `${(await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim()} ${await readlink("/proc/self/ns/pid")}`;
-    const started = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-    await writeFile(lock, JSON.stringify({ pid, machine, started, nonce: "0", beat: 0 }), { mode: 0o600 });
+    const { pid, record } = await deadHolderRecord();
+    await writeFile(lock, record, { mode: 0o600 });
     const aYearAhead = new Date(Date.now() + 365 * 24 * 3600_000);
     await utimes(lock, aYearAhead, aYearAhead);
     const waitStarted = Date.now();
