@@ -69,6 +69,7 @@ test("both are linear: each adversarial 1 MiB document in well under a second of
     chooseTitle({ format: "markdown", text }, undefined);
     const ms = ownCpuMs() - before;
     t.diagnostic(`${JSON.stringify(text.slice(0, 5))}…: ${Math.round(ms)} ms of CPU`);
-    assert.ok(ms < 250, `${JSON.stringify(text.slice(0, 5))}…: ${Math.round(ms)} ms of CPU`);
+    // Linear is 50–300 ms here; the quadratic code this replaced took minutes on 1 MiB.
+    assert.ok(ms < 1000, `${JSON.stringify(text.slice(0, 5))}…: ${Math.round(ms)} ms of CPU`);
   }
 });
