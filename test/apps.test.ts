@@ -17,7 +17,7 @@ import { APP_HTML_MAX_BYTES, SAVED_APP_MAX_BYTES } from "../core/limits.js";
 import { DamagedSavedAppError, SavedAppTooLargeError, type SavedApp } from "../store/saved-app.js";
 import { FileStore } from "../store/file/file-store.js";
 import { UnsafeAppsFolderError } from "../store/file/saved-apps.js";
-import { connectServer, structured, tempDataDir } from "./support/helpers.js";
+import { structured, tempDataDir, startServerPair } from "./support/helpers.js";
 
 /** What the model pays in context, as hosts pass it (name, description, inputSchema of every model-visible tool, plus the instructions). */
 const CONTEXT_BUDGET_CHARS = 4000;
@@ -45,17 +45,12 @@ interface Listed {
 }
 
 let dataDir: string;
-let cleanup: () => Promise<void>;
 let agent: Client;
 let shell: Client;
-before(async () => {
-  ({ dir: dataDir, cleanup } = await tempDataDir());
-  [agent, shell] = await Promise.all([connectServer(dataDir), connectServer(dataDir)]);
-});
-after(async () => {
-  await Promise.all([agent.close(), shell.close()]);
-  await cleanup();
-});
+let close: () => Promise<void>;
+// Two separate server processes, as hosts run them (the model and the app get separate sessions).
+before(async () => ({ dataDir, agent, app: shell, close } = await startServerPair()));
+after(() => close());
 
 /** The text of an error result; fails when the call succeeded. */
 function errorText(result: { isError?: boolean; content?: unknown }): string {

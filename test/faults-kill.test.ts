@@ -13,7 +13,7 @@ import type { QueueMessage } from "../protocol/message.js";
 import { readQueue } from "../store/file/log-format.js";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 import { type FixtureProcess, spawnFixture } from "./support/fixture-process.js";
-import { type StoreFixture, storeKinds } from "./support/stores.js";
+import { readRest, type StoreFixture, storeKinds } from "./support/stores.js";
 
 const STALE_MS = 2000;
 const KILLS = 50;
@@ -105,12 +105,7 @@ for (const kind of storeKinds()) {
         // Drain what is left: a stale lock from the last kills may hold the reader for up to STALE_MS.
         stop = true;
         await reader;
-        for (;;) {
-          const result = await store.poll(channel, "agent", { after: cursor });
-          for (const message of result.messages) received.set(message.seq, message);
-          cursor = result.cursor;
-          if (result.messages.length === 0) break;
-        }
+        await readRest(store, channel, cursor, received);
 
         if (fixture.kind === "file") {
           // Every queue file parses, and none was moved aside as corrupt.

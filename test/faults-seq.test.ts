@@ -10,20 +10,15 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import { queueFile } from "../core/paths.js";
 import type { QueueMessage } from "../protocol/message.js";
-import { connectServer, stderrOf, structured, tempDataDir } from "./support/helpers.js";
+import { stderrOf, structured, startServerPair } from "./support/helpers.js";
 
 let dataDir: string;
-let cleanup: () => Promise<void>;
 let agent: Client;
 let app: Client;
-before(async () => {
-  ({ dir: dataDir, cleanup } = await tempDataDir());
-  [agent, app] = await Promise.all([connectServer(dataDir), connectServer(dataDir)]);
-});
-after(async () => {
-  await Promise.allSettled([agent.close(), app.close()]);
-  await cleanup();
-});
+let close: () => Promise<void>;
+// Two separate server processes, as hosts run them (the model and the app get separate sessions).
+before(async () => ({ dataDir, agent, app, close } = await startServerPair()));
+after(() => close());
 
 type Poll = { messages: QueueMessage[]; cursor: number };
 

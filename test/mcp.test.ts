@@ -8,7 +8,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { SESSION_KEY_PATTERN } from "../core/ids.js";
 import type { Client } from "@modelcontextprotocol/client";
-import { connectServer, structured, tempDataDir } from "./support/helpers.js";
+import { connectServer, structured, startServerPair } from "./support/helpers.js";
 
 interface PollResult {
   messages: { seq: number; event: string; data: unknown; ts: string }[];
@@ -17,18 +17,12 @@ interface PollResult {
 }
 
 let dataDir: string;
-let cleanup: () => Promise<void>;
 let agent: Client;
 let app: Client;
-before(async () => {
-  ({ dir: dataDir, cleanup } = await tempDataDir());
-  // Two separate server processes, as hosts run them (the model and the app get separate sessions).
-  [agent, app] = await Promise.all([connectServer(dataDir), connectServer(dataDir)]);
-});
-after(async () => {
-  await Promise.all([agent.close(), app.close()]);
-  await cleanup();
-});
+let close: () => Promise<void>;
+// Two separate server processes, as hosts run them (the model and the app get separate sessions).
+before(async () => ({ dataDir, agent, app, close } = await startServerPair()));
+after(() => close());
 
 describe("tools/list", () => {
   test("shows the four channel tools, the app's two marked app-only", async () => {

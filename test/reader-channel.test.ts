@@ -15,7 +15,7 @@ import { App } from "@modelcontextprotocol/ext-apps";
 import { AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { InMemoryTransport, type CallToolRequest, type CallToolResult, type Client } from "@modelcontextprotocol/client";
 import { AppChannel, type ChannelMessage, type ChannelState } from "backchannel-mcp/app";
-import { connectServer, structured, tempDataDir } from "./support/helpers.js";
+import { connectServer, structured, startServerPair } from "./support/helpers.js";
 
 const INFO = { name: "channel-test", version: "0.0.0" };
 
@@ -112,17 +112,12 @@ class TestHost {
 }
 
 let dataDir: string;
-let cleanup: () => Promise<void>;
-let appSide: Client;
 let agent: Client;
-before(async () => {
-  ({ dir: dataDir, cleanup } = await tempDataDir());
-  [appSide, agent] = await Promise.all([connectServer(dataDir), connectServer(dataDir)]);
-});
-after(async () => {
-  await Promise.all([appSide.close(), agent.close()]);
-  await cleanup();
-});
+let appSide: Client;
+let close: () => Promise<void>;
+// Two separate server processes, as hosts run them (the model and the app get separate sessions).
+before(async () => ({ dataDir, agent, app: appSide, close } = await startServerPair()));
+after(() => close());
 
 /** Sends `event` from the agent on `channel`. */
 async function fromAgent(channel: string, event: string, data: unknown = {}): Promise<number> {

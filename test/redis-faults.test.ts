@@ -13,6 +13,7 @@ import { StoreUnavailableError } from "../store/redis/errors.js";
 import { connectServer, spawnWatcher, structured, tempDataDir } from "./support/helpers.js";
 import { type FixtureProcess, spawnFixture } from "./support/fixture-process.js";
 import { redisSkipReason, startRedis } from "./support/redis-server.js";
+import { readRest } from "./support/stores.js";
 
 const skip = redisSkipReason();
 const REDIS_KILLS = 20;
@@ -84,12 +85,7 @@ describe("Redis failing under load", { skip }, () => {
       await Promise.all([...writers.values()].map((writer) => writer.exited));
       stop = true;
       await reader;
-      for (;;) {
-        const result = await store.poll(channel, "agent", { after: cursor });
-        for (const message of result.messages) received.set(message.seq, message);
-        cursor = result.cursor;
-        if (result.messages.length === 0) break;
-      }
+      await readRest(store, channel, cursor, received);
 
       let acknowledged = 0;
       let failed = 0;

@@ -205,3 +205,27 @@ export function browserSkipReason(): string | undefined {
   process.stderr.write(`\n*** SKIPPING the browser tests: ${reason}. They run, and must pass, in CI. ***\n\n`);
   return reason;
 }
+
+/** Two server processes over one fresh data directory, as hosts run them: the model's session and the app's. */
+export interface ServerPair {
+  dataDir: string;
+  agent: Client;
+  app: Client;
+  /** Closes both and removes the data directory. */
+  close(): Promise<void>;
+}
+
+/** Starts a {@link ServerPair}. */
+export async function startServerPair(): Promise<ServerPair> {
+  const { dir: dataDir, cleanup } = await tempDataDir();
+  const [agent, app] = await Promise.all([connectServer(dataDir), connectServer(dataDir)]);
+  return {
+    dataDir,
+    agent,
+    app,
+    async close() {
+      await Promise.allSettled([agent.close(), app.close()]);
+      await cleanup();
+    },
+  };
+}

@@ -12,6 +12,7 @@ import { FileStore } from "../../store/file/file-store.js";
 import { ROOT_KEYS } from "../../store/redis/keys.js";
 import { RedisStore } from "../../store/redis/redis-store.js";
 import type { ChannelStore } from "../../store/store.js";
+import type { QueueMessage } from "../../protocol/message.js";
 import { tempDataDir } from "./helpers.js";
 import { type RedisServer, redisSkipReason, startRedis, TEST_DATABASES } from "./redis-server.js";
 
@@ -134,4 +135,19 @@ async function startRedisFixture(): Promise<StoreFixture> {
       }
     },
   };
+}
+
+/**
+ * Reads the agent queue of `channel` from `cursor` until a poll brings nothing new,
+ * putting each message into `received` by its seq (a writer killed mid-run leaves no
+ * one appending, so this ends).
+ */
+export async function readRest(store: ChannelStore, channel: string, after: number, received: Map<number, QueueMessage>): Promise<void> {
+  let cursor = after;
+  for (;;) {
+    const result = await store.poll(channel, "agent", { after: cursor });
+    for (const message of result.messages) received.set(message.seq, message);
+    cursor = result.cursor;
+    if (result.messages.length === 0) return;
+  }
 }
