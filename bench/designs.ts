@@ -33,6 +33,8 @@ export interface Design {
   appIntervalMs: number;
   /** The process id of the store's own server (redis-server), whose idle cost is the design's too. */
   storeServerPid?: number;
+  /** The loopback port of the store's own server (redis-server), whose own ceiling the throughput suite measures. */
+  storeServerPort?: number;
   /**
    * The period of the timer that decides this design's latency, if any. Samples are
    * taken at a random moment within it, so that the phase of the timer is uniform.
@@ -79,9 +81,9 @@ export const BASELINE: Design = {
  * makes gets a Redis database of its own, as it would get an empty folder.
  * @param urlOf the URL of database `db` of the Redis server.
  * @param databases how many databases that server has.
- * @param pid the Redis server's process id.
+ * @param server the Redis server's process id, and its loopback port for its own ceiling (none: not measured).
  */
-export function redisDesign(urlOf: (db: number) => string, databases: number, pid: number | undefined): Design {
+export function redisDesign(urlOf: (db: number) => string, databases: number, server: { pid: number | undefined; port?: number }): Design {
   const dbs = new Map<string, number>();
   const urlFor = (dataDir: string) => {
     if (!dbs.has(dataDir)) dbs.set(dataDir, dbs.size % databases);
@@ -90,7 +92,8 @@ export function redisDesign(urlOf: (db: number) => string, databases: number, pi
   return {
     ...BACKCHANNEL,
     name: "redis",
-    storeServerPid: pid,
+    storeServerPid: server.pid,
+    storeServerPort: server.port,
     env: (dataDir) => ({ BACKCHANNEL_HOME: dataDir, BACKCHANNEL_STORE: urlFor(dataDir) }),
     location: (dataDir) => storeLocationFromEnv({}, urlFor(dataDir)),
   };

@@ -1,6 +1,6 @@
 /**
  * How many samples each mode takes. The quick mode (the default) is sized for about
- * two and a half minutes on an idle 2-core machine (3–4 minutes when other test suites
+ * three and a half minutes on an idle 2-core machine (4–5 minutes when other test suites
  * share the cores), plus about 3 minutes of the reader in MCP Inspector; the full mode
  * takes about 45 minutes, gives p99 from at least 100 samples where a sample is cheap,
  * and watches idle cost for 10 minutes.
@@ -41,7 +41,9 @@ export const QUICK: Plan = {
   wake: (design) => ({ exit: fast(design) ? 12 : 6, follow: 30 }),
   delivery: (design) => ({ delivery: 30, roundTrip: fast(design) ? 10 : 4 }),
   throughput: { processes: [1, 4, 16], messages: 1000, durationMs: 500, repeats: 1 },
-  idle: { windowMs: 30_000, sliceMs: 30_000 },
+  // Three slices, so that the median is the steady cost: a fresh process pays a one-off
+  // garbage collection some 30–40 s after start (about 100 ms for a watcher that loaded the Redis client).
+  idle: { windowMs: 90_000, sliceMs: 30_000 },
   scale: { channels: [1, 100, 10_000], starts: 2, deliveries: 8, append: { messages: 1000, durationMs: 500 } },
   // About 5 s of status line rounds and 20 s of pushes.
   awareness: { statuslineRounds: 30, pushes: 30 },

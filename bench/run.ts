@@ -84,7 +84,9 @@ async function main(): Promise<void> {
   };
   const figures: (Figure | SoloFigure)[] = [];
   const redis = !values["no-redis"] && only.some((name) => STORE_SUITES.includes(name)) ? await startRedisForBench(ctx) : undefined;
-  const stores = redis ? [BACKCHANNEL, redisDesign(redis.server.url, TEST_DATABASES, redis.server.child().pid), BASELINE] : DESIGNS;
+  const stores = redis
+    ? [BACKCHANNEL, redisDesign(redis.server.url, TEST_DATABASES, { pid: redis.server.child().pid, port: redis.server.port }), BASELINE]
+    : DESIGNS;
   try {
     for (const [name, suite] of Object.entries(SUITES)) {
       if (only.includes(name)) figures.push(...(await suite(plan, ctx, stores)));

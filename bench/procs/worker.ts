@@ -13,8 +13,10 @@ const START_TIMEOUT_MS = 60_000;
 
 /** A running worker. */
 export interface WorkerProcess {
-  /** Starts `task`; resolves with its report. @throws when the worker dies first. */
-  run(task: WorkerTask): Promise<WorkerReport>;
+  /** Gives the worker `task`; resolves once it has opened its store and can start. @throws when the worker dies first. */
+  arm(task: WorkerTask): Promise<void>;
+  /** Starts the armed task; resolves with its report. @throws when the worker dies first. */
+  go(): Promise<WorkerReport>;
   /** Tells a drainer to finish its task once the queue is empty. */
   stop(): void;
   /** Ends the worker. */
@@ -26,6 +28,17 @@ export async function startWorkers(count: number): Promise<WorkerProcess[]> {
   const workers = Array.from({ length: count }, () => startWorker());
   await withTimeout(Promise.all(workers.map((worker) => worker.ready)), START_TIMEOUT_MS, "queue workers to start");
   return workers.map((worker) => worker.process);
+}
+
+/**
+ * Arms every worker with its task, then starts them all at once, so that the span of a
+ * run is the work alone.
+ * @returns each worker's report, in the order of `runs`.
+ * @throws when a worker dies while arming or takes longer than a minute to arm.
+ */
+export async function runTogether(runs: readonly { worker: WorkerProcess; task: WorkerTask }[]): Promise<Promise<WorkerReport>[]> {
+  await withTimeout(Promise.all(runs.map(({ worker, task }) => worker.arm(task))), START_TIMEOUT_MS, "queue workers to arm");
+  return runs.map(({ worker }) => worker.go());
 }
 
 function startWorker(): { ready: Promise<void>; process: WorkerProcess } {
@@ -52,9 +65,14 @@ function startWorker(): { ready: Promise<void>; process: WorkerProcess } {
   return {
     ready: nextLine().then(() => undefined),
     process: {
-      run(task) {
-        const report = nextLine().then((line) => JSON.parse(line) as WorkerReport);
+      arm(task) {
+        const armed = nextLine().then(() => undefined);
         send({ task });
+        return armed;
+      },
+      go() {
+        const report = nextLine().then((line) => JSON.parse(line) as WorkerReport);
+        send({ go: true });
         return report;
       },
       stop: () => send({ stop: true }),

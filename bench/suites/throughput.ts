@@ -11,9 +11,10 @@
  * - Append + drain: K appenders on one queue while K drainers empty it with
  *   read-and-clear polls; every key must reach exactly one drainer.
  *
- * Workers are started once per process count and wait for their tasks, so that only
- * the queue work is timed: from the earliest start to the last append (or the last
- * drain that found messages) of any worker. The time cap keeps a slow run short; a
+ * Workers are started once per process count and wait for their tasks, and all workers
+ * of a run start together once each has opened its store, so that only the queue work
+ * is timed: from the earliest start to the last append (or the last drain that found
+ * messages) of any worker. The time cap keeps a slow run short; a
  * faster design then appends more, into a longer queue, which only makes each of its
  * appends dearer.
  */
@@ -21,8 +22,10 @@ import { mkdtemp } from "node:fs/promises";
 import { join } from "node:path";
 import type { Design, DesignName } from "../designs.js";
 import type { Figure, RunContext } from "../figures.js";
+import { REDIS_BENCHMARK, redisSetCeiling } from "../procs/redis-benchmark.js";
+import type { SoloFigure } from "../solo.js";
 import { assertExactlyOnce, type Tally } from "../integrity.js";
-import { startWorkers, type WorkerProcess } from "../procs/worker.js";
+import { runTogether, startWorkers, type WorkerProcess } from "../procs/worker.js";
 import { withTimeout } from "../timing.js";
 import { openReader } from "../../store/open.js";
 import type { WorkerReport } from "../workers/queue-worker.js";
@@ -54,9 +57,16 @@ export interface ThroughputRun {
 /** Longest one run may take before the run fails. */
 const RUN_TIMEOUT_MS = 120_000;
 
-/** Measures every process count of `plan` for each design. */
-export async function throughputFigures(designs: readonly Design[], plan: ThroughputPlan, ctx: RunContext): Promise<Figure[]> {
-  const figures: Figure[] = [];
+/** Most requests redis-benchmark sends for one ceiling: a few seconds at the ceiling of a durable server here. */
+const MAX_CEILING_REQUESTS = 20_000;
+
+/**
+ * Measures every process count of `plan` for each design; for a design with a store
+ * server of its own (redis-server), also that server's own ceiling from as many
+ * connections (../procs/redis-benchmark.ts), as a solo figure.
+ */
+export async function throughputFigures(designs: readonly Design[], plan: ThroughputPlan, ctx: RunContext): Promise<(Figure | SoloFigure)[]> {
+  const figures: (Figure | SoloFigure)[] = [];
   const totals = new Map<DesignName, { lost: number; duplicated: number; errors: number }>();
   const count = (design: Design, run: ThroughputRun) => {
     const total = totals.get(design.name) ?? { lost: 0, duplicated: 0, errors: 0 };
@@ -95,6 +105,7 @@ export async function throughputFigures(designs: readonly Design[], plan: Throug
       for (const worker of [...appenders, ...drainers]) worker.close();
     }
     const label = `${processes} proc${processes === 1 ? "" : "s"}`;
+    figures.push(...(await storeCeilings(designs, processes, plan.repeats, label, ctx)));
     figures.push({
       key: `throughput.append.${processes}`,
       name: `appends/s, ${label} on one queue`,
@@ -160,23 +171,19 @@ export async function fillQueue(
   const dataDir = options.dataDir ?? (await mkdtemp(join(ctx.root, `${design.name}-fill-`)));
   const base = `bench-fill-${appenders.length}-${Math.random().toString(36).slice(2, 8)}`;
   const channelIds = appenders.map((_, writer) => (options.ownChannels ? `${base}-${writer}` : base));
-  const reports = await withTimeout(
-    Promise.all(
-      appenders.map((worker, writer) =>
-        worker.run({
-          design: design.name,
-          location: design.location(dataDir),
-          channelId: channelIds[writer]!,
-          role: "append",
-          writer,
-          count: options.ownChannels ? size.messages : share(size.messages, appenders.length, writer),
-          durationMs: size.durationMs,
-        }),
-      ),
-    ),
-    RUN_TIMEOUT_MS,
-    `${design.name} appenders`,
-  );
+  const runs = appenders.map((worker, writer) => ({
+    worker,
+    task: {
+      design: design.name,
+      location: design.location(dataDir),
+      channelId: channelIds[writer]!,
+      role: "append" as const,
+      writer,
+      count: options.ownChannels ? size.messages : share(size.messages, appenders.length, writer),
+      durationMs: size.durationMs,
+    },
+  }));
+  const reports = await withTimeout(Promise.all(await runTogether(runs)), RUN_TIMEOUT_MS, `${design.name} appenders`);
   const stored: string[] = [];
   const { reader, close } = await openReader(design.location(dataDir));
   try {
@@ -195,6 +202,33 @@ export async function fillQueue(
   return { appendsPerSecond: rate(written.length, reports), errors: errorCount(reports), tally };
 }
 
+/** For each design with a store server of its own: that server's plain SETs/s from `clients` connections. */
+async function storeCeilings(designs: readonly Design[], clients: number, repeats: number, label: string, ctx: RunContext): Promise<SoloFigure[]> {
+  const figures: SoloFigure[] = [];
+  for (const design of designs) {
+    if (design.storeServerPort === undefined) continue;
+    ctx.log(`throughput: ${design.name}-server's own ceiling, ${clients} connection(s)`);
+    const samples: number[] = [];
+    for (let repeat = 0; repeat < repeats; repeat += 1) {
+      const rate = await redisSetCeiling(design.storeServerPort, clients, Math.min(MAX_CEILING_REQUESTS, 2500 * clients));
+      if (rate === undefined) {
+        ctx.log(`throughput: ${REDIS_BENCHMARK} is not installed (apt-get install redis-tools): no ceiling`);
+        return figures;
+      }
+      samples.push(rate);
+    }
+    figures.push({
+      key: `throughput.storeCeiling.${clients}`,
+      name: `${design.name}-server's own ceiling: plain SETs/s from ${clients} connection${clients === 1 ? "" : "s"} (redis-benchmark)`,
+      unit: "/s",
+      solo: true,
+      samples,
+      against: { name: `${design.name}: appends/s, ${label} on one queue, main table` },
+    });
+  }
+  return figures;
+}
+
 /** The `appenders` append to one queue while the `drainers` empty it. */
 async function appendAndDrain(
   design: Design,
@@ -210,14 +244,15 @@ async function appendAndDrain(
     channelId: `bench-mixed-${Math.random().toString(36).slice(2, 8)}`,
     durationMs: size.durationMs,
   };
-  const drained = drainers.map((worker, writer) => worker.run({ ...task, role: "drain", writer, count: 0 }));
-  const appended = await withTimeout(
-    Promise.all(
-      appenders.map((worker, writer) => worker.run({ ...task, role: "append", writer, count: share(size.messages, appenders.length, writer) })),
-    ),
-    RUN_TIMEOUT_MS,
-    `${design.name} appenders`,
-  );
+  const reports = await runTogether([
+    ...drainers.map((worker, writer) => ({ worker, task: { ...task, role: "drain" as const, writer, count: 0 } })),
+    ...appenders.map((worker, writer) => ({
+      worker,
+      task: { ...task, role: "append" as const, writer, count: share(size.messages, appenders.length, writer) },
+    })),
+  ]);
+  const drained = reports.slice(0, drainers.length);
+  const appended = await withTimeout(Promise.all(reports.slice(drainers.length)), RUN_TIMEOUT_MS, `${design.name} appenders`);
   for (const worker of drainers) worker.stop();
   const drainReports = await withTimeout(Promise.all(drained), RUN_TIMEOUT_MS, `${design.name} drainers`);
   const tally = assertExactlyOnce(

@@ -2,11 +2,14 @@
  * One process of the throughput suite. It runs tasks sent on stdin, one JSON line
  * each, against a design's store, and answers each with a report line on stdout:
  *
- *     {"task": WorkerTask}   append or drain as fast as it can
+ *     {"task": WorkerTask}   open the store and read once, then print "armed"
+ *     {"go": true}           start the armed task: append or drain as fast as it can
  *     {"stop": true}         a drainer finishes its task once the queue is empty
  *
  * It prints "ready" once loaded, so that process start-up is never measured, and is
- * reused for every run of a suite, so that start-up is paid once.
+ * reused for every run of a suite, so that start-up is paid once. Arming and starting
+ * are two steps so that all workers of a run start together (../procs/worker.ts): a
+ * worker that opened its store late would otherwise stretch the run's span.
  *
  *     node dist/bench/workers/queue-worker.js
  */
@@ -47,7 +50,7 @@ export interface WorkerReport {
 }
 
 /** A line on the worker's stdin. */
-export type WorkerCommand = { task: WorkerTask } | { stop: true };
+export type WorkerCommand = { task: WorkerTask } | { go: true } | { stop: true };
 
 /** How long a drainer that found the queue empty (or failed) sleeps before it reads again. */
 const EMPTY_PAUSE_MS = 1;
@@ -58,21 +61,27 @@ const now = () => performance.timeOrigin + performance.now();
 
 async function main(): Promise<void> {
   let stopping = false;
+  let armed: { store: ChannelStore; task: WorkerTask } | undefined;
   const running: Promise<void>[] = [];
   process.stdout.write("ready\n");
   for await (const line of createInterface({ input: process.stdin })) {
     const command = JSON.parse(line) as WorkerCommand;
     if ("stop" in command) {
       stopping = true;
-      continue;
+    } else if ("task" in command) {
+      const { task } = command;
+      const store = await storeFor(task);
+      await warmUp(store, task.channelId);
+      armed = { store, task };
+      process.stdout.write("armed\n");
+    } else if (armed) {
+      stopping = false;
+      const { store, task } = armed;
+      armed = undefined;
+      // Not awaited here: a drainer must keep reading stdin to hear "stop".
+      const work = task.role === "append" ? append(store, task) : drain(store, task, () => stopping);
+      running.push(work.then((report) => void process.stdout.write(`${JSON.stringify(report)}\n`)));
     }
-    stopping = false;
-    const { task } = command;
-    const store = await storeFor(task);
-    await warmUp(store, task.channelId);
-    // Not awaited here: a drainer must keep reading stdin to hear "stop".
-    const work = task.role === "append" ? append(store, task) : drain(store, task, () => stopping);
-    running.push(work.then((report) => void process.stdout.write(`${JSON.stringify(report)}\n`)));
   }
   await Promise.all(running);
   // Redis connections would keep the process alive.
