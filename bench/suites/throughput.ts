@@ -9,7 +9,8 @@
  * - A channel each: the same, but each appender on a channel of its own (the usual
  *   case: one writer per queue), so only the disk is shared.
  * - Append + drain: K appenders on one queue while K drainers empty it with
- *   read-and-clear polls; every key must reach exactly one drainer.
+ *   read-and-clear long-polls, as apps read (the baseline cannot wait: its drainers read
+ *   again 1 ms after an empty read); every key must reach exactly one drainer.
  *
  * Workers are started once per process count and wait for their tasks, and all workers
  * of a run start together once each has opened its store, so that only the queue work

@@ -52,7 +52,12 @@ export interface WorkerReport {
 /** A line on the worker's stdin. */
 export type WorkerCommand = { task: WorkerTask } | { go: true } | { stop: true };
 
-/** How long a drainer that found the queue empty (or failed) sleeps before it reads again. */
+/**
+ * How long a drainer's read waits for a message when the queue is empty, as an app's
+ * long-poll does (a design that cannot wait, the baseline, returns at once).
+ */
+const DRAIN_WAIT_MS = 1000;
+/** How long a drainer whose read failed, or returned empty without waiting, pauses before it reads again. */
 const EMPTY_PAUSE_MS = 1;
 /** A drainer gives up after this long, whatever happens. */
 const MAX_DRAIN_MS = 5 * 60 * 1000;
@@ -60,14 +65,14 @@ const MAX_DRAIN_MS = 5 * 60 * 1000;
 const now = () => performance.timeOrigin + performance.now();
 
 async function main(): Promise<void> {
-  let stopping = false;
+  let stop = new AbortController();
   let armed: { store: ChannelStore; task: WorkerTask } | undefined;
   const running: Promise<void>[] = [];
   process.stdout.write("ready\n");
   for await (const line of createInterface({ input: process.stdin })) {
     const command = JSON.parse(line) as WorkerCommand;
     if ("stop" in command) {
-      stopping = true;
+      stop.abort();
     } else if ("task" in command) {
       const { task } = command;
       const store = await storeFor(task);
@@ -75,11 +80,11 @@ async function main(): Promise<void> {
       armed = { store, task };
       process.stdout.write("armed\n");
     } else if (armed) {
-      stopping = false;
+      stop = new AbortController();
       const { store, task } = armed;
       armed = undefined;
       // Not awaited here: a drainer must keep reading stdin to hear "stop".
-      const work = task.role === "append" ? append(store, task) : drain(store, task, () => stopping);
+      const work = task.role === "append" ? append(store, task) : drain(store, task, stop.signal);
       running.push(work.then((report) => void process.stdout.write(`${JSON.stringify(report)}\n`)));
     }
   }
@@ -141,15 +146,18 @@ async function append(store: ChannelStore, task: WorkerTask): Promise<WorkerRepo
   return report;
 }
 
-async function drain(store: ChannelStore, task: WorkerTask, stopping: () => boolean): Promise<WorkerReport> {
+/** Empties the queue with read-and-clear polls that wait for messages, until `stopped` and the queue is empty. */
+async function drain(store: ChannelStore, task: WorkerTask, stopped: AbortSignal): Promise<WorkerReport> {
   const report: WorkerReport = { startedAt: now(), lastAt: now(), operations: 0, keys: [], errors: [] };
   const deadline = report.startedAt + MAX_DRAIN_MS;
   while (now() < deadline) {
-    // Read the flag before polling: a stop that came earlier means nothing more will be appended.
-    const last = stopping();
+    // Read the flag before polling: a stop that came earlier means nothing more will be
+    // appended, so an empty read then ends the drain. Stopping also ends a waiting read.
+    const last = stopped.aborted;
+    const asked = now();
     let messages: QueueMessage[];
     try {
-      ({ messages } = await store.poll(task.channelId, "agent"));
+      ({ messages } = await store.poll(task.channelId, "agent", last ? {} : { waitMs: DRAIN_WAIT_MS, signal: stopped }));
     } catch (error) {
       // A drain that failed took nothing (the lock stayed busy): note it and read again.
       report.errors.push((error as Error).message);
@@ -162,7 +170,8 @@ async function drain(store: ChannelStore, task: WorkerTask, stopping: () => bool
       for (const message of messages) report.keys.push(String((message.data as { key?: unknown }).key));
     } else if (last) {
       break;
-    } else {
+    } else if (now() - asked < DRAIN_WAIT_MS) {
+      // It did not wait (the baseline), or was stopped: a pause, so that reading again is not a busy loop.
       await sleep(EMPTY_PAUSE_MS);
     }
   }
