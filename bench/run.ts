@@ -2,7 +2,9 @@
  * `npm run bench`: measures backchannel and the polling baseline in the same run,
  * prints a markdown table, and writes every raw sample to bench/results/latest.json.
  *
- *     node dist/bench/run.js [--full] [--out FILE] [--only SUITE,…]
+ *     node dist/bench/run.js [--full] [--out FILE] [--only SUITE,…] [--no-redis] [--reader-before COMMIT|none]
+ *
+ * `--help` prints what each option does ({@link USAGE}).
  *
  * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector, reader,
  * cluster (all by default). Wake, delivery (with the round trip), throughput and idle also
@@ -59,18 +61,51 @@ const SUITES: Record<string, (plan: Plan, ctx: RunContext, stores: readonly Desi
 /** The suites that measure the Redis store too. */
 const STORE_SUITES = ["wake", "delivery", "throughput", "idle"];
 
+/** What `--help` prints. */
+const USAGE = `Usage: npm run bench -- [options]
+
+  --full                  about 45 minutes: p99 from 100+ samples, idle cost over 10 minutes
+                          (default: the quick mode, about 2½ minutes plus the browser suites)
+  --out FILE              where the raw samples go (default bench/results/latest.json)
+  --only SUITE,…          only these suites: ${Object.keys(SUITES).join(", ")}
+  --no-redis              leave the Redis store out of the store suites
+  --reader-before COMMIT  the commit whose reader the reader suite measures too, as "before"
+                          (default ${QUICK.readerLong.beforeCommit}); "none" measures this checkout's reader only:
+                          a minute or two instead of several
+  -h, --help              this text
+`;
+
 /** bench/results/latest.json in the source tree (this file runs from dist/bench/). */
 const DEFAULT_OUT = fileURLToPath(new URL("../../bench/results/latest.json", import.meta.url));
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { full: { type: "boolean" }, out: { type: "string" }, only: { type: "string" }, "no-redis": { type: "boolean" } },
+    options: {
+      full: { type: "boolean" },
+      out: { type: "string" },
+      only: { type: "string" },
+      "no-redis": { type: "boolean" },
+      "reader-before": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
   });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
   const only = values.only?.split(",") ?? Object.keys(SUITES);
   const unknown = only.filter((name) => !(name in SUITES));
   if (unknown.length > 0) throw new Error(`unknown suite ${unknown.join(", ")}; choose from ${Object.keys(SUITES).join(", ")}`);
   const mode = values.full ? "full" : "quick";
-  const plan = mode === "full" ? FULL : QUICK;
+  const modePlan = mode === "full" ? FULL : QUICK;
+  const readerBefore = values["reader-before"];
+  // Handed to `git archive` as one argument: anything but an option is a revision for git to judge.
+  if (readerBefore !== undefined && (readerBefore === "" || readerBefore.startsWith("-")))
+    throw new Error(`--reader-before takes a commit (e.g. 0c4312a, a tag or a branch) or "none", not "${readerBefore}"`);
+  const plan: Plan =
+    readerBefore === undefined
+      ? modePlan
+      : { ...modePlan, readerLong: { ...modePlan.readerLong, beforeCommit: readerBefore === "none" ? null : readerBefore } };
   const root = await mkdtemp(join(tmpdir(), "backchannel-bench-"));
   const startedAt = new Date();
   const started = performance.now();

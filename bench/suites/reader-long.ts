@@ -34,8 +34,8 @@ export interface ReaderLongPlan {
   loads: number;
   /** Questions asked and answered in each reader. */
   asks: number;
-  /** The commit whose reader is "before". */
-  beforeCommit: string;
+  /** The commit whose reader is "before"; `null` measures this checkout's reader only. */
+  beforeCommit: string | null;
 }
 
 /** How long one step may take: the reader before spends seconds, on a loaded machine minutes, on each change of a 1 MiB document. */
@@ -44,15 +44,19 @@ const SLOW_MS = 300_000;
 /** The repository this benchmark runs from (dist/bench/suites/ → the root). */
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
-/** Measures both readers; without git (or the commit), only this checkout's. */
+/** Measures both readers; without a "before" commit (or git, or the commit), only this checkout's. */
 export async function readerLongFigures(plan: ReaderLongPlan, ctx: RunContext): Promise<SoloFigure[]> {
   const { markdown, marker } = longMarkdown();
-  ctx.log(`reader, long document: building the reader of ${plan.beforeCommit}`);
   const beforeDir = await mkdtemp(join(ctx.root, "reader-before-"));
-  const beforeHtml = await buildReaderAt(plan.beforeCommit, beforeDir).catch((error: Error) => {
-    ctx.log(`reader, long document: no "before" reader (${error.message.split("\n")[0]}); measuring this checkout only`);
-    return undefined;
-  });
+  let beforeHtml: string | undefined;
+  if (plan.beforeCommit === null) ctx.log(`reader, long document: no "before" reader asked for; measuring this checkout only`);
+  else {
+    ctx.log(`reader, long document: building the reader of ${plan.beforeCommit}`);
+    beforeHtml = await buildReaderAt(plan.beforeCommit, beforeDir).catch((error: Error) => {
+      ctx.log(`reader, long document: no "before" reader (${error.message.split("\n")[0]}); measuring this checkout only`);
+      return undefined;
+    });
+  }
   const variants = [{ name: "after", html: undefined as string | undefined }, ...(beforeHtml ? [{ name: "before", html: beforeHtml }] : [])];
   const samples = new Map(variants.map((variant) => [variant.name, { load: [] as number[], ask: [] as number[], answer: [] as number[] }]));
   const rigs = await Promise.all(variants.map((variant) => new ReaderRig().start(variant.html ? { readerHtml: variant.html } : {})));
