@@ -8,14 +8,21 @@
  * Long documents: the top-level elements are grouped into chunks of {@link CHUNK_SIZE},
  * each `content-visibility: auto` (style.css), so the browser lays out and paints only
  * the chunks near the view; an update on screen then costs the same on 1 MB as on 1 KB.
+ * The first chunk is rendered at once and the others in short slices of work between
+ * which the browser paints and handles input (markdown-pieces.ts parses the source a
+ * window at a time, as the chunks need it), so the first screen of a 1 MiB document
+ * costs what a short document does. While chunks are still being added, the document
+ * is `aria-busy`.
  *
  * A passage is addressed by a {@link PassageAnchor}: the index of a leaf block (a
  * paragraph, list item, heading, cell, code block, … that holds no other block) and
  * character offsets into its text. Rendering the same document always yields the same
  * blocks, so an anchor stored on the server finds its passage again after a reload.
  */
-import markdownIt, { type MarkdownIt } from "markdown-it";
 import type { PassageAnchor, ReaderDocument } from "../protocol/reader.js";
+import { MarkdownPieces } from "./markdown-pieces.js";
+
+export { markdown } from "./markdown-pieces.js";
 
 /** Elements that count as blocks; only those that contain no other block are used. */
 const BLOCK_SELECTOR = "p, li, h1, h2, h3, h4, h5, h6, pre, td, th, dt, dd";
@@ -23,49 +30,154 @@ const BLOCK_SELECTOR = "p, li, h1, h2, h3, h4, h5, h6, pre, td, th, dt, dd";
 /** Top-level elements per chunk: small enough that one chunk lays out quickly, large enough that there are few. */
 const CHUNK_SIZE = 40;
 
-/** The one markdown renderer of the reader: raw HTML off, links checked by markdown-it, images off. */
-export const markdown: MarkdownIt = markdownIt({ html: false, linkify: true, typographer: false }).disable("image");
+/** A document found to have at most this many chunks once its first is split is rendered all at once (it costs what a first screen does). */
+const AT_ONCE_CHUNKS = 3;
+
+/** How long one slice of rendering may run before it lets the browser paint and handle input. */
+const SLICE_MS = 12;
 
 /** What {@link renderDocument} produced. */
 export interface RenderedDocument {
-  /** The leaf blocks, in document order: `blocks[anchor.block]`. */
+  /** The leaf blocks, in document order: `blocks[anchor.block]`. It grows until {@link done}. */
   blocks: HTMLElement[];
-  /** The headings, for the table of contents. */
+  /** The headings, in document order. It grows until {@link done}. */
   headings: HTMLElement[];
+  /** Whether the whole document was rendered at once (then {@link done} is already settled). */
+  whole: boolean;
+  /**
+   * Resolves once every chunk is in the DOM: `true`, or `false` when another
+   * {@link renderDocument} on the same container took over first (this document is gone).
+   */
+  done: Promise<boolean>;
 }
 
-/** Renders `doc` into `container` (replacing its content), numbers its blocks and gives headings ids. */
+/** The top-level elements of a document, split from its source a part at a time and rendered a run at a time. */
+interface Pieces {
+  /** How many top-level elements are known so far. */
+  readonly length: number;
+  /** Whether the whole source has been split. */
+  readonly complete: boolean;
+  /** Splits the next part of the source. */
+  splitMore(): void;
+  /** Top-level elements `from` up to `to` (excluded), as a new fragment. */
+  render(from: number, to: number): DocumentFragment;
+}
+
+/** Which rendering of each container is the current one; an older one stops at its next slice. */
+const renderings = new WeakMap<HTMLElement, object>();
+
+/**
+ * Renders `doc` into `container` (replacing its content), numbers its blocks and gives
+ * headings ids. The first chunk (or a short document entirely) is in the DOM when this
+ * returns; the rest follows in slices of work (`done`).
+ */
 export function renderDocument(container: HTMLElement, doc: ReaderDocument): RenderedDocument {
-  const template = document.createElement("template");
-  if (doc.format === "markdown") {
-    template.innerHTML = markdown.render(doc.text);
-  } else {
-    template.content.append(
-      ...doc.text
-        .split(/\n\s*\n/)
-        .filter((part) => part.trim() !== "")
-        .map((part) => {
-          const paragraph = document.createElement("p");
-          paragraph.textContent = part;
-          return paragraph;
-        }),
-    );
-  }
-  makeScrollablesFocusable(template.content);
-  const children = [...template.content.children];
-  const chunks: HTMLElement[] = [];
-  for (let index = 0; index < children.length; index += CHUNK_SIZE) {
+  const pieces = doc.format === "markdown" ? markdownPieces(doc.text) : textPieces(doc.text);
+  const rendering = {};
+  renderings.set(container, rendering);
+  const rendered: RenderedDocument = { blocks: [], headings: [], whole: true, done: Promise.resolve(true) };
+  let chunks = 0;
+  /** Adds the next chunk when its elements are split, else splits more; false once everything is in. */
+  const step = (): boolean => {
+    const from = chunks * CHUNK_SIZE;
+    if (pieces.length < from + CHUNK_SIZE && !pieces.complete) {
+      pieces.splitMore();
+      return true;
+    }
+    if (from >= pieces.length) return false;
     const chunk = document.createElement("div");
     chunk.className = "chunk";
-    chunk.append(...children.slice(index, index + CHUNK_SIZE));
-    chunks.push(chunk);
+    chunk.append(pieces.render(from, from + CHUNK_SIZE));
+    makeScrollablesFocusable(chunk);
+    container.append(chunk);
+    chunks += 1;
+    for (const block of chunk.querySelectorAll<HTMLElement>(BLOCK_SELECTOR)) {
+      if (block.querySelector(BLOCK_SELECTOR)) continue;
+      block.dataset.block = String(rendered.blocks.length);
+      rendered.blocks.push(block);
+    }
+    for (const heading of chunk.querySelectorAll<HTMLElement>("h1, h2, h3, h4, h5, h6")) {
+      heading.id = `section-${rendered.headings.length + 1}`;
+      rendered.headings.push(heading);
+    }
+    return true;
+  };
+  container.replaceChildren();
+  container.removeAttribute("aria-busy");
+  // The first chunk; a document that turns out to be short, entirely.
+  while (chunks === 0 && step());
+  if (pieces.complete && pieces.length <= AT_ONCE_CHUNKS * CHUNK_SIZE) {
+    while (step());
+    return rendered;
   }
-  container.replaceChildren(...chunks);
-  const blocks = [...container.querySelectorAll<HTMLElement>(BLOCK_SELECTOR)].filter((element) => !element.querySelector(BLOCK_SELECTOR));
-  blocks.forEach((block, index) => (block.dataset.block = String(index)));
-  const headings = [...container.querySelectorAll<HTMLElement>("h1, h2, h3, h4, h5, h6")];
-  headings.forEach((heading, index) => (heading.id = `section-${index + 1}`));
-  return { blocks, headings };
+  rendered.whole = false;
+  container.setAttribute("aria-busy", "true");
+  rendered.done = (async () => {
+    for (let more = true; more; ) {
+      await nextTask();
+      if (renderings.get(container) !== rendering) return false;
+      const sliceEnd = performance.now() + SLICE_MS;
+      do more = step();
+      while (more && performance.now() < sliceEnd);
+    }
+    container.removeAttribute("aria-busy");
+    return true;
+  })();
+  return rendered;
+}
+
+/** Markdown's top-level elements (raw HTML off, so the HTML is safe to assign). */
+function markdownPieces(source: string): Pieces {
+  const pieces = new MarkdownPieces(source);
+  return {
+    get length() {
+      return pieces.length;
+    },
+    get complete() {
+      return pieces.complete;
+    },
+    splitMore: () => pieces.splitMore(),
+    render(from, to) {
+      const template = document.createElement("template");
+      template.innerHTML = pieces.html(from, to);
+      return template.content;
+    },
+  };
+}
+
+/** Plain text's paragraphs (blank-line separated), as text only; split at once (a regular expression over the text). */
+function textPieces(text: string): Pieces {
+  const parts = text.split(/\n\s*\n/).filter((part) => part.trim() !== "");
+  return {
+    length: parts.length,
+    complete: true,
+    splitMore: () => undefined,
+    render(from, to) {
+      const fragment = document.createDocumentFragment();
+      for (const part of parts.slice(from, to)) {
+        const paragraph = document.createElement("p");
+        paragraph.textContent = part;
+        fragment.append(paragraph);
+      }
+      return fragment;
+    },
+  };
+}
+
+/**
+ * Resolves in a new task, after the browser has had its chance to paint and handle
+ * input. A message, not a timer: timers of a page in the background wait up to a
+ * minute, and nested ones at least 4 ms.
+ */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
 }
 
 /**

@@ -24,11 +24,15 @@ import { Presence } from "./presence.js";
 import { ReaderServer } from "./reader-server.js";
 import { StatusLine } from "./status-line.js";
 import { ThreadList } from "./thread-list.js";
-import { renderToc } from "./toc.js";
+import { renderToc, renderTocSummary } from "./toc.js";
 import { Viewport } from "./viewport.js";
 import { notLoaded } from "./wording.js";
 import "./style.css";
 
+// Where a load's time goes, for the long-document benchmark (bench/suites/reader-long.ts):
+// the script starts, the host's handshake is done, the tool result names the channel, its
+// state has come, the first screen is in the DOM, the whole document and its threads are.
+performance.mark("reader:script");
 const elements = {
   title: byId("title"),
   presence: byId("presence"),
@@ -54,6 +58,8 @@ const viewport = new Viewport(app, elements.fullscreen);
 const statusLine = new StatusLine(elements.status, elements.wall);
 const askButton = new AskButton(elements.ask, elements.layout, elements.doc);
 let channel: AppChannel | undefined;
+/** While a document is being rendered, the question asked meanwhile (the latest), started once its threads are restored. */
+let building: { ask?: () => void } | undefined;
 
 const threads: ThreadList = new ThreadList(app, server, elements, {
   onconnection: (ok) => presence.setOffline(!ok),
@@ -73,7 +79,7 @@ const presence = new Presence(elements, {
 const keys = new BlockKeys(elements.doc, {
   ask: (block, range) => {
     askButton.hide();
-    threads.start(block, range);
+    whenReady(() => threads.start(block, range));
   },
   openThread: (threadId) => threads.open(threadId),
   onfocusblock: (block, sentence) => {
@@ -94,16 +100,19 @@ app.onteardown = async () => {
 };
 
 await app.connect();
+performance.mark("reader:connected");
 viewport.apply(app.getHostContext() ?? {});
 showNotice("Loading the document…");
 
 /** Restores the document and threads of `id`, starts receiving, and tells the agent the reader is ready. */
 async function open(id: string): Promise<void> {
+  performance.mark("reader:open");
   server.channelId = id;
   channel?.stop();
   let state: ReaderState;
   try {
     state = await server.readState();
+    performance.mark("reader:state");
   } catch (error) {
     return showNotice(notLoaded(error));
   }
@@ -113,10 +122,20 @@ async function open(id: string): Promise<void> {
   threads.title = state.document.title;
   elements.title.textContent = state.document.title;
   document.title = state.document.title;
+  // The first screen now; the rest of a long document, its threads and receiving once
+  // every chunk is in. A question asked meanwhile waits for that (see `whenReady`).
   const rendered = renderDocument(elements.doc, state.document);
   keys.reset(rendered.blocks);
+  if (!rendered.whole) renderTocSummary(elements.toc);
+  performance.mark("reader:first-screen");
+  const current: { ask?: () => void } = {};
+  building = current;
+  if (!(await rendered.done)) return;
   renderToc(elements.toc, rendered.headings);
   threads.reset(rendered.blocks, state.threads);
+  building = undefined;
+  performance.mark("reader:document");
+  current.ask?.();
 
   channel = new AppChannel(app, { channelId: id });
   threads.channel = channel;
@@ -155,7 +174,13 @@ function askFromButton(): void {
   const range = selectedRange();
   const block = range ? blockOf(range.startContainer) : blockOf(document.activeElement);
   askButton.hide();
-  if (block) threads.start(block, range);
+  if (block) whenReady(() => threads.start(block, range));
+}
+
+/** Runs `action` now, or once the document being rendered is whole and its threads restored (in place of any earlier one). */
+function whenReady(action: () => void): void {
+  if (building) building.ask = action;
+  else action();
 }
 
 function showNotice(text: string | null): void {

@@ -8,8 +8,10 @@
  * from `git archive` into a temporary folder and served by the same playground through
  * `--reader-html`, so only the reader differs):
  *
- * - load: the reader iframe's navigation start → its document's first block in the DOM
- *   (the frame's own `performance.now()`, checked every 10 ms);
+ * - load: the reader iframe's navigation start → its document's first block in the DOM,
+ *   the first screen (the frame's own `performance.now()`, checked every 10 ms); and
+ *   → the whole document in the DOM (a long one is rendered in slices after its first
+ *   screen, `aria-busy` until the last);
  * - ask → agent: the Enter key that sends a question (page clock) → the agent's
  *   `poll_agent_messages` returning it (bench clock; one machine, one clock);
  * - answer → screen: just before `notify_ui` → a MutationObserver in the iframe seeing
@@ -25,6 +27,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RunContext } from "../figures.js";
 import type { SoloFigure } from "../solo.js";
+import { summarize } from "../stats.js";
 import { longMarkdown } from "../../test/support/long-document.js";
 import { ReaderRig, type ReaderPage } from "../../test/support/reader-page.js";
 
@@ -58,7 +61,11 @@ export async function readerLongFigures(plan: ReaderLongPlan, ctx: RunContext): 
     });
   }
   const variants = [{ name: "after", html: undefined as string | undefined }, ...(beforeHtml ? [{ name: "before", html: beforeHtml }] : [])];
-  const samples = new Map(variants.map((variant) => [variant.name, { load: [] as number[], ask: [] as number[], answer: [] as number[] }]));
+  const samples = new Map(
+    variants.map((variant) => [variant.name, { load: [] as number[], whole: [] as number[], ask: [] as number[], answer: [] as number[] }]),
+  );
+  /** The reader's marks of each load of this checkout's reader. */
+  const steps: Record<string, number>[] = [];
   const rigs = await Promise.all(variants.map((variant) => new ReaderRig().start(variant.html ? { readerHtml: variant.html } : {})));
   try {
     const channels = await Promise.all(rigs.map((rig) => rig.openDocument(markdown, "A long manual")));
@@ -66,7 +73,11 @@ export async function readerLongFigures(plan: ReaderLongPlan, ctx: RunContext): 
       for (const [index, variant] of variants.entries()) {
         ctx.log(`reader, long document: load ${round + 1}/${plan.loads}, ${variant.name}`);
         const reader = await rigs[index]!.openPage({ query: "?agent=off", hash: channels[index]!, timeoutMs: SLOW_MS });
-        samples.get(variant.name)!.load.push(await loadTime(reader));
+        const { first, whole, marks } = await loadTimes(reader);
+        samples.get(variant.name)!.load.push(first);
+        samples.get(variant.name)!.whole.push(whole);
+        if (variant.name === "after") steps.push(marks);
+        ctx.log(`  first screen ${first.toFixed(0)} ms, whole ${whole.toFixed(0)} ms; ${describeSteps(marks)}`);
         await reader.page.close();
       }
     }
@@ -92,34 +103,60 @@ export async function readerLongFigures(plan: ReaderLongPlan, ctx: RunContext): 
   }
   const after = samples.get("after")!;
   const before = samples.get("before");
-  const figure = (key: "load" | "ask" | "answer", name: string): SoloFigure => ({
+  const figure = (key: "load" | "whole" | "ask" | "answer", name: string, details?: Record<string, number>): SoloFigure => ({
     key: `reader.long.${key}`,
     name: `reader, 1 MiB markdown: ${name}`,
     unit: "ms",
     solo: true,
     samples: after[key],
     ...(before && { against: { name: `the reader of ${plan.beforeCommit}`, samples: before[key] } }),
+    ...(details && { details }),
   });
+  // The median time from navigation start to each of the reader's marks.
+  const stepMedians = Object.fromEntries(
+    [...new Set(steps.flatMap((marks) => Object.keys(marks)))].map((name) => [
+      `${name} (median ms from navigation start)`,
+      Math.round(summarize(steps.map((marks) => marks[name] ?? Number.NaN).filter(Number.isFinite)).p50),
+    ]),
+  );
   return [
-    figure("load", "load (iframe start → document in the DOM)"),
+    figure("load", "load (iframe start → first screen: the document's first block in the DOM)", stepMedians),
+    figure("whole", "load (iframe start → whole document in the DOM)"),
     figure("ask", "ask → agent (Enter → poll_agent_messages returns it)"),
     figure("answer", "answer → screen (notify_ui → text in the card)"),
   ];
 }
 
 /**
- * The reader's load time in `reader`'s frame: its navigation start → the document's first
- * block in the DOM (checked every 10 ms; the whole document goes in at once). Not "painted":
- * animation frames of a frame hundreds of thousands of pixels tall may not come for minutes.
+ * The reader's load times in `reader`'s frame, from its navigation start: to the
+ * document's first block in the DOM (`first`: the first screen), and to the whole
+ * document in it (`whole`: no longer `aria-busy`; the same moment for a reader that
+ * renders everything at once). Checked every 10 ms. With them, the reader's own
+ * `performance.mark`s of its steps (app/main.ts; an older reader may have none). Not "painted": animation frames of
+ * a frame hundreds of thousands of pixels tall (the old reader's) may not come for minutes.
  */
-async function loadTime(reader: ReaderPage): Promise<number> {
+async function loadTimes(reader: ReaderPage): Promise<{ first: number; whole: number; marks: Record<string, number> }> {
   const handle = await reader.page.locator("#frame iframe").elementHandle();
   const frame = await handle!.contentFrame();
-  const found = await frame!.waitForFunction(() => (document.querySelector("#doc [data-block]") ? performance.now() : 0), undefined, {
-    polling: 10,
-    timeout: SLOW_MS,
-  });
-  return (await found.jsonValue()) as number;
+  const at = async (selector: string) => {
+    const found = await frame!.waitForFunction((query) => (document.querySelector(query) ? performance.now() : 0), selector, {
+      polling: 10,
+      timeout: SLOW_MS,
+    });
+    return (await found.jsonValue()) as number;
+  };
+  const first = await at("#doc [data-block]");
+  const whole = await at("#doc:not([aria-busy]) [data-block]");
+  const marks = await frame!.evaluate(() =>
+    Object.fromEntries(performance.getEntriesByType("mark").map((mark) => [mark.name.replace(/^reader:/, ""), mark.startTime])),
+  );
+  return { first, whole, marks };
+}
+
+/** The marks of one load as "script 412, connected 530, …" (ms from navigation start). */
+function describeSteps(marks: Record<string, number>): string {
+  const entries = Object.entries(marks);
+  return entries.length === 0 ? "no marks" : entries.map(([name, at]) => `${name} ${at.toFixed(0)}`).join(", ");
 }
 
 /**

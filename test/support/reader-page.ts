@@ -66,7 +66,7 @@ export class ReaderRig {
 
   /**
    * A new page on the playground (`query`, e.g. "?agent=off", and `hash`, a channel id),
-   * with the given viewport and timeout of each wait; resolves once the reader shows its first block.
+   * with the given viewport and timeout of each wait; resolves once the reader shows its whole document.
    */
   async open(options: OpenOptions = {}): Promise<ReaderPage> {
     const reader = await this.openPage(options);
@@ -106,7 +106,7 @@ export class ReaderPage {
     readonly timeoutMs = 30_000,
   ) {}
 
-  /** The reader's frame (a new one after every re-render), once its document shows. */
+  /** The reader's frame (a new one after every re-render), once its whole document is in (no longer `aria-busy`). */
   async frame(): Promise<Frame> {
     // The playground replaces the iframe on a re-render: look again until one has a document.
     const deadline = Date.now() + Math.max(60_000, this.timeoutMs);
@@ -114,7 +114,7 @@ export class ReaderPage {
       const handle = await this.page.locator("#frame iframe").elementHandle();
       const frame = await handle?.contentFrame();
       const ready = await frame
-        ?.locator("#doc [data-block]")
+        ?.locator("#doc:not([aria-busy]) [data-block]")
         .first()
         .waitFor({ timeout: 2_000 })
         .then(() => true)
