@@ -134,12 +134,30 @@ export class ThreadList {
       });
     }
     if (card.has(id)) return;
+    // An answer this reader did not wait for answers a question asked in another reader of the channel.
+    const askedElsewhere = card.waitingSince === undefined;
     card.add(id, "agent", data.text);
     card.setWaiting(undefined);
+    if (askedElsewhere) void this.catchUp(card);
     this.forwarded.delete(data.thread_id);
     this.events.onchange(true);
     this.layout();
     this.server.record(card.thread, id, "agent", data.text).catch((error) => card.setTrimmed(notSaved(error)));
+  }
+
+  /**
+   * Adds to `card` the messages of its thread that another reader recorded (a follow-up
+   * asked there), in their stored order. Reads the whole state: only for answers this
+   * reader did not ask for, which two readers open on one channel bring.
+   */
+  private async catchUp(card: ThreadCard): Promise<void> {
+    const stored = await this.server.readState().then(
+      (state) => state.threads.find((thread) => thread.thread_id === card.thread.thread_id),
+      (error) => console.warn("backchannel reader: the thread's other messages could not be read:", error),
+    );
+    if (!stored || !this.cards.has(card.thread.thread_id)) return;
+    card.merge(stored.messages);
+    this.layout();
   }
 
   /** Puts every question that waits (and was not put there before) into the chat, through the host. */
@@ -220,9 +238,6 @@ export class ThreadList {
       return;
     }
     const id = `q-${randomId()}`;
-    card.add(id, "user", question);
-    card.setWaiting(Date.now());
-    card.setTrimmed(fitted.omitted > 0 ? trimmedNote(fitted.omitted) : null);
     const recorded = this.server.record(thread, id, "user", question).then(
       () => true,
       (error) => {
@@ -231,6 +246,10 @@ export class ThreadList {
       },
     );
     const sent = this.channel.send("ask", fitted.data);
+    // The card changes after both calls have left: its rendering and layout are not on the question's way.
+    card.add(id, "user", question);
+    card.setWaiting(Date.now());
+    card.setTrimmed(fitted.omitted > 0 ? trimmedNote(fitted.omitted) : null);
     this.layout();
     try {
       await sent;

@@ -7,7 +7,7 @@
  * rest behind "Show earlier messages"), a long answer is capped with "Show more", and
  * the card can be collapsed to its quote or closed (its highlight opens it again).
  */
-import type { HistoryEntry, ReaderThread, ThreadRole } from "../protocol/reader.js";
+import type { HistoryEntry, ReaderThread, ThreadMessage, ThreadRole } from "../protocol/reader.js";
 import { makeScrollablesFocusable, markdown } from "./document.js";
 import { elapsed } from "./wording.js";
 
@@ -142,6 +142,21 @@ export class ThreadCard {
     if (this.has(id)) return;
     this.thread.messages.push({ id, role, text, ts: new Date().toISOString() });
     this.renderMessage(role, text);
+    this.refresh();
+  }
+
+  /**
+   * Takes in the messages of `stored` (the thread as recorded on the server) that the
+   * card lacks, in their stored order; messages only the card has (not recorded yet)
+   * stay after them, in their order.
+   */
+  merge(stored: ThreadMessage[]): void {
+    if (stored.every((message) => this.has(message.id))) return;
+    const ids = new Set(stored.map((message) => message.id));
+    const merged = [...stored, ...this.thread.messages.filter((message) => !ids.has(message.id))];
+    this.thread.messages.splice(0, this.thread.messages.length, ...merged.map((message) => ({ ...message })));
+    this.log.replaceChildren();
+    for (const message of merged) this.renderMessage(message.role, message.text);
     this.refresh();
   }
 

@@ -1,0 +1,73 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+/**
+ * What a reader keeps across reloads and shares with another reader of its channel, in
+ * Chromium through the playground: a second tab on the same channel shows a follow-up
+ * asked in the first (the question, not only its answer), and a question typed but not
+ * sent is still in its card after a reload, for a new passage and for a follow-up.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { browserSkipReason, structured } from "./support/helpers.js";
+import { ReaderRig } from "./support/reader-page.js";
+
+const skip = browserSkipReason();
+
+const DOCUMENT = [
+  "# Two tabs",
+  "",
+  "The first paragraph talks about queues and cursors, and a reader asks about it.",
+  "",
+  "The second paragraph talks about locks, which keep two writers apart.",
+  "",
+].join("\n");
+
+interface StateResult {
+  threads: { thread_id: string; draft?: { text: string } }[];
+}
+
+describe("a reader's threads across tabs and reloads", { skip, timeout: 180_000 }, () => {
+  const rig = new ReaderRig();
+
+  before(async () => {
+    await rig.start();
+  });
+  after(async () => {
+    await rig.stop();
+  });
+
+  test("a second tab on the same channel shows a follow-up asked in the first, question and answer", async () => {
+    const channelId = await rig.openDocument(DOCUMENT, "Two tabs");
+    const first = await rig.open({ query: "?agent=off", hash: channelId });
+    await first.nextMessage("ready");
+    await first.selectAndAsk("queues and cursors");
+    await first.submit("What is a cursor?");
+    const threadId = String((await first.nextMessage("ask")).message.data.thread_id);
+    await first.answer(threadId, "The last seq a reader has handled.", "last seq");
+
+    const second = await rig.open({ query: "?agent=off", hash: channelId });
+    const secondFrame = await second.frame();
+    const secondCard = secondFrame.locator(`.card[data-thread="${threadId}"]`);
+    await secondCard.locator(".message.agent", { hasText: "last seq" }).waitFor();
+
+    const firstCard = (await first.frame()).locator(`.card[data-thread="${threadId}"]`);
+    await firstCard.locator("textarea").fill("And who moves it?");
+    await firstCard.locator("textarea").press("Enter");
+    assert.equal((await first.nextMessage("ask")).message.data.question, "And who moves it?");
+    await first.answer(threadId, "The reader, with every poll.", "every poll");
+
+    // Both tabs poll the channel, so the second receives the answer too; it must show the question before it.
+    await secondCard.locator(".message.agent", { hasText: "every poll" }).waitFor();
+    await secondCard.locator(".message.user", { hasText: "And who moves it?" }).waitFor({ timeout: 10_000 });
+    const texts = await secondCard.locator(".message").allTextContents();
+    assert.deepEqual(
+      texts.map((text) => text.trim()),
+      ["What is a cursor?", "The last seq a reader has handled.", "And who moves it?", "The reader, with every poll."],
+    );
+    await first.page.close();
+    await second.page.close();
+  });
+});
+
+export type { StateResult };
+export { structured };
