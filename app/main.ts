@@ -132,7 +132,7 @@ async function open(id: string): Promise<void> {
   building = current;
   if (!(await rendered.done)) return;
   renderToc(elements.toc, rendered.headings);
-  threads.reset(rendered.blocks, state.threads);
+  threads.reset(rendered.blocks, state.threads, state.drafts);
   building = undefined;
   performance.mark("reader:document");
   current.ask?.();

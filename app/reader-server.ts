@@ -1,10 +1,10 @@
 /**
- * The reader's two app-only tools on the server: `reader_state` (the document and the
- * threads, to restore a re-rendered reader) and `reader_record` (store or withdraw one
- * message of a thread).
+ * The reader's two app-only tools on the server: `reader_state` (the document, the
+ * threads and their drafts, to restore a re-rendered reader) and `reader_record` (store
+ * or withdraw one message of a thread, or keep the question typed in it).
  */
 import type { App } from "@modelcontextprotocol/ext-apps";
-import type { ReaderState, ReaderThread, ThreadRole } from "../protocol/reader.js";
+import type { ReaderState, ReaderThread, ThreadDraft, ThreadRole } from "../protocol/reader.js";
 import { textOf } from "./channel.js";
 
 /** The reader's state tools, for one channel at a time. */
@@ -44,5 +44,20 @@ export class ReaderServer {
       },
     });
     if (result.isError) throw new Error(textOf(result.content));
+  }
+
+  /**
+   * Keeps the question typed in a thread (an empty text drops it). Resolves false when
+   * the server refused it because the thread has a newer message than `draft.after`.
+   * @throws Error with the server's or host's message when the call fails.
+   */
+  async saveDraft(draft: ThreadDraft): Promise<boolean> {
+    const { thread_id, quote, paragraph, anchor, text, after } = draft;
+    const result = await this.app.callServerTool({
+      name: "reader_record",
+      arguments: { channel_id: this.channelId, thread_id, quote, paragraph, anchor, draft: { text, after } },
+    });
+    if (result.isError) throw new Error(textOf(result.content));
+    return (result.structuredContent as { recorded?: unknown } | undefined)?.recorded === true;
   }
 }

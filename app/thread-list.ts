@@ -1,10 +1,12 @@
 /**
  * The threads of the open document: their cards and highlights, asking (fitted into the
  * message limit, recorded before it is sent), receiving answers (never dropping one),
- * opening, closing and moving between them, and putting waiting questions into the chat.
+ * opening, closing and moving between them, keeping the questions typed but not sent
+ * (drafts, saved on the server {@link DRAFT_DELAY_MS} after the last keystroke, so that
+ * a reload keeps them), and putting waiting questions into the chat.
  */
 import type { App } from "@modelcontextprotocol/ext-apps";
-import type { AnswerData, AskData, PassageAnchor, ReaderThread } from "../protocol/reader.js";
+import type { AnswerData, AskData, PassageAnchor, ReaderThread, ThreadDraft } from "../protocol/reader.js";
 import { fitAsk } from "./ask-budget.js";
 import type { AppChannel } from "./channel.js";
 import { chatMessage } from "./chat-message.js";
@@ -13,6 +15,9 @@ import { type LayoutElements, neighbourCard, placeCards } from "./layout.js";
 import type { ReaderServer } from "./reader-server.js";
 import { ThreadCard } from "./threads.js";
 import { notSaved, notSent, tooLong, trimmedNote } from "./wording.js";
+
+/** How long after the last keystroke the question typed in a card is saved: typing does not cost a call a key. */
+const DRAFT_DELAY_MS = 400;
 
 /** What the thread list tells the rest of the reader. */
 export interface ThreadListEvents {
@@ -41,6 +46,8 @@ export class ThreadList {
   private readonly lookedUp = new Set<string>();
   private blocks: HTMLElement[] = [];
   private layoutFrame = 0;
+  /** Drafts typed but not saved yet, by thread id, with their timers. */
+  private readonly unsavedDrafts = new Map<string, { card: ThreadCard; timer: ReturnType<typeof setTimeout> }>();
 
   constructor(
     private readonly app: App,
@@ -49,18 +56,33 @@ export class ThreadList {
     private readonly events: ThreadListEvents,
   ) {
     new ResizeObserver(() => this.scheduleLayout()).observe(elements.layout);
+    // A reader going away saves what was typed since the last save (best effort: the host may be gone too).
+    addEventListener("pagehide", () => {
+      for (const threadId of [...this.unsavedDrafts.keys()]) this.saveDraft(threadId);
+    });
   }
 
-  /** Starts over on a newly rendered document with its stored `threads`. */
-  reset(blocks: HTMLElement[], threads: ReaderThread[]): void {
+  /** Starts over on a newly rendered document with its stored `threads` and the questions typed in them (`drafts`). */
+  reset(blocks: HTMLElement[], threads: ReaderThread[], drafts: ThreadDraft[] = []): void {
     this.blocks = blocks;
     for (const card of this.cards.values()) {
       card.dispose();
       card.element.remove();
     }
     this.cards.clear();
+    for (const { timer } of this.unsavedDrafts.values()) clearTimeout(timer);
+    this.unsavedDrafts.clear();
     const byPlace = (a: ReaderThread, b: ReaderThread) => a.anchor.block - b.anchor.block || a.anchor.start - b.anchor.start;
     for (const thread of [...threads].sort(byPlace)) this.restore(thread);
+    for (const draft of drafts) {
+      // A draft typed after an older message than the thread's last is out of date; one for a thread never asked opens its card again.
+      const card = this.cards.get(draft.thread_id);
+      if (card && card.lastMessageId === draft.after) card.setDraft(draft.text);
+      else if (!card && draft.after === null) {
+        const { thread_id, quote, paragraph, anchor } = draft;
+        this.add({ thread_id, quote, paragraph, anchor, messages: [] }).setDraft(draft.text);
+      }
+    }
     this.layout();
   }
 
@@ -187,6 +209,30 @@ export class ThreadList {
     this.events.onchange(false);
   }
 
+  /** Saves the question typed in `card` once typing pauses. */
+  private draftChanged(card: ThreadCard): void {
+    const threadId = card.thread.thread_id;
+    clearTimeout(this.unsavedDrafts.get(threadId)?.timer);
+    this.unsavedDrafts.set(threadId, { card, timer: setTimeout(() => this.saveDraft(threadId), DRAFT_DELAY_MS) });
+  }
+
+  /** Saves the draft of `threadId` now, if it has one not saved yet. */
+  private saveDraft(threadId: string): void {
+    const unsaved = this.unsavedDrafts.get(threadId);
+    if (!unsaved) return;
+    clearTimeout(unsaved.timer);
+    this.unsavedDrafts.delete(threadId);
+    const { thread_id, quote, paragraph, anchor } = unsaved.card.thread;
+    const draft = { thread_id, quote, paragraph, anchor, text: unsaved.card.draft, after: unsaved.card.lastMessageId };
+    this.server.saveDraft(draft).catch((error) => console.warn("backchannel reader: the question typed so far was not saved:", error));
+  }
+
+  /** Drops the draft of `threadId` that was not saved yet (the question is being sent, or its card was discarded). */
+  private forgetDraft(threadId: string): void {
+    clearTimeout(this.unsavedDrafts.get(threadId)?.timer);
+    this.unsavedDrafts.delete(threadId);
+  }
+
   /** Places the cards now. */
   layout(): void {
     placeCards(this.elements, this.cards.values());
@@ -214,6 +260,7 @@ export class ThreadList {
       onask: (target, question) => void this.ask(target, question),
       onclose: (target) => this.close(target),
       onleave: (target) => this.markOf(target.thread.thread_id)?.focus(),
+      ondraft: (target) => this.draftChanged(target),
     });
     this.cards.set(thread.thread_id, card);
     const block = this.blocks[thread.anchor.block];
@@ -238,6 +285,8 @@ export class ThreadList {
       return;
     }
     const id = `q-${randomId()}`;
+    // Recording the question drops the thread's saved draft on the server.
+    this.forgetDraft(thread.thread_id);
     const recorded = this.server.record(thread, id, "user", question).then(
       () => true,
       (error) => {
@@ -269,6 +318,12 @@ export class ThreadList {
       card.element.hidden = true;
       this.markOf(card.thread.thread_id)?.focus();
     } else {
+      // A discarded card leaves no draft behind (one may have been saved before its text was cleared).
+      this.forgetDraft(card.thread.thread_id);
+      const { thread_id, quote, paragraph, anchor } = card.thread;
+      this.server
+        .saveDraft({ thread_id, quote, paragraph, anchor, text: "", after: null })
+        .catch((error) => console.warn("backchannel reader: the discarded question's draft was not dropped:", error));
       unhighlight(this.elements.doc, card.thread.thread_id);
       card.dispose();
       card.element.remove();

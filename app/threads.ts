@@ -26,6 +26,8 @@ export interface ThreadCardCallbacks {
   onclose(card: ThreadCard): void;
   /** The user pressed Escape in a card that holds messages: back to its passage. */
   onleave(card: ThreadCard): void;
+  /** The question typed so far changed (it is not sent). */
+  ondraft(card: ThreadCard, text: string): void;
 }
 
 /** One thread's card. */
@@ -109,6 +111,7 @@ export class ThreadCard {
       callbacks.onask(this, question);
     };
     this.button.addEventListener("click", submit);
+    this.input.addEventListener("input", () => callbacks.ondraft(this, this.input.value));
     // Enter sends, Shift+Enter starts a new line, Escape closes an empty card or goes back to the passage.
     this.input.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -130,6 +133,21 @@ export class ThreadCard {
   /** The thread's turns so far, as `ask.history` carries them. */
   history(): HistoryEntry[] {
     return this.thread.messages.map(({ role, text }) => ({ role, text }));
+  }
+
+  /** The question typed so far. */
+  get draft(): string {
+    return this.input.value;
+  }
+
+  /** Puts a question typed before (a kept draft) into the input, unless something is being typed there. */
+  setDraft(text: string): void {
+    if (this.input.value === "") this.input.value = text;
+  }
+
+  /** The id of the thread's last message (what a draft is typed after), or null before any. */
+  get lastMessageId(): string | null {
+    return this.thread.messages.at(-1)?.id ?? null;
   }
 
   /** True when the thread already holds a message with this id. */

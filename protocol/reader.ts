@@ -85,11 +85,28 @@ export type ReaderThread = {
   messages: ThreadMessage[];
 };
 
+/**
+ * A question typed in a card but not sent, kept so that it survives a reload: in the
+ * thread `thread_id` (a new one when no message of it is recorded yet, on `anchor`).
+ * `after` is the id of the thread's last message when it was typed (`null` before any):
+ * a draft written after a newer message is refused, and recording a question drops it.
+ */
+export type ThreadDraft = {
+  thread_id: string;
+  quote: string;
+  paragraph: string;
+  anchor: PassageAnchor;
+  text: string;
+  after: string | null;
+};
+
 /** What `reader_state` returns: all a re-rendered reader needs to restore itself. */
 export interface ReaderState {
   channel_id: string;
   document: ReaderDocument | null;
   threads: ReaderThread[];
+  /** Questions typed but not sent, one per thread at most. */
+  drafts: ThreadDraft[];
   /** The largest JSON encoding of one message's data the server accepts: every `ask` must fit in it. */
   max_message_bytes: number;
 }

@@ -23,7 +23,7 @@ const DOCUMENT = [
 ].join("\n");
 
 interface StateResult {
-  threads: { thread_id: string; draft?: { text: string } }[];
+  drafts: { thread_id: string; text: string }[];
 }
 
 describe("a reader's threads across tabs and reloads", { skip, timeout: 180_000 }, () => {
@@ -67,7 +67,53 @@ describe("a reader's threads across tabs and reloads", { skip, timeout: 180_000 
     await first.page.close();
     await second.page.close();
   });
-});
 
-export type { StateResult };
-export { structured };
+  test("a question typed but not sent is still in its card after a reload, for a new passage and for a follow-up", async () => {
+    const channelId = await rig.openDocument(DOCUMENT, "Drafts");
+    const reader = await rig.open({ query: "?agent=off", hash: channelId });
+    await reader.nextMessage("ready");
+    /** Resolves once the server has answered the reader's call that keeps `text` as a draft. */
+    const draftSaved = (text: string) =>
+      reader.page.waitForResponse((response) => {
+        const body = response.request().postData() ?? "";
+        return body.includes('"reader_record"') && body.includes('"draft"') && body.includes(text);
+      });
+
+    // A new passage: the card is not recorded anywhere yet, only its draft.
+    await reader.selectAndAsk("two writers apart");
+    let saved = draftSaved("Why only two?");
+    await (await reader.frame()).locator(".card textarea:focus").fill("Why only two?");
+    await saved;
+    // A follow-up in a thread that has an answer.
+    await reader.selectAndAsk("queues and cursors");
+    await reader.submit("What is a cursor?");
+    const threadId = String((await reader.nextMessage("ask")).message.data.thread_id);
+    await reader.answer(threadId, "The last seq a reader has handled.", "last seq");
+    saved = draftSaved("And after a crash?");
+    await (await reader.frame()).locator(`.card[data-thread="${threadId}"] textarea`).fill("And after a crash?");
+    await saved;
+
+    await reader.page.reload();
+    let frame = await reader.frame();
+    const newCard = frame.locator(".card", { has: frame.locator(".card-quote", { hasText: "two writers apart" }) });
+    assert.equal(await newCard.locator("textarea").inputValue(), "Why only two?");
+    assert.equal(await frame.locator("mark.passage", { hasText: "two writers apart" }).count(), 1, "its passage is highlighted again");
+    const followUp = frame.locator(`.card[data-thread="${threadId}"] textarea`);
+    assert.equal(await followUp.inputValue(), "And after a crash?");
+
+    // Sent, the draft is gone: the question is in the thread, and the input is empty after another reload.
+    await followUp.press("Enter");
+    assert.equal((await reader.nextMessage("ask")).message.data.question, "And after a crash?");
+    const state = structured<StateResult>(await rig.agent.callTool({ name: "reader_state", arguments: { channel_id: channelId } }));
+    assert.deepEqual(
+      state.drafts.map((draft) => draft.text),
+      ["Why only two?"],
+      "recording the question dropped its draft",
+    );
+    await reader.page.reload();
+    frame = await reader.frame();
+    await frame.locator(`.card[data-thread="${threadId}"] .message.user`, { hasText: "And after a crash?" }).waitFor();
+    assert.equal(await frame.locator(`.card[data-thread="${threadId}"] textarea`).inputValue(), "");
+    await reader.page.close();
+  });
+});

@@ -1,15 +1,18 @@
 /**
  * The reader's state in its channel folder, through the store's state documents:
  * `reader-document` (the document, written once per `open_reader`) and
- * `reader-threads` (every thread and its messages, appended to by the app).
+ * `reader-threads` (every thread and its messages, appended to by the app, and the
+ * questions typed but not sent: drafts).
  *
  * Invariants: a message id appears at most once in a thread, so the app may record
  * the same message twice (a retried call, an answer polled again after a reload)
- * without duplicating it; a thread's passage is fixed by its first record.
+ * without duplicating it; a thread's passage is fixed by its first record; a thread
+ * has at most one draft, written only while the thread's last message is the one the
+ * draft was typed after, and dropped when a question of the thread is recorded.
  */
 import type { JsonValue } from "../../protocol/message.js";
 import type { ChannelStore } from "../../store/store.js";
-import type { PassageAnchor, ReaderDocument, ReaderThread, ThreadMessage } from "../../protocol/reader.js";
+import type { PassageAnchor, ReaderDocument, ReaderThread, ThreadDraft, ThreadMessage } from "../../protocol/reader.js";
 import { documentSchema, threadLogSchema } from "./schemas.js";
 import { CallerError } from "../../core/errors.js";
 
@@ -44,13 +47,16 @@ export async function writeDocument(store: ChannelStore, channelId: string, docu
   const previous = await store.readState(channelId, DOCUMENT_STATE);
   await store.updateState(channelId, DOCUMENT_STATE, () => document);
   const sameText = documentSchema.safeParse(previous).data?.text === document.text;
-  if (!sameText) await store.updateState(channelId, THREADS_STATE, () => ({ threads: [] }));
+  if (!sameText) await store.updateState(channelId, THREADS_STATE, () => ({ threads: [], drafts: [] }));
 }
 
-/** The channel's threads, oldest first. @throws CorruptReaderStateError */
-export async function readThreads(store: ChannelStore, channelId: string): Promise<ReaderThread[]> {
-  return parseThreads(channelId, await store.readState(channelId, THREADS_STATE));
+/** The channel's threads, oldest first, and its drafts. @throws CorruptReaderStateError */
+export async function readThreads(store: ChannelStore, channelId: string): Promise<ThreadLog> {
+  return parseLog(channelId, await store.readState(channelId, THREADS_STATE));
 }
+
+/** The stored thread log. */
+export type ThreadLog = { threads: ReaderThread[]; drafts: ThreadDraft[] };
 
 /** What {@link recordMessage} did. */
 export interface RecordOutcome {
@@ -81,7 +87,7 @@ export interface RecordRequest {
 export async function recordMessage(store: ChannelStore, channelId: string, request: RecordRequest): Promise<RecordOutcome> {
   let outcome: RecordOutcome = { recorded: false, messages: 0 };
   await store.updateState(channelId, THREADS_STATE, (current) => {
-    const threads = parseThreads(channelId, current);
+    const { threads, drafts } = parseLog(channelId, current);
     if (request.withdraw) {
       const index = threads.findIndex((candidate) => candidate.thread_id === request.threadId);
       const thread = threads[index];
@@ -89,7 +95,7 @@ export async function recordMessage(store: ChannelStore, channelId: string, requ
       if (thread && removable) thread.messages.pop();
       if (thread && thread.messages.length === 0) threads.splice(index, 1);
       outcome = { recorded: removable, messages: thread?.messages.length ?? 0 };
-      return { threads };
+      return { threads, drafts };
     }
     let thread = threads.find((candidate) => candidate.thread_id === request.threadId);
     if (!thread) {
@@ -99,14 +105,36 @@ export async function recordMessage(store: ChannelStore, channelId: string, requ
     const known = thread.messages.some((message) => message.id === request.message.id);
     if (!known) thread.messages.push({ ...request.message, ts: new Date().toISOString() });
     outcome = { recorded: !known, messages: thread.messages.length };
-    return { threads };
+    // The question was the draft: it is sent now.
+    const left = request.message.role === "user" ? drafts.filter((draft) => draft.thread_id !== request.threadId) : drafts;
+    return { threads, drafts: left };
   });
   return outcome;
 }
 
-function parseThreads(channelId: string, raw: JsonValue | null): ReaderThread[] {
-  if (raw === null) return [];
+/**
+ * Keeps `draft` as its thread's draft (an empty text drops it). Refused (`recorded`
+ * false) when the thread's last message is not `draft.after`: a newer message came, or
+ * the question the draft became was recorded first.
+ * @throws StateTooLargeError (nothing changed), CorruptReaderStateError.
+ */
+export async function recordDraft(store: ChannelStore, channelId: string, draft: ThreadDraft): Promise<RecordOutcome> {
+  let outcome: RecordOutcome = { recorded: false, messages: 0 };
+  await store.updateState(channelId, THREADS_STATE, (current) => {
+    const { threads, drafts } = parseLog(channelId, current);
+    const messages = threads.find((thread) => thread.thread_id === draft.thread_id)?.messages ?? [];
+    const upToDate = (messages.at(-1)?.id ?? null) === draft.after;
+    outcome = { recorded: upToDate, messages: messages.length };
+    if (!upToDate) return { threads, drafts };
+    const others = drafts.filter((candidate) => candidate.thread_id !== draft.thread_id);
+    return { threads, drafts: draft.text === "" ? others : [...others, draft] };
+  });
+  return outcome;
+}
+
+function parseLog(channelId: string, raw: JsonValue | null): ThreadLog {
+  if (raw === null) return { threads: [], drafts: [] };
   const parsed = threadLogSchema.safeParse(raw);
   if (!parsed.success) throw new CorruptReaderStateError(channelId, THREADS_STATE, parsed.error.issues[0]?.message ?? "bad shape");
-  return parsed.data.threads;
+  return parsed.data;
 }

@@ -77,8 +77,21 @@ export const threadSchema = z.object({
   messages: z.array(threadMessageSchema),
 });
 
-/** The stored thread log (state document `reader-threads`). */
-export const threadLogSchema = z.object({ threads: z.array(threadSchema) });
+/** Characters of a draft question the server keeps (a question longer than the message limit could not be sent anyway). */
+export const DRAFT_MAX_CHARS = 65_536;
+
+/** A question typed but not sent (protocol/reader.ts, `ThreadDraft`). */
+export const draftSchema = z.object({
+  thread_id: textSchema(100, 1),
+  quote: z.string(),
+  paragraph: z.string(),
+  anchor: anchorSchema,
+  text: z.string(),
+  after: z.string().nullable(),
+});
+
+/** The stored thread log (state document `reader-threads`); `drafts` came later, so a log without it has none. */
+export const threadLogSchema = z.object({ threads: z.array(threadSchema), drafts: z.array(draftSchema).default([]) });
 
 /** The stored document (state document `reader-document`). */
 export const documentSchema = z.object({
@@ -97,22 +110,36 @@ export const readerStateOutput = z.object({
   channel_id: z.string(),
   document: documentSchema.nullable(),
   threads: z.array(threadSchema),
+  drafts: z.array(draftSchema),
   max_message_bytes: z.number().int().describe("Largest JSON encoding of one message's data: every ask must fit in it."),
 });
 
-/** The input of `reader_record`: one message of a thread, plus the passage when the thread is new. */
-export const readerRecordInput = z.object({
-  channel_id: channelIdSchema,
-  thread_id: textSchema(100, 1).describe("The thread the message belongs to."),
-  quote: textSchema(20_000).describe("The highlighted passage."),
-  paragraph: textSchema(50_000).describe("The paragraph around it."),
-  anchor: anchorSchema,
-  message: threadMessageSchema.omit({ ts: true }).describe("The message; a second record with the same id changes nothing."),
-  withdraw: z
-    .boolean()
-    .optional()
-    .describe("Remove this message instead (a question that could not be sent); only the thread's last message can be withdrawn."),
-});
+/** The input of `reader_record`: one message of a thread, or its draft question, plus the passage when the thread is new. */
+export const readerRecordInput = z
+  .object({
+    channel_id: channelIdSchema,
+    thread_id: textSchema(100, 1).describe("The thread the message belongs to."),
+    quote: textSchema(20_000).describe("The highlighted passage."),
+    paragraph: textSchema(50_000).describe("The paragraph around it."),
+    anchor: anchorSchema,
+    message: threadMessageSchema
+      .omit({ ts: true })
+      .optional()
+      .describe("The message; a second record with the same id changes nothing. Give message or draft."),
+    withdraw: z
+      .boolean()
+      .optional()
+      .describe("Remove this message instead (a question that could not be sent); only the thread's last message can be withdrawn."),
+    draft: z
+      .object({
+        text: textSchema(DRAFT_MAX_CHARS).describe("The question typed so far; empty drops the draft."),
+        after: z.string().nullable().describe("The id of the thread's last message when it was typed, null before any."),
+      })
+      .optional()
+      .describe("Keep a question typed but not sent, instead of a message."),
+  })
+  .refine((input) => (input.message === undefined) !== (input.draft === undefined), { message: "give message or draft, not both or neither" })
+  .refine((input) => input.draft === undefined || input.withdraw === undefined, { message: "withdraw goes with a message, not a draft" });
 
 /** The output of `reader_record`. */
 export const readerRecordOutput = z.object({

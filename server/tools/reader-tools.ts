@@ -11,7 +11,7 @@ import { mintChannelId } from "../../core/ids.js";
 import type { ChannelStore } from "../../store/store.js";
 import { Awareness } from "../awareness/awareness.js";
 import type { ReaderDocument } from "../../protocol/reader.js";
-import { readDocument, readThreads, recordMessage, writeDocument } from "../reader/reader-state.js";
+import { readDocument, readThreads, recordDraft, recordMessage, writeDocument } from "../reader/reader-state.js";
 import { READER_RESOURCE_URI, readReaderHtml } from "../reader/resource.js";
 import {
   openReaderInput,
@@ -173,10 +173,10 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
     },
     async ({ channel_id }) => {
       try {
-        const [document, threads] = await Promise.all([readDocument(store, channel_id), readThreads(store, channel_id)]);
+        const [document, { threads, drafts }] = await Promise.all([readDocument(store, channel_id), readThreads(store, channel_id)]);
         const summary = document ? `"${document.title}" with ${threads.length} thread${threads.length === 1 ? "" : "s"}` : "no document";
         return toolResult(
-          { channel_id, document, threads, max_message_bytes: maxMessageBytes },
+          { channel_id, document, threads, drafts, max_message_bytes: maxMessageBytes },
           `Reader state of channel ${channel_id}: ${summary}.`,
         );
       } catch (error) {
@@ -190,14 +190,20 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
     "reader_record",
     {
       title: "Record a thread message (app only)",
-      description: "App only: store one message of a reader thread so that it survives a re-render.",
+      description: "App only: store one message of a reader thread, or the question typed in it, so that it survives a re-render.",
       inputSchema: compactSchema(readerRecordInput),
       outputSchema: compactSchema(readerRecordOutput),
       _meta: APP_ONLY,
     },
-    async ({ channel_id, thread_id, quote, paragraph, anchor, message, withdraw }) => {
+    async ({ channel_id, thread_id, quote, paragraph, anchor, message, withdraw, draft }) => {
       try {
-        const outcome = await recordMessage(store, channel_id, { threadId: thread_id, quote, paragraph, anchor, message, withdraw });
+        if (draft) {
+          const outcome = await recordDraft(store, channel_id, { thread_id, quote, paragraph, anchor, ...draft });
+          const done = outcome.recorded ? (draft.text === "" ? "Dropped the draft of" : "Kept the draft of") : "A newer message left the draft of";
+          return toolResult({ ...outcome }, `${done} thread ${thread_id}${outcome.recorded ? "" : " unchanged"}.`);
+        }
+        // The input's refinement leaves a message when there is no draft.
+        const outcome = await recordMessage(store, channel_id, { threadId: thread_id, quote, paragraph, anchor, message: message!, withdraw });
         const done = withdraw
           ? outcome.recorded
             ? "Withdrawn from"
