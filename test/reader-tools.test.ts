@@ -1,7 +1,8 @@
 /**
  * open_reader and the reader's app-only tools, through real server processes: the
  * document stays out of the model's answer, `path` fails clearly for missing, binary,
- * oversized and non-UTF-8 files, the thread log is idempotent, and over HTTP `path` is
+ * oversized and non-UTF-8 files, the thread log is idempotent and keeps drafts only while
+ * they are current, and over HTTP `path` is
  * off and foreign origins are refused.
  */
 import assert from "node:assert/strict";
@@ -173,6 +174,41 @@ describe("reader_record", () => {
     assert.equal(structured<ReaderStateResult>(await app.callTool({ name: "reader_state", arguments: { channel_id } })).threads.length, 1);
     await model.callTool({ name: "open_reader", arguments: { text: "Something else.", channel_id } });
     assert.equal(structured<ReaderStateResult>(await app.callTool({ name: "reader_state", arguments: { channel_id } })).threads.length, 0);
+  });
+
+  test("keeps a thread's draft while it is typed after the thread's last message; recording the question drops it", async () => {
+    const { channel_id } = structured<Opened>(await model.callTool({ name: "open_reader", arguments: { text: "Four five six." } }));
+    const passage = { channel_id, thread_id: "t-d", quote: "five", paragraph: "Four five six.", anchor: { block: 0, start: 5, end: 9 } };
+    const draft = (text: string, after: string | null) => app.callTool({ name: "reader_record", arguments: { ...passage, draft: { text, after } } });
+    const drafts = async () =>
+      structured<ReaderStateResult & { drafts: { thread_id: string; text: string; after: string | null }[] }>(
+        await app.callTool({ name: "reader_state", arguments: { channel_id } }),
+      ).drafts.map((kept) => `${kept.thread_id}:${kept.text}:${kept.after}`);
+
+    // A passage never asked about: its draft is kept with it, and replaced by the next.
+    assert.deepEqual(structured(await draft("Why fi", null)), { recorded: true, messages: 0 });
+    assert.deepEqual(structured(await draft("Why five?", null)), { recorded: true, messages: 0 });
+    assert.deepEqual(await drafts(), ["t-d:Why five?:null"]);
+    // Sent: recording the question drops the draft, and a save that arrives late is refused.
+    await app.callTool({ name: "reader_record", arguments: { ...passage, message: { id: "q-1", role: "user", text: "Why five?" } } });
+    assert.deepEqual(await drafts(), []);
+    assert.deepEqual(structured(await draft("Why five?", null)), { recorded: false, messages: 1 });
+    assert.deepEqual(await drafts(), []);
+    // A follow-up typed after the last message is kept; an answer keeps it; an empty text drops it.
+    assert.deepEqual(structured(await draft("And six?", "q-1")), { recorded: true, messages: 1 });
+    await app.callTool({ name: "reader_record", arguments: { ...passage, message: { id: "ui:9", role: "agent", text: "Because." } } });
+    assert.deepEqual(await drafts(), ["t-d:And six?:q-1"]);
+    assert.deepEqual(structured(await draft("", "ui:9")), { recorded: true, messages: 2 });
+    assert.deepEqual(await drafts(), []);
+
+    // A message and a draft at once, or a withdrawn draft, is refused saying what to give.
+    const both = await app.callTool({
+      name: "reader_record",
+      arguments: { ...passage, message: { id: "q-2", role: "user", text: "x" }, draft: { text: "x", after: null } },
+    });
+    assert.match(errorText(both), /message or draft/);
+    const withdrawn = await app.callTool({ name: "reader_record", arguments: { ...passage, draft: { text: "x", after: null }, withdraw: true } });
+    assert.match(errorText(withdrawn), /withdraw goes with a message/);
   });
 
   test("a channel without a document: reader_state says so, harmlessly", async () => {
