@@ -2,8 +2,7 @@
  * open_reader and the reader's app-only tools, through real server processes: the
  * document stays out of the model's answer, `path` fails clearly for missing, binary,
  * oversized and non-UTF-8 files, the thread log is idempotent and keeps drafts only while
- * they are current, and over HTTP `path` is
- * off and foreign origins are refused.
+ * they are current, and over HTTP `path` is off and foreign origins are refused.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
