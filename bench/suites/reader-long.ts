@@ -138,15 +138,20 @@ export async function readerLongFigures(plan: ReaderLongPlan, ctx: RunContext): 
 async function loadTimes(reader: ReaderPage): Promise<{ first: number; whole: number; marks: Record<string, number> }> {
   const handle = await reader.page.locator("#frame iframe").elementHandle();
   const frame = await handle!.contentFrame();
-  const at = async (selector: string) => {
-    const found = await frame!.waitForFunction((query) => (document.querySelector(query) ? performance.now() : 0), selector, {
-      polling: 10,
-      timeout: SLOW_MS,
-    });
+  // Each check finds #doc by id and stops at its first block: cheap on every poll, however long the document.
+  const at = async (whole: boolean) => {
+    const found = await frame!.waitForFunction(
+      (whole) => {
+        const doc = document.getElementById("doc");
+        return doc?.querySelector("[data-block]") && !(whole && doc.hasAttribute("aria-busy")) ? performance.now() : 0;
+      },
+      whole,
+      { polling: 10, timeout: SLOW_MS },
+    );
     return (await found.jsonValue()) as number;
   };
-  const first = await at("#doc [data-block]");
-  const whole = await at("#doc:not([aria-busy]) [data-block]");
+  const first = await at(false);
+  const whole = await at(true);
   const marks = await frame!.evaluate(() =>
     Object.fromEntries(performance.getEntriesByType("mark").map((mark) => [mark.name.replace(/^reader:/, ""), mark.startTime])),
   );

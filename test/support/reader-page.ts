@@ -113,10 +113,17 @@ export class ReaderPage {
     while (Date.now() < deadline) {
       const handle = await this.page.locator("#frame iframe").elementHandle();
       const frame = await handle?.contentFrame();
+      // A function, not a locator: a selector such as "#doc:not([aria-busy]) [data-block]" walks every block of a
+      // 1 MiB document on each poll, which takes the frame's main thread from the reader it measures.
       const ready = await frame
-        ?.locator("#doc:not([aria-busy]) [data-block]")
-        .first()
-        .waitFor({ timeout: 2_000 })
+        ?.waitForFunction(
+          () => {
+            const doc = document.getElementById("doc");
+            return doc !== null && !doc.hasAttribute("aria-busy") && doc.querySelector("[data-block]") !== null;
+          },
+          undefined,
+          { polling: 50, timeout: 2_000 },
+        )
         .then(() => true)
         .catch(() => false);
       if (frame && ready && !frame.isDetached()) return frame;
