@@ -3,7 +3,7 @@
 /**
  * The reader with long things, in Chromium through the playground: a 1 MiB document
  * (bounded height, scrolling inside, contents collapsed, asks and answers as quick as
- * on a short one), a thread whose answers outgrow the message limit, a 30-question
+ * on a short one, its first screen before the rest), a thread whose answers outgrow the message limit, a 30-question
  * thread and long answers (cards stay small and near their passages), and a wide
  * screen. Time bounds here are loose safety nets; the figures are in bench/.
  */
@@ -80,6 +80,37 @@ describe("the reader with long documents and long threads", { skip, timeout: 240
     );
     assert.ok(Math.min(...asks) < 1_000, `an ask reached the agent in ${Math.min(...asks)} ms at best`);
     assert.ok(Math.min(...answers) < 1_000, `an answer showed in ${Math.min(...answers)} ms at best`);
+    await reader.page.close();
+  });
+
+  test("a 1 MiB document's first screen shows before the rest is built, and a question asked meanwhile opens once it is", async () => {
+    const { markdown } = longMarkdown();
+    const channelId = await rig.openDocument(markdown, "A long manual");
+    const reader = await rig.openPage({ query: "?agent=off", hash: channelId });
+    const handle = await reader.page.locator("#frame iframe").elementHandle();
+    const frame = (await handle!.contentFrame())!;
+    // The first block is in the DOM while the document still says it is being built.
+    await frame.waitForFunction(() => document.getElementById("doc")?.querySelector("[data-block]") ?? null, undefined, { polling: 10 });
+    const askedWhileBuilding = await frame.evaluate(() => {
+      const doc = document.getElementById("doc")!;
+      const block = doc.querySelector<HTMLElement>("[data-block]")!;
+      const busy = doc.getAttribute("aria-busy") === "true";
+      block.focus();
+      block.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
+      return { busy, chunks: doc.querySelectorAll(".chunk").length };
+    });
+    assert.ok(askedWhileBuilding.busy, "the first screen came before the whole document");
+    assert.ok(askedWhileBuilding.chunks < 20, `only the first chunks were in (${askedWhileBuilding.chunks})`);
+    // The question waits for the whole document (its threads restored), then its card opens with the focus.
+    await frame.locator(".card:has(textarea:focus)").waitFor();
+    const after = await frame.evaluate(() => ({
+      busy: document.getElementById("doc")!.hasAttribute("aria-busy"),
+      chunks: document.querySelectorAll("#doc > .chunk").length,
+      toc: document.querySelector("#toc summary")?.textContent ?? "",
+    }));
+    assert.equal(after.busy, false);
+    assert.ok(after.chunks > 50, `${after.chunks} chunks`);
+    assert.match(after.toc, /^Contents \(\d{3,} sections\)$/);
     await reader.page.close();
   });
 
