@@ -30,7 +30,10 @@ const BLOCK_SELECTOR = "p, li, h1, h2, h3, h4, h5, h6, pre, td, th, dt, dd";
 /** Top-level elements per chunk: small enough that one chunk lays out quickly, large enough that there are few. */
 const CHUNK_SIZE = 40;
 
-/** A document found to have at most this many chunks once its first is split is rendered all at once (it costs what a first screen does). */
+/** Top-level elements in a long document's first chunk: about a screen, so that the first frame lays out no more than it shows. */
+const FIRST_CHUNK_SIZE = 12;
+
+/** A document found to have at most this many chunks once its first window is split is rendered all at once (it costs what a first screen does). */
 const AT_ONCE_CHUNKS = 3;
 
 /** How long one slice of rendering may run before it lets the browser paint and handle input. */
@@ -76,21 +79,22 @@ export function renderDocument(container: HTMLElement, doc: ReaderDocument): Ren
   const rendering = {};
   renderings.set(container, rendering);
   const rendered: RenderedDocument = { blocks: [], headings: [], whole: true, done: Promise.resolve(true) };
-  let chunks = 0;
-  /** Adds the next chunk when its elements are split, else splits more; false once everything is in. */
-  const step = (): boolean => {
-    const from = chunks * CHUNK_SIZE;
-    if (pieces.length < from + CHUNK_SIZE && !pieces.complete) {
+  /** The first top-level element not rendered yet. */
+  let next = 0;
+  /** Adds a chunk of up to `size` elements when they are split, else splits more; false once everything is in. */
+  const step = (size: number): boolean => {
+    if (pieces.length < next + size && !pieces.complete) {
       pieces.splitMore();
       return true;
     }
-    if (from >= pieces.length) return false;
+    if (next >= pieces.length) return false;
+    const to = Math.min(next + size, pieces.length);
     const chunk = document.createElement("div");
     chunk.className = "chunk";
-    chunk.append(pieces.render(from, from + CHUNK_SIZE));
+    chunk.append(pieces.render(next, to));
+    next = to;
     makeScrollablesFocusable(chunk);
     container.append(chunk);
-    chunks += 1;
     for (const block of chunk.querySelectorAll<HTMLElement>(BLOCK_SELECTOR)) {
       if (block.querySelector(BLOCK_SELECTOR)) continue;
       block.dataset.block = String(rendered.blocks.length);
@@ -104,12 +108,14 @@ export function renderDocument(container: HTMLElement, doc: ReaderDocument): Ren
   };
   container.replaceChildren();
   container.removeAttribute("aria-busy");
-  // The first chunk; a document that turns out to be short, entirely.
-  while (chunks === 0 && step());
+  // A document that turns out to be short once its first window is split goes in entirely.
+  pieces.splitMore();
   if (pieces.complete && pieces.length <= AT_ONCE_CHUNKS * CHUNK_SIZE) {
-    while (step());
+    while (step(CHUNK_SIZE));
     return rendered;
   }
+  // A long one: a small first chunk, the first screen, and the rest later.
+  while (next === 0 && step(FIRST_CHUNK_SIZE));
   rendered.whole = false;
   container.setAttribute("aria-busy", "true");
   rendered.done = (async () => {
@@ -117,7 +123,7 @@ export function renderDocument(container: HTMLElement, doc: ReaderDocument): Ren
       await nextTask();
       if (renderings.get(container) !== rendering) return false;
       const sliceEnd = performance.now() + SLICE_MS;
-      do more = step();
+      do more = step(CHUNK_SIZE);
       while (more && performance.now() < sliceEnd);
     }
     container.removeAttribute("aria-busy");
