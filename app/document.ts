@@ -8,11 +8,11 @@
  * Long documents: the top-level elements are grouped into chunks of {@link CHUNK_SIZE},
  * each `content-visibility: auto` (style.css), so the browser lays out and paints only
  * the chunks near the view; an update on screen then costs the same on 1 MB as on 1 KB.
- * The first chunk is rendered at once and the others in short slices of work between
- * which the browser paints and handles input (markdown-pieces.ts parses the source a
- * window at a time, as the chunks need it), so the first screen of a 1 MiB document
- * costs what a short document does. While chunks are still being added, the document
- * is `aria-busy`.
+ * The first chunk ({@link FIRST_CHUNK_SIZE} elements, about a screen) is rendered at
+ * once and the others in short slices of work between which the browser paints and
+ * handles input (markdown-pieces.ts parses the source a window at a time, as the chunks
+ * need it), so the first screen of a 1 MiB document costs what a short document does.
+ * While chunks are still being added, the document is `aria-busy`.
  *
  * A passage is addressed by a {@link PassageAnchor}: the index of a leaf block (a
  * paragraph, list item, heading, cell, code block, … that holds no other block) and
