@@ -133,7 +133,7 @@ export const readerRecordInput = z
     draft: z
       .object({
         text: textSchema(DRAFT_MAX_CHARS).describe("The question typed so far; empty drops the draft."),
-        after: z.string().nullable().describe("The id of the thread's last message when it was typed, null before any."),
+        after: textSchema(100, 1).nullable().describe("The id of the thread's last message when it was typed, null before any."),
       })
       .optional()
       .describe("Keep a question typed but not sent, instead of a message."),
