@@ -30,9 +30,12 @@
  *
  * Facts this relies on (measured on 2.12.0): UI and backend share one port
  * (`CLIENT_PORT`); a deep link needs the API token; the app runs in two nested
- * iframes (the sandbox proxy on its own port, then an opaque-origin srcdoc); the
- * Monitoring sidebar logs every message and slows every app call (0.6–1.3 s with it
- * open, about 0.15 s with it closed) — `openApp` closes it unless asked not to.
+ * iframes (the sandbox proxy on its own port, then an opaque-origin srcdoc). Inspector's
+ * page relays every message between its backend and the app, and re-renders the whole
+ * page for each message and each HTTP exchange its backend logs (40–160 ms a render on
+ * two loaded cores; see `longTasks`); with the Monitoring sidebar open it also renders
+ * the Messages panel, which grows with every message (answers came 3–7 s late after
+ * nine asks) — `openApp` closes it unless asked not to.
  *
  * Every child runs in its own process group and is killed with it, also when the test
  * process dies first.
@@ -146,7 +149,7 @@ export interface OpenedApp {
 
 /** Options of {@link InspectorHost.openApp}. */
 export interface OpenAppOptions {
-  /** Leave the Monitoring sidebar open. Default false (closed: calls are 4–8× faster). */
+  /** Leave the Monitoring sidebar open. Default false (open, every call slows as its Messages panel fills). */
   sidebar?: boolean;
   /** How long the page may take to connect and show the app. Default 120,000 ms (the page is CPU-bound). */
   timeoutMs?: number;
