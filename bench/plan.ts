@@ -1,7 +1,7 @@
 /**
  * How many samples each mode takes. The quick mode (the default) is sized for about
  * three and a half minutes on an idle 2-core machine (4–5 minutes when other test suites
- * share the cores), plus about 3 minutes of the reader in MCP Inspector; the full mode
+ * share the cores), plus about 4 minutes of the reader in MCP Inspector; the full mode
  * takes about 45 minutes, gives p99 from at least 100 samples where a sample is cheap,
  * and watches idle cost for 10 minutes.
  *

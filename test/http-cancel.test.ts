@@ -9,6 +9,7 @@
  *   that ends the poll it names, and the poll answers (so a host that waits for the
  *   answer of a cancelled call lets go of its connection).
  * - Request ids are per client: when two waiting polls share the cancelled id, neither ends.
+ * - A waiting poll's response headers go out while it waits, not with its answer.
  *
  * The store is the real FileStore, subclassed only to report when a poll starts and
  * stops waiting (./support/observed-store.ts): nothing else shows from outside whether
@@ -47,17 +48,34 @@ async function post(message: object, signal?: AbortSignal): Promise<string> {
   return response.text();
 }
 
-/** A tools/call of poll_ui_messages with JSON-RPC id `id`. */
-function pollRequest(id: number, channelId: string) {
+/** A tools/call of poll_ui_messages with JSON-RPC id `id`, waiting up to `waitMs` (default 20,000). */
+function pollRequest(id: number, channelId: string, waitMs = 20_000) {
   return {
     jsonrpc: "2.0",
     id,
     method: "tools/call",
-    params: { name: "poll_ui_messages", arguments: { channel_id: channelId, after: 0, wait_ms: 20_000 } },
+    params: { name: "poll_ui_messages", arguments: { channel_id: channelId, after: 0, wait_ms: waitMs } },
   };
 }
 
 describe("a waiting poll over stateless HTTP", () => {
+  test("sends its response headers while it waits, not with its answer", async () => {
+    const wait = store.watch("headers");
+    const client = new AbortController();
+    // fetch resolves once the headers are in: it must do so before the poll stops waiting.
+    // The wait stays under 15 s, when the SDK writes a keep-alive comment (which would send them).
+    const body = JSON.stringify(pollRequest(1, "headers", 10_000));
+    const headers = fetch(url, { method: "POST", headers: HEADERS, body, signal: client.signal });
+    const first = await Promise.race([headers.then(() => "headers"), wait.ended.then(() => "the answer")]);
+    try {
+      assert.equal(first, "headers", "the response's headers came only with the poll's answer");
+      assert.equal((await headers).headers.get("content-type"), "text/event-stream");
+    } finally {
+      client.abort();
+      await headers.then((response) => response.body?.cancel()).catch(() => undefined);
+    }
+  });
+
   test("ends its wait at once when the client closes the request", async () => {
     const wait = store.watch("closed");
     const client = new AbortController();

@@ -95,10 +95,35 @@ export function createMcpRequestListener(options: McpListenerOptions, onerror: (
   const originIsAllowed = originValidation([...localhostAllowedOrigins(), ...(publicUrl ? [publicUrl.hostname] : [])]);
   return async (req, res) => {
     if (!hostIsAllowed(req, res, publicUrl) || !originIsAllowed(req, res)) return;
+    sendStreamHeadersAtOnce(res);
     if (!authenticate) return serve(req, res);
     const auth = await authenticate(req, res);
     if (auth) await serve(Object.assign(req, { auth }), res);
   };
+}
+
+/**
+ * Makes `res` send its headers the moment they are written when it is an event stream
+ * (how the SDK answers a POST). Node holds written headers until the first byte of the
+ * body, and a waiting poll's first byte is its answer: the client would learn that its
+ * request was taken only with the answer, and a host that records each HTTP exchange
+ * once its headers come (MCP Inspector re-renders its whole page for each record) would
+ * do that work on the answer's way to the app instead of while the poll waits.
+ */
+function sendStreamHeadersAtOnce(res: ServerResponse): void {
+  const writeHead = res.writeHead.bind(res) as (statusCode: number, ...rest: unknown[]) => ServerResponse;
+  res.writeHead = ((statusCode: number, ...rest: unknown[]) => {
+    writeHead(statusCode, ...rest);
+    // The headers come last: writeHead(status, [message,] headers).
+    const headers = rest.at(-1);
+    if (typeof headers === "object" && headers !== null && isEventStream((headers as Record<string, unknown>)["content-type"])) res.flushHeaders();
+    return res;
+  }) as ServerResponse["writeHead"];
+}
+
+/** Whether a content-type header value names an event stream (`text/event-stream`, any parameters). */
+function isEventStream(contentType: unknown): boolean {
+  return typeof contentType === "string" && contentType.toLowerCase().startsWith("text/event-stream");
 }
 
 /**

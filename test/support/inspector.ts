@@ -30,9 +30,12 @@
  *
  * Facts this relies on (measured on 2.12.0): UI and backend share one port
  * (`CLIENT_PORT`); a deep link needs the API token; the app runs in two nested
- * iframes (the sandbox proxy on its own port, then an opaque-origin srcdoc); the
- * Monitoring sidebar logs every message and slows every app call (0.6–1.3 s with it
- * open, about 0.15 s with it closed) — `openApp` closes it unless asked not to.
+ * iframes (the sandbox proxy on its own port, then an opaque-origin srcdoc). Inspector's
+ * page relays every message between its backend and the app, and re-renders the whole
+ * page for each message and each HTTP exchange its backend logs (40–160 ms a render on
+ * two loaded cores; see `longTasks`); with the Monitoring sidebar open it also renders
+ * the Messages panel, which grows with every message (answers came 3–7 s late after
+ * nine asks) — `openApp` closes it unless asked not to.
  *
  * Every child runs in its own process group and is killed with it, also when the test
  * process dies first.
@@ -77,10 +80,24 @@ export interface SentMessage {
   params: Record<string, unknown>;
   /** `Date.now()` when the page sent it. */
   sentAt: number;
-  /** `Date.now()` when Inspector's backend answered (for a request: once the server's answer was back). */
+  /**
+   * `Date.now()` when the page reported its request to the backend finished (for a
+   * request: the backend holds it until the server's answer is back). Inspector's page
+   * reports it from its main thread, so this lags behind the network for as long as the
+   * page is busy (see {@link OpenedApp.longTasks}); so do the DevTools protocol's own
+   * timestamps of the page's network events.
+   */
   answeredAt?: number;
   /** The JSON-RPC response to this request, once the page's event stream brought it. */
   answer?: JsonRpcAnswer;
+}
+
+/** A task that kept the Inspector page's main thread busy 50 ms or more (the Long Tasks API). */
+export interface LongTask {
+  /** `Date.now()` time it started. */
+  startedAt: number;
+  /** How long it ran, in ms. */
+  duration: number;
 }
 
 /** A JSON-RPC response: `result`, or `error`. */
@@ -105,6 +122,11 @@ export interface OpenedApp {
   /** The `notifications/cancelled` the page sent (the app cancelled a call). */
   cancels(): SentMessage[];
   /**
+   * The long tasks of Inspector's own page (not the app's frames) since it loaded: while
+   * one runs, nothing reaches the app, since Inspector's page relays every message.
+   */
+  longTasks(): Promise<LongTask[]>;
+  /**
    * Resolves with the response to `request` (one of {@link calls}) once it is back.
    * @throws Error when none came within `timeoutMs` (default 30,000).
    */
@@ -127,7 +149,7 @@ export interface OpenedApp {
 
 /** Options of {@link InspectorHost.openApp}. */
 export interface OpenAppOptions {
-  /** Leave the Monitoring sidebar open. Default false (closed: calls are 4–8× faster). */
+  /** Leave the Monitoring sidebar open. Default false (open, every call slows as its Messages panel fills). */
   sidebar?: boolean;
   /** How long the page may take to connect and show the app. Default 120,000 ms (the page is CPU-bound). */
   timeoutMs?: number;
@@ -230,6 +252,7 @@ async function openApp(
   page.setDefaultTimeout(timeout);
   page.on("pageerror", (error) => session.errors.push(error.message));
   const recorder = await recordCalls(page);
+  await page.addInitScript(observeLongTasks);
   const link = new URL("/", session.origin);
   link.search = new URLSearchParams({
     serverUrl: server.url.href,
@@ -277,6 +300,7 @@ async function shownApp(
     calls,
     toolCalls: (name) => calls.filter((call) => call.method === "tools/call" && call.tool === name),
     cancels: () => calls.filter((call) => call.method === "notifications/cancelled"),
+    longTasks: () => page.evaluate(() => (window as LongTaskWindow).__backchannelLongTasks ?? []),
     answer: (request, timeoutMs) => recorder.answer(request, timeoutMs),
     async openAnother(tool, args) {
       await page.getByRole("button", { name: "Back to Input" }).click();
@@ -305,6 +329,19 @@ async function shownApp(
     close: () => page.close(),
   };
   return opened;
+}
+
+/** Where {@link observeLongTasks} keeps what it saw. */
+type LongTaskWindow = Window & { __backchannelLongTasks?: LongTask[] };
+
+/** Runs in every frame before its scripts: records the long tasks of the top frame (Inspector's page). */
+function observeLongTasks(): void {
+  if (window !== window.top) return;
+  const tasks: LongTask[] = [];
+  (window as LongTaskWindow).__backchannelLongTasks = tasks;
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) tasks.push({ startedAt: performance.timeOrigin + entry.startTime, duration: entry.duration });
+  }).observe({ type: "longtask", buffered: true });
 }
 
 /** The title Inspector's list shows for `tool` (its `title`, else its name), from the page's own tools/list. */
