@@ -154,12 +154,14 @@ class LimitedView implements ChannelStore {
   readonly limits: Readonly<Limits>;
   readonly sessions: SessionStore;
   readonly apps: SavedAppStore;
+  readonly fallbackWakeMs: number;
 
   constructor(
     private readonly view: ChannelStore,
     private readonly usage: PrincipalUsage,
   ) {
     this.limits = view.limits;
+    this.fallbackWakeMs = view.fallbackWakeMs;
     this.sessions = view.sessions;
     this.apps = view.apps;
   }

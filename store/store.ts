@@ -107,6 +107,12 @@ export interface ChannelReader {
   peek(channelId: string, queue: QueueName): Promise<QueueMessage[]>;
   /** Subscribes to changes of a queue (subscribe, then {@link peek}); works before the channel exists. */
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription;
+  /**
+   * How often a waiter reads again although no change was signalled, in ms: as often as
+   * a change could go unsignalled (a file-system event can be missed; a Redis wake-up
+   * cannot while connected, and every waiter is woken when the connection comes back).
+   */
+  readonly fallbackWakeMs: number;
   /** The host sessions' records. */
   readonly sessions: SessionReader;
 }

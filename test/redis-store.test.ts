@@ -196,6 +196,30 @@ describe("on a real redis-server", { skip }, () => {
     }
   });
 
+  test("an idle watcher reads its queue on wake-ups only, with a 30 s safety net, not every 5 s as over files", async () => {
+    const readsOfQueue = async () => {
+      const stats = String(await redis.admin(0, (admin) => admin.sendCommand(["INFO", "commandstats"])));
+      return Number(/cmdstat_xrange:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+    };
+    const watcher = spawnWatcher(home.dir, ["idle-watch", "--timeout", "60"], { BACKCHANNEL_STORE: redis.url(4) });
+    try {
+      await watcher.ready();
+      const armed = await readsOfQueue();
+      // Absence over a span can only be seen by waiting it out: longer than the file store's 5 s.
+      await new Promise((resolve) => setTimeout(resolve, 6500));
+      assert.equal(await readsOfQueue(), armed, "no read of the queue while nothing changed");
+      const agent = new RedisStore({ url: redis.url(4), checkSettings: false });
+      try {
+        await agent.append("idle-watch", "agent", "ask", { text: "still awake?" });
+      } finally {
+        await agent.close();
+      }
+      assert.equal(await watcher.exited, 0, "a message still wakes it at once");
+    } finally {
+      watcher.child.kill();
+    }
+  });
+
   test("Redis unreachable at start: the server stays up, every call fails fast and clearly, and it recovers by itself", async () => {
     const later = await startRedis();
     const url = later.url(0);

@@ -39,9 +39,9 @@ export interface WatchOptions {
   /** Also show a desktop notification when messages arrive. Default false. */
   notify?: boolean;
   /**
-   * Re-read this often when no change event came. Default 5,000 ms: events wake the
-   * watcher at once where the store sends them; the timer only serves those that do
-   * not, and each wake-up costs idle CPU (about 5 times less than at 1 s).
+   * Re-read this often when no change event came. Default: the store's own
+   * (`reader.fallbackWakeMs`: 5 s over files, 30 s over Redis). Events wake the watcher
+   * at once; the timer only serves those a store can miss, and each wake-up costs idle CPU.
    */
   fallbackMs?: number;
   /** Where lines for the agent go. Default: stdout. */
@@ -64,7 +64,7 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
   // Errors quote the command line and the data directory's files: the terminal gets none of their escapes.
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   const err = options.err ?? ((line: string) => process.stderr.write(`backchannel watch: ${oneLine(line)}\n`));
-  const { channelId, reader, follow = false, notify = false, timeoutMs = 1_800_000, fallbackMs = 5000 } = options;
+  const { channelId, reader, follow = false, notify = false, timeoutMs = 1_800_000, fallbackMs = reader.fallbackWakeMs } = options;
   if (!isChannelId(channelId)) {
     err(invalidChannelMessage(channelId));
     return WATCH_EXIT.error;

@@ -32,6 +32,7 @@ import { SessionFiles } from "./session-files.js";
 import { SavedAppFiles } from "./saved-apps.js";
 import { maxStateFileBytes, readStateFile, updateStateFile } from "./state-files.js";
 import { removeIdle } from "./sweep.js";
+import { FILE_FALLBACK_WAKE_MS } from "./folder-watch.js";
 import { warnOnStderr } from "../../core/warn.js";
 
 /** Options of {@link FileStore}. */
@@ -61,7 +62,7 @@ export class FileStore implements ChannelStore {
   readonly sessions: SessionFiles;
   readonly apps: SavedAppFiles;
   private readonly warn: (message: string) => void;
-  private readonly fallbackWakeMs: number;
+  readonly fallbackWakeMs: number;
   private readonly reader: FileQueueReader;
   private readonly folders: ChannelFolders;
   /** The store's own data directory (the same as {@link dataDir} but in a principal's view). */
@@ -72,7 +73,7 @@ export class FileStore implements ChannelStore {
     this.rootDir = "rootDir" in options ? options.rootDir : this.dataDir;
     this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...options.limits });
     this.warn = options.warn ?? warnOnStderr;
-    this.fallbackWakeMs = options.fallbackWakeMs ?? 5000;
+    this.fallbackWakeMs = options.fallbackWakeMs ?? FILE_FALLBACK_WAKE_MS;
     this.sessions = new SessionFiles(this.dataDir, this.limits.lockStaleMs, this.warn);
     this.apps = new SavedAppFiles(this.dataDir, this.warn);
     this.reader = new FileQueueReader(this.dataDir, this.limits);

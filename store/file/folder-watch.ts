@@ -22,6 +22,12 @@ interface FolderEntry {
   waiters: Set<Waiter>;
 }
 
+/**
+ * How often a waiter on the file store reads again without an event, by default: a
+ * file-system event can be missed (a full inotify queue, a network file system).
+ */
+export const FILE_FALLBACK_WAKE_MS = 5000;
+
 const folders = new Map<string, FolderEntry>();
 
 /**

@@ -12,7 +12,7 @@ import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import { channelDir, channelsDir, queueFile, queueFileName, type QueueName } from "../../core/paths.js";
 import type { QueueMessage } from "../../protocol/message.js";
 import type { ChangeSubscription, ChannelReader, SessionReader } from "../store.js";
-import { subscribeToFile } from "./folder-watch.js";
+import { FILE_FALLBACK_WAKE_MS, subscribeToFile } from "./folder-watch.js";
 import { maxQueueFileBytes, readQueue } from "./log-format.js";
 import { READ_ONLY, reachFolder } from "./safe-open.js";
 import { SessionFileReader } from "./session-read.js";
@@ -20,6 +20,7 @@ import { SessionFileReader } from "./session-read.js";
 /** The channels in one data directory, read-only. */
 export class FileQueueReader implements ChannelReader {
   readonly sessions: SessionReader;
+  readonly fallbackWakeMs = FILE_FALLBACK_WAKE_MS;
   private readonly maxQueueFileBytes: number;
 
   /**

@@ -11,7 +11,7 @@ import { ROOT_KEYS } from "./keys.js";
 import { parseRedisUrl } from "./location.js";
 import { peekQueue } from "./queues.js";
 import { RedisSessionReader } from "./sessions.js";
-import { WakeHub } from "./wake-hub.js";
+import { REDIS_FALLBACK_WAKE_MS, WakeHub } from "./wake-hub.js";
 
 /** Options of {@link RedisReader}. */
 export interface RedisReaderOptions {
@@ -24,6 +24,7 @@ export interface RedisReaderOptions {
 /** The channels of one Redis store, read-only. Close it when done: it holds connections. */
 export class RedisReader implements ChannelReader {
   readonly sessions: SessionReader;
+  readonly fallbackWakeMs = REDIS_FALLBACK_WAKE_MS;
   /** The store's URL without its password. */
   readonly shown: string;
   private readonly connection: RedisConnection;

@@ -36,7 +36,7 @@ import { appendMessage, drain, peekQueue, type QueueContext, queueContext, readA
 import { RedisSavedApps } from "./saved-apps.js";
 import { RedisSessions } from "./sessions.js";
 import { readStateDoc, updateStateDoc } from "./state-docs.js";
-import { WakeHub } from "./wake-hub.js";
+import { REDIS_FALLBACK_WAKE_MS, WakeHub } from "./wake-hub.js";
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
@@ -124,6 +124,10 @@ export class RedisStoreView implements ChannelStore {
     return this.shared.hub.listen(this.space.queueWake(channelId, queue));
   }
 
+  get fallbackWakeMs(): number {
+    return this.shared.fallbackWakeMs;
+  }
+
   listChannels(): Promise<ChannelInfo[]> {
     return listChannels(this.shared.connection, this.space);
   }
@@ -167,7 +171,7 @@ export class RedisStore extends RedisStoreView {
     const warn = options.warn ?? warnOnStderr;
     const connection = new RedisConnection({ address, name: "backchannel:store", warn, readyWaitMs: options.readyWaitMs });
     const hub = new WakeHub(connection);
-    super({ connection, hub, limits, upkeep: upkeepOf(limits), fallbackWakeMs: options.fallbackWakeMs ?? 30_000, warn }, ROOT_KEYS);
+    super({ connection, hub, limits, upkeep: upkeepOf(limits), fallbackWakeMs: options.fallbackWakeMs ?? REDIS_FALLBACK_WAKE_MS, warn }, ROOT_KEYS);
     this.shown = address.shown;
     if (options.checkSettings ?? true) this.warnAboutSettingsOnce(warn);
   }

@@ -19,6 +19,13 @@
 import type { ChangeSubscription, WakeReason } from "../store.js";
 import type { RedisConnection, StoreClient } from "./connection.js";
 
+/**
+ * How often a waiter on the Redis store reads again without a wake-up, by default: only a
+ * safety net, since a wake-up is not missed while connected and every waiter is woken
+ * when the connection comes back.
+ */
+export const REDIS_FALLBACK_WAKE_MS = 30_000;
+
 /** How long a channel with no waiter stays subscribed. */
 export const LINGER_MS = 10_000;
 
