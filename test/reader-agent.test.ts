@@ -8,9 +8,9 @@
  * panel leaving the keyboard focus where the person types.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { browserSkipReason, structured } from "./support/helpers.js";
-import { ReaderRig } from "./support/reader-page.js";
+import { readerRigForSuite } from "./support/reader-page.js";
 
 const skip = browserSkipReason();
 
@@ -20,14 +20,7 @@ interface StateResult {
 }
 
 describe("the reader and its agent, as people use them", { skip, timeout: 180_000 }, () => {
-  const rig = new ReaderRig();
-
-  before(async () => {
-    await rig.start();
-  });
-  after(async () => {
-    await rig.stop();
-  });
+  const rig = readerRigForSuite();
 
   const stateOf = async (channelId: string) =>
     structured<StateResult>(await rig.agent.callTool({ name: "reader_state", arguments: { channel_id: channelId } }));

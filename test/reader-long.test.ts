@@ -8,10 +8,10 @@
  * screen. Time bounds here are loose safety nets; the figures are in bench/.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { browserSkipReason, structured } from "./support/helpers.js";
 import { longMarkdown } from "./support/long-document.js";
-import { ReaderRig } from "./support/reader-page.js";
+import { readerRigForSuite } from "./support/reader-page.js";
 
 const skip = browserSkipReason();
 
@@ -25,14 +25,7 @@ function longAnswer(label: string): string {
 const DEVELOPER_WORDING = /bytes|JSON|limit is|notify_|poll_|tool|MCP|error:/i;
 
 describe("the reader with long documents and long threads", { skip, timeout: 240_000 }, () => {
-  const rig = new ReaderRig();
-
-  before(async () => {
-    await rig.start();
-  });
-  after(async () => {
-    await rig.stop();
-  });
+  const rig = readerRigForSuite();
 
   test("a 1 MiB document: bounded height, scrolls inside, contents collapsed, quick asks and answers", async () => {
     const { markdown, marker } = longMarkdown();

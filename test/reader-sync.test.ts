@@ -7,9 +7,9 @@
  * sent is still in its card after a reload, for a new passage and for a follow-up.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { browserSkipReason, structured } from "./support/helpers.js";
-import { ReaderRig } from "./support/reader-page.js";
+import { readerRigForSuite } from "./support/reader-page.js";
 
 const skip = browserSkipReason();
 
@@ -27,14 +27,7 @@ interface StateResult {
 }
 
 describe("a reader's threads across tabs and reloads", { skip, timeout: 180_000 }, () => {
-  const rig = new ReaderRig();
-
-  before(async () => {
-    await rig.start();
-  });
-  after(async () => {
-    await rig.stop();
-  });
+  const rig = readerRigForSuite();
 
   test("a second tab on the same channel shows a follow-up asked in the first, question and answer", async () => {
     const channelId = await rig.openDocument(DOCUMENT, "Two tabs");

@@ -7,6 +7,7 @@
  * drives it). Shared by the reader's browser suites: each opens its own playground on
  * its own data directory.
  */
+import { after, before } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { chromium, type Browser, type Frame, type Page } from "playwright-core";
 import { CHROMIUM_ARGS, CHROMIUM_PATH, connectServer, startPlayground, structured, tempDataDir, type PlaygroundProcess } from "./helpers.js";
@@ -29,6 +30,14 @@ export interface OpenOptions {
   height?: number;
   /** How long one wait may take. Default 30,000 ms (Playwright's). */
   timeoutMs?: number;
+}
+
+/** A {@link ReaderRig} started before the tests of the enclosing suite and stopped after them. */
+export function readerRigForSuite(): ReaderRig {
+  const rig = new ReaderRig();
+  before(() => rig.start());
+  after(() => rig.stop());
+  return rig;
 }
 
 /** The playground, a browser and an agent on one data directory. */
