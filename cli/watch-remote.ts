@@ -23,31 +23,21 @@ import { oneLine } from "../core/text.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { WATCH_TOOL, watchOutput } from "../server/tools/watch-tools.js";
 import { desktopNotifier } from "../watcher/notify.js";
-import { followLines, invalidChannelMessage, notificationBody, summaryLine, timeoutLine, WATCH_EXIT } from "../watcher/watch.js";
+import { followLines, invalidChannelMessage, notificationBody, summaryLine, timeoutLine, WATCH_EXIT, type WatchBehaviour } from "../watcher/watch.js";
 
 /** The environment variable that holds the bearer token the remote watcher sends. */
 export const TOKEN_ENV_VAR = "BACKCHANNEL_TOKEN";
 
 /** Options of {@link watchRemote}. */
-export interface RemoteWatchOptions {
+export interface RemoteWatchOptions extends WatchBehaviour {
   /** The channel to watch; checked before anything is sent. */
   channelId: string;
   /** The server's MCP endpoint, as the user gave it (checked here). */
   url: string;
   /** The bearer token; none sends no Authorization header. */
   token?: string;
-  /** Give up after this long. Default 1,800,000 (30 minutes). */
-  timeoutMs?: number;
-  /** Print a line per message and keep going, instead of exiting at the first. Default false. */
-  follow?: boolean;
-  /** Also show a desktop notification when messages arrive. Default false. */
-  notify?: boolean;
   /** After a failed call while watching, wait this long before the next. Default 1,000 ms. */
   retryMs?: number;
-  /** Where lines for the agent go. Default: stdout. */
-  out?: (line: string) => void;
-  /** Where errors and notes go. Default: stderr, each line made safe for a terminal. */
-  err?: (line: string) => void;
 }
 
 /** A failure that ends the watcher: its message says what to do. */

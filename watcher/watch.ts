@@ -26,28 +26,32 @@ import { desktopNotifier } from "./notify.js";
 /** Exit codes of the watcher. */
 export const WATCH_EXIT = { message: 0, error: 1, timeout: 2 } as const;
 
-/** Options of {@link watchChannel}. */
-export interface WatchOptions {
-  /** The channel to watch; checked before anything is read. */
-  channelId: string;
-  /** The store, read-only (the server's). */
-  reader: ChannelReader;
+/** What a watcher does and where it writes, the same for the local and the remote watcher (cli/watch-remote.ts). */
+export interface WatchBehaviour {
   /** Give up after this long. Default 1,800,000 (30 minutes). */
   timeoutMs?: number;
   /** Print a line per message and keep going, instead of exiting at the first. Default false. */
   follow?: boolean;
   /** Also show a desktop notification when messages arrive. Default false. */
   notify?: boolean;
+  /** Where lines for the agent go. Default: stdout. */
+  out?: (line: string) => void;
+  /** Where errors and notes go. Default: stderr, each line made safe for a terminal (`oneLine`). */
+  err?: (line: string) => void;
+}
+
+/** Options of {@link watchChannel}. */
+export interface WatchOptions extends WatchBehaviour {
+  /** The channel to watch; checked before anything is read. */
+  channelId: string;
+  /** The store, read-only (the server's). */
+  reader: ChannelReader;
   /**
    * Re-read this often when no change event came. Default: the store's own
    * (`reader.fallbackWakeMs`: 5 s over files, 30 s over Redis). Events wake the watcher
    * at once; the timer only serves those a store can miss, and each wake-up costs idle CPU.
    */
   fallbackMs?: number;
-  /** Where lines for the agent go. Default: stdout. */
-  out?: (line: string) => void;
-  /** Where errors and notes go. Default: stderr, each line made safe for a terminal (`oneLine`). */
-  err?: (line: string) => void;
 }
 
 /** In follow mode, more new messages than this at once are told in one line. */
