@@ -8,11 +8,11 @@
  * (e.g. authentication flags) after `serve --http --host 127.0.0.1 --port 0 --store …`.
  */
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type AccessLogEntry, nginxConfig, parseAccessLog } from "./nginx-config.js";
+import { freePort } from "./free-port.js";
 import { type RunningProcess, startProcess } from "./process.js";
 
 /** The `backchannel` command of this build. */
@@ -177,16 +177,4 @@ async function waitUntilIdle(statusUrl: URL, timeoutMs: number): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`nginx still has ${Number(writing) - 1} requests in flight after ${timeoutMs} ms`);
-}
-
-/** A TCP port of 127.0.0.1 nobody listens on now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no free port"))));
-    });
-  });
 }

@@ -6,9 +6,9 @@
  * restart, and says what to do when the URL or the server is wrong.
  */
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { freePort } from "../deploy/free-port.js";
 import { startProcess, type RunningProcess } from "../deploy/process.js";
 import { MAX_REMOTE_WAIT_MS } from "../core/limits.js";
 import type { QueueMessage } from "../protocol/message.js";
@@ -116,7 +116,7 @@ describe("backchannel watch --url", () => {
   });
 
   test("a bad channel id, a bad URL, plain http beyond loopback, no server and a wrong path exit 1, saying what to do", async () => {
-    const closed = await unusedPort();
+    const closed = await freePort();
     const cases: [string[], RegExp][] = [
       [["../x", "--url", url], /invalid channel id "\.\.\/x"/],
       [["ch", "--url", "not a url"], /is not a URL: give the server's MCP endpoint/],
@@ -175,15 +175,3 @@ describe(WATCH_TOOL, () => {
     );
   });
 });
-
-/** A port of 127.0.0.1 nobody listens on. */
-function unusedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}

@@ -43,11 +43,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Frame, type FrameLocator, type Page } from "playwright-core";
+import { freePort } from "../../deploy/free-port.js";
 import { CHROMIUM_ARGS, CHROMIUM_PATH, CLI } from "./helpers.js";
 
 /** The repository's node_modules (this file runs from dist/test/support/). */
@@ -617,16 +617,4 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   } catch {
     // Already gone.
   }
-}
-
-/** A TCP port free on 127.0.0.1 right now (Inspector refuses port 0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createNetServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -8,10 +8,10 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@redis/client";
+import { freePort } from "../../deploy/free-port.js";
 
 /** The redis-server program. */
 export const REDIS_SERVER = process.env.REDIS_SERVER ?? "redis-server";
@@ -161,16 +161,4 @@ async function launch(args: string[]): Promise<ChildProcess> {
   child.stdout!.resume();
   child.stderr!.resume();
   return child;
-}
-
-/** A TCP port nobody listens on now. */
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, host, () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
 }
