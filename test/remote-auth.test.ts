@@ -9,12 +9,13 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmod } from "node:fs/promises";
-import { request } from "node:http";
+import { createServer, request } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { type TestIssuer, startTestIssuer } from "./support/test-issuer.js";
 import { CLI, structured, tempDataDir } from "./support/helpers.js";
 import { storeKinds, type StoreFixture } from "./support/stores.js";
+import { listen } from "../server/transports/http.js";
 
 /** A running `serve --http` and what it printed. */
 interface Served {
@@ -317,6 +318,11 @@ describe("--auth oauth against a real issuer", () => {
       ["another issuer", sign(claims({ iss: "https://evil.example" })), /iss claim/],
       ["another key", foreign(claims()), /not signed by the issuer/],
       ["not a JWT", Promise.resolve("bc_not-a-jwt"), /not a valid access token/],
+      ...[[""], [42], [["user-42"]], [{ id: "user-42" }], [null]].map(([sub]): [string, Promise<string>, RegExp] => [
+        `sub ${JSON.stringify(sub)}`,
+        sign(claims({ sub })),
+        /sub claim/,
+      ]),
     ];
     for (const [what, token, reason] of cases) {
       const response = await listTools(served.url, { authorization: `Bearer ${await token}` });
@@ -324,6 +330,37 @@ describe("--auth oauth against a real issuer", () => {
       const challenge = response.headers.get("www-authenticate") ?? "";
       assert.match(challenge, /error="invalid_token"/, what);
       assert.match(challenge, reason, what);
+    }
+  });
+});
+
+describe("--auth oauth with an issuer whose keys cannot be found", () => {
+  test("the issuer is asked once for many requests, not twice per request, and each request is refused", async () => {
+    let asked = 0;
+    const silent = createServer((_req, res) => {
+      asked++;
+      res.writeHead(404).end();
+    });
+    const issuerUrl = (await listen(silent)).href.replace(/\/$/, "");
+    const { dir, cleanup } = await tempDataDir();
+    const served = await serve(["--auth", "oauth", "--issuer", issuerUrl, "--public-url", "http://127.0.0.1/mcp"], { BACKCHANNEL_HOME: dir });
+    const signer = await startTestIssuer();
+    try {
+      const token = await signer.sign({ iss: issuerUrl, sub: "x", exp: Math.floor(Date.now() / 1000) + 60 });
+      const statuses = await Promise.all(
+        Array.from({ length: 20 }, () => listTools(served.url, { authorization: `Bearer ${token}` }).then((response) => response.status)),
+      );
+      assert.ok(
+        statuses.every((status) => status >= 400),
+        String(statuses),
+      );
+      // One discovery tries the two metadata documents.
+      assert.ok(asked <= 2, `the issuer was asked ${asked} times for 20 requests`);
+    } finally {
+      served.process.kill();
+      silent.close();
+      signer.close();
+      await cleanup();
     }
   });
 });

@@ -19,6 +19,13 @@ const STATIC_TOKEN_VALIDITY_S = 60;
 export const REQUIRED_SCOPE = "backchannel";
 
 /**
+ * How long a failed discovery of the issuer's keys is remembered: requests in that time
+ * fail at once instead of each asking the issuer again (an unreachable issuer would
+ * otherwise cost two fetches per request, and a flood of requests a flood of fetches).
+ */
+const DISCOVERY_RETRY_MS = 30_000;
+
+/**
  * A verifier of the static tokens in the token file at `path`, read again on every
  * request (so that `token add` takes effect at once, and a file made unsafe since is refused).
  * @param resource this server's public URL, reported as each token's resource.
@@ -55,11 +62,7 @@ export interface JwtVerifierOptions {
  * @throws (when verifying) OAuthError invalid_token for a token that is not one of the issuer's, expired, or for another audience.
  */
 export function jwtVerifier(options: JwtVerifierOptions): OAuthTokenVerifier {
-  let keys: ReturnType<typeof createRemoteJWKSet> | undefined;
-  const keySet = async () => {
-    keys ??= createRemoteJWKSet(options.jwksUrl ?? (await discoverJwksUrl(options.issuer)));
-    return keys;
-  };
+  const keySet = issuerKeys(options);
   return {
     async verifyAccessToken(token: string): Promise<AuthInfo> {
       let payload: JWTPayload;
@@ -73,15 +76,38 @@ export function jwtVerifier(options: JwtVerifierOptions): OAuthTokenVerifier {
         if (error instanceof joseErrors.JOSEError) throw new OAuthError(OAuthErrorCode.InvalidToken, describeJoseError(error));
         throw error;
       }
+      // jose checks that `sub` is present, not what it holds; the principal must be a name.
+      const principal = stringClaim(payload.sub);
+      if (principal === undefined)
+        throw new OAuthError(OAuthErrorCode.InvalidToken, "the token's sub claim is not accepted here: it must be a non-empty string");
       const info: AuthInfo = {
         token,
-        clientId: stringClaim(payload.azp) ?? stringClaim(payload.client_id) ?? payload.sub!,
+        clientId: stringClaim(payload.azp) ?? stringClaim(payload.client_id) ?? principal,
         scopes: scopesOf(payload),
         expiresAt: payload.exp!,
         resource: options.resource,
       };
-      return withPrincipal(info, payload.sub!);
+      return withPrincipal(info, principal);
     },
+  };
+}
+
+/**
+ * The issuer's key set, found once: `options.jwksUrl`, else discovered. Concurrent
+ * requests share one discovery; a failed one is remembered for {@link DISCOVERY_RETRY_MS}.
+ * @throws (when called) the discovery's error while it is remembered.
+ */
+function issuerKeys(options: JwtVerifierOptions): () => Promise<ReturnType<typeof createRemoteJWKSet>> {
+  let keys: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
+  return () => {
+    keys ??= (options.jwksUrl ? Promise.resolve(options.jwksUrl) : discoverJwksUrl(options.issuer)).then(
+      (url) => createRemoteJWKSet(url),
+      (error: unknown) => {
+        setTimeout(() => (keys = undefined), DISCOVERY_RETRY_MS).unref();
+        throw error;
+      },
+    );
+    return keys;
   };
 }
 
