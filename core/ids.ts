@@ -7,8 +7,22 @@
  */
 import { CallerError } from "./errors.js";
 
-/** A channel id: 1 to 64 letters, digits, `_` or `-`. Nothing that could name a path. */
-export const CHANNEL_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/**
+ * The shape of a channel id: 1 to 64 letters, digits, `_` or `-`, not starting with `-`.
+ * Nothing that could name a path, and nothing a command line takes for an option (an id
+ * stands in the watcher's command). {@link isChannelId} also refuses device names.
+ */
+export const CHANNEL_ID_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/;
+
+/**
+ * Names Windows reserves for devices, in any case: a file or folder so named cannot be
+ * made there, so no channel id or app name (both become file names) may be one.
+ */
+export const WINDOWS_DEVICE_NAME = /^(?:con|prn|aux|nul|com[1-9]|lpt[1-9])$/i;
+
+/** How {@link CHANNEL_ID_PATTERN} reads in an error message. */
+export const CHANNEL_ID_RULE =
+  '1 to 64 characters from A-Z, a-z, 0-9, "_" and "-", not starting with "-", and not a Windows device name (CON, NUL, COM1, …)';
 
 /** An event name: 1 to 64 letters, digits, `_`, `.`, `:` or `-`. */
 export const EVENT_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -27,10 +41,7 @@ export const SESSION_KEY_PATTERN = /^(claude|pid)-[0-9]{1,10}$/;
 export class InvalidChannelIdError extends CallerError {
   override readonly name = "InvalidChannelIdError";
   constructor(readonly channelId: unknown) {
-    super(
-      `invalid channel id ${describe(channelId)}: use 1 to 64 characters from A-Z, a-z, 0-9, "_" and "-" ` +
-        `(the id open_reader or open_app returned, or one you choose)`,
-    );
+    super(`invalid channel id ${describe(channelId)}: use ${CHANNEL_ID_RULE} (the id open_reader or open_app returned, or one you choose)`);
   }
 }
 
@@ -46,13 +57,13 @@ export class InvalidEventError extends CallerError {
 export class InvalidAppNameError extends CallerError {
   override readonly name = "InvalidAppNameError";
   constructor(readonly appName: unknown) {
-    super(`invalid app name ${describe(appName)}: use 1 to 64 characters from A-Z, a-z, 0-9, "_" and "-", e.g. quick-poll`);
+    super(`invalid app name ${describe(appName)}: use ${CHANNEL_ID_RULE}, e.g. quick-poll`);
   }
 }
 
-/** True when `value` is a string that matches {@link CHANNEL_ID_PATTERN}. */
+/** True when `value` is a string that matches {@link CHANNEL_ID_PATTERN} and is no {@link WINDOWS_DEVICE_NAME}. */
 export function isChannelId(value: unknown): value is string {
-  return typeof value === "string" && CHANNEL_ID_PATTERN.test(value);
+  return typeof value === "string" && CHANNEL_ID_PATTERN.test(value) && !WINDOWS_DEVICE_NAME.test(value);
 }
 
 /**

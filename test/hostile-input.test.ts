@@ -272,6 +272,34 @@ describe("smaller faults", () => {
     });
   }
 
+  test("a channel id or app name that a command line takes for an option, or Windows for a device, is refused by every tool", async () => {
+    const client = await connectServer(dataDir);
+    try {
+      const html = "<p>hi</p>";
+      for (const id of ["-h", "--timeout", "-rf", "CON", "nul", "COM1", "LPT9", "aux", "prn"]) {
+        for (const [name, args] of [
+          ["open_reader", { channel_id: id, text: "hello" }],
+          ["open_app", { channel_id: id, html }],
+          ["notify_ui", { channel_id: id, event: "x" }],
+          ["poll_agent_messages", { channel_id: id }],
+        ] as const) {
+          const result = await client.callTool({ name, arguments: args });
+          assert.equal(result.isError, true, `${name} ${id}`);
+          assert.match(JSON.stringify(result.content), /not starting with|device name/, `${name} ${id}`);
+        }
+        const { channel_id } = structured<{ channel_id: string }>(await client.callTool({ name: "open_app", arguments: { html } }));
+        const saved = await client.callTool({ name: "save_app", arguments: { channel_id, name: id, description: "d" } });
+        assert.equal(saved.isError, true, `save_app ${id}`);
+      }
+      // The watcher refuses such an id as a channel id, never as its own option: no exit 0.
+      const watched = cli(["watch", "--timeout", "1", "--", "-h"]);
+      assert.equal(watched.code, 1, watched.stdout + watched.stderr);
+      assert.match(watched.stderr, /invalid channel id/);
+    } finally {
+      await client.close();
+    }
+  });
+
   test("install statusline, uninstall and statusline --stash refuse a named pipe instead of hanging", async () => {
     const settings = join(dataDir, "fifo-settings.json");
     await mkfifo(settings);

@@ -5,14 +5,19 @@
  */
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { CHANNEL_ID_PATTERN, EVENT_PATTERN } from "../../core/ids.js";
+import { CHANNEL_ID_PATTERN, CHANNEL_ID_RULE, EVENT_PATTERN, WINDOWS_DEVICE_NAME } from "../../core/ids.js";
 import { isJsonValue, MAX_JSON_DEPTH } from "../../core/json.js";
 import { characterCount } from "../../core/text.js";
 
-/** A channel id, as the tools accept it. */
+/**
+ * A channel id, as the tools accept it (core/ids.ts). The device-name rule is a refinement,
+ * left out of the JSON Schema: every model-visible tool carries this schema, and the
+ * model's context stays small.
+ */
 export const channelIdSchema = z
   .string()
-  .regex(CHANNEL_ID_PATTERN, "a channel id is 1 to 64 characters from A-Z, a-z, 0-9, _ and - (use the id open_reader or open_app returned)");
+  .regex(CHANNEL_ID_PATTERN, `a channel id is ${CHANNEL_ID_RULE} (use the id open_reader or open_app returned)`)
+  .refine((id) => !WINDOWS_DEVICE_NAME.test(id), `a channel id is ${CHANNEL_ID_RULE} (use the id open_reader or open_app returned)`);
 
 /**
  * A string of `minChars` to `maxChars` characters, counted as every length limit is

@@ -15,6 +15,8 @@ describe("channel ids", () => {
   test("accept the pattern and refuse anything that could name a path", () => {
     for (const id of ["a", "ch-1", "A_b-9", "x".repeat(64)]) assert.ok(isChannelId(id), id);
     for (const id of ["", ".", "..", "a/b", "a\\b", "x".repeat(65), "a b", "é", 5, null]) assert.ok(!isChannelId(id), String(id));
+    for (const id of ["-h", "--timeout", "-", "CON", "nul", "Com1", "LPT9", "aux", "PRN"]) assert.ok(!isChannelId(id), id);
+    for (const id of ["_-", "CONX", "COM0", "nul-1", "LPT10", "a-"]) assert.ok(isChannelId(id), id);
     assert.throws(() => assertChannelId("../etc"), InvalidChannelIdError);
   });
 
