@@ -338,6 +338,13 @@ describe("smaller faults", () => {
       assert.equal(await postWithHost(url, `localhost:${url.port}`), 200);
     });
 
+    test("a Host no URL can be built from gets 400, and so does an absolute URL as the request target: never 500", async () => {
+      for (const host of ["localhost:99999", "127.0.0.1:65536", "127.999.999.999", "127.0.0.09"]) {
+        assert.equal(await postWithHost(url, host), 400, host);
+      }
+      assert.equal(await postWithHost(url, `localhost:${url.port}`, "http://evil.example/mcp"), 400, "absolute-form target");
+    });
+
     test("advertises no listChanged it cannot send; open_reader {} and the instructions do not offer path", async () => {
       const client = new Client({ name: "hostile-http", version: "0.0.0" });
       await client.connect(new StreamableHTTPClientTransport(url));
@@ -504,12 +511,12 @@ async function startHttp(args: string[]): Promise<{ server: ChildProcess; url: U
   return { server, url };
 }
 
-/** POSTs tools/list to `url` with the Host header `host` (fetch will not forge Host); resolves with the status. */
-function postWithHost(url: URL, host: string): Promise<number> {
+/** POSTs tools/list to `url` (its request target `target`, by default its path) with the Host header `host` (fetch will not forge Host); resolves with the status. */
+function postWithHost(url: URL, host: string, target = url.pathname): Promise<number> {
   const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} });
   const headers = { host, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" };
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: "POST", headers }, (res) => {
+    const req = request({ host: url.hostname, port: url.port, path: target, method: "POST", headers }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
     });

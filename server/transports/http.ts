@@ -161,6 +161,13 @@ function callerNamespace(authInfo: AuthInfo | undefined, authenticated: boolean)
  */
 function hostIsAllowed(req: IncomingMessage, res: ServerResponse, publicUrl: URL | undefined): boolean {
   const host = req.headers.host ?? "";
+  // The SDK builds the request's URL from the Host header: one it cannot parse (a port
+  // above 65535, an octet above 255) is the caller's mistake, not a server failure.
+  if (!URL.canParse(`http://${host}/`)) {
+    const message = `Host ${JSON.stringify(host.slice(0, 200))} is not a valid host[:port]`;
+    res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32600, message }, id: null }));
+    return false;
+  }
   if (LOCAL_HOST_HEADER.test(host)) return true;
   if (publicUrl && hostnameOf(host) === publicUrl.hostname) return true;
   const allowed = publicUrl ? `${publicUrl.hostname} (the public URL) or localhost` : "localhost, 127.0.0.1 or [::1], with an optional port";
@@ -257,7 +264,12 @@ export async function runHttpServer(options: HttpServerOptions = {}): Promise<vo
   });
   const metadata = protectedResourceMetadata(resource, auth);
   route = async (req, res) => {
-    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    // Only a path (RFC 9112 origin-form): an absolute URL as the target names another server.
+    if (!req.url?.startsWith("/")) {
+      res.writeHead(400, { "content-type": "text/plain" }).end("the request target must be a path, such as /mcp\n");
+      return;
+    }
+    const path = new URL(req.url, "http://localhost").pathname;
     if (path === MCP_PATH) return mcp(req, res);
     if (authenticate && isMetadataPath(path, resource, MCP_PATH)) return sendMetadata(req.method, res, metadata);
     res.writeHead(404, { "content-type": "text/plain" }).end(`backchannel serves MCP at ${MCP_PATH} only\n`);
