@@ -300,6 +300,19 @@ describe("smaller faults", () => {
     }
   });
 
+  test("open_reader on files that say 0 bytes (/proc) reads them whole; one that cannot be read says so, not the data directory", async () => {
+    const client = await connectServer(dataDir);
+    try {
+      const status = structured<{ words: number }>(await client.callTool({ name: "open_reader", arguments: { path: "/proc/self/status" } }));
+      assert.ok(status.words > 20, `words: ${status.words}`);
+      const mem = await client.callTool({ name: "open_reader", arguments: { path: "/proc/self/mem" } });
+      assert.equal(mem.isError, true);
+      assert.match(JSON.stringify(mem.content), /could not read \/proc\/self\/mem \(EIO\)/);
+    } finally {
+      await client.close();
+    }
+  });
+
   test("install statusline, uninstall and statusline --stash refuse a named pipe instead of hanging", async () => {
     const settings = join(dataDir, "fifo-settings.json");
     await mkfifo(settings);

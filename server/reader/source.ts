@@ -53,17 +53,38 @@ export async function readDocumentFile(path: string, maxBytes: number = DEFAULT_
         `${absolute} is ${stats.size} bytes, more than the ${maxBytes} the reader opens: open a smaller file or an excerpt (pass it as markdown)`,
       );
     }
-    // Read one byte past the limit so a file that grew since stat() is still caught.
-    const buffer = Buffer.alloc(Math.min(stats.size, maxBytes) + 1);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    if (bytesRead > maxBytes) throw new DocumentFileError(`${absolute} is larger than the ${maxBytes} bytes the reader opens: open a smaller file`);
-    const bytes = buffer.subarray(0, bytesRead);
+    const bytes = await readUpTo(handle, absolute, maxBytes);
     const text = decodeText(absolute, bytes);
     const format = MARKDOWN_EXTENSIONS.has(extname(absolute).toLowerCase()) ? "markdown" : "text";
     return { format, text, suggestedTitle: basename(absolute) };
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The bytes of the open file `handle`, read to its end rather than to its stated size: a
+ * file may grow after fstat, and files of /proc and /sys say 0 bytes but hold text.
+ * @throws DocumentFileError when it holds more than `maxBytes`, or a read fails (EIO, as
+ *   /proc/self/mem answers).
+ */
+async function readUpTo(handle: FileHandle, path: string, maxBytes: number): Promise<Buffer> {
+  // One byte past the limit, so that a file over it is caught.
+  const buffer = Buffer.allocUnsafe(maxBytes + 1);
+  let filled = 0;
+  while (filled < buffer.length) {
+    let bytesRead: number;
+    try {
+      ({ bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      throw new DocumentFileError(`could not read ${path} (${code}): give the path of a text or markdown file`);
+    }
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  if (filled > maxBytes) throw new DocumentFileError(`${path} is larger than the ${maxBytes} bytes the reader opens: open a smaller file`);
+  return buffer.subarray(0, filled);
 }
 
 /**
