@@ -191,6 +191,58 @@ describe("Redis failing under load", { skip }, () => {
   });
 });
 
+describe("Redis connected but silent", { skip }, () => {
+  test("redis-server stopped with SIGSTOP: every call fails within seconds, not never; after SIGCONT the same server answers again, nothing lost", {
+    timeout: 90_000,
+  }, async (t) => {
+    const { dir, cleanup } = await tempDataDir();
+    const redis = await startRedis();
+    const client = await connectServer(dir, { BACKCHANNEL_STORE: redis.url(0) });
+    try {
+      structured(await client.callTool({ name: "notify_agent", arguments: { channel_id: "silent", event: "ask", data: { n: 1 } } }));
+      redis.child().kill("SIGSTOP");
+      const calls: [string, Record<string, unknown>][] = [
+        ["notify_agent", { channel_id: "silent", event: "ask", data: { n: 2 } }],
+        ["poll_agent_messages", { channel_id: "silent", after: 0 }],
+        ["poll_ui_messages", { channel_id: "silent", after: 0, wait_ms: 2000 }],
+        ["post_wall", { text: "away" }],
+      ];
+      const durations: number[] = [];
+      const texts: string[] = [];
+      for (const [name, args] of calls) {
+        const started = Date.now();
+        const result = await client.callTool({ name, arguments: args });
+        durations.push(Date.now() - started);
+        texts.push(textOf(result));
+        assert.equal(result.isError, true, `${name} succeeded against a stopped Redis`);
+        assert.match(textOf(result), /the Redis store at redis:\/\/127\.0\.0\.1:\d+\/0 is unreachable/, name);
+      }
+      // The first call had reached Redis, which may carry it out once it runs again: the error must not say "nothing was written".
+      assert.match(texts[0]!, /was sent and may still be carried out/);
+      assert.match(texts[1]!, /nothing was read or written/);
+      // The first call finds out (within the 2 s ready wait); the others fail at once.
+      assert.ok(durations[0]! < 6000, `the first call took ${durations[0]} ms`);
+      assert.ok(Math.max(...durations.slice(1)) < 3000, `later calls took ${durations.slice(1)} ms`);
+      redis.child().kill("SIGCONT");
+      const resumedAt = Date.now();
+      let polled: { messages: QueueMessage[] } | undefined;
+      while (polled === undefined && Date.now() - resumedAt < 20_000) {
+        const result = await client.callTool({ name: "poll_agent_messages", arguments: { channel_id: "silent", after: 0 } });
+        if (!result.isError) polled = structured(result);
+        else await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.ok(polled, "the server answered again after SIGCONT");
+      assert.equal((polled.messages[0]?.data as { n: number } | undefined)?.n, 1, "the message acknowledged before the stop is there");
+      t.diagnostic(`calls while stopped: ${durations.join(", ")} ms; answering again ${Date.now() - resumedAt} ms after SIGCONT`);
+    } finally {
+      redis.child().kill("SIGCONT");
+      await client.close();
+      await redis.stop();
+      await cleanup();
+    }
+  });
+});
+
 function pidOf(client: Client): number | null | undefined {
   return (client.transport as { pid?: number | null } | undefined)?.pid;
 }

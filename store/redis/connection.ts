@@ -9,6 +9,9 @@
  *   the outage, and once an outage has lasted that long, every call fails at once with a
  *   {@link StoreUnavailableError} naming the store; a first connection that is only slow
  *   (a busy machine, a TLS handshake far away) is waited for up to the command timeout;
+ * - a call that Redis does not answer within `readyWaitMs` on a connection that looks up
+ *   (a stopped server, a partition without a reset) starts an outage too: it fails, the
+ *   connection is remade, and calls fail at once until Redis answers again;
  * - an outage and the recovery are reported once each through `warn`, never per retry;
  * - an error reply of Redis becomes a {@link StoreRefusedError} with Redis's own words.
  */
@@ -75,6 +78,8 @@ export class RedisConnection {
   private readonly readyWaiters = new Set<() => void>();
   private readonly stateListeners = new Set<(up: boolean) => void>();
   private closed = false;
+  /** When the connection was last dropped because Redis stopped answering (0: never). */
+  private droppedAt = 0;
 
   constructor(options: ConnectionOptions) {
     this.shown = options.address.shown;
@@ -114,10 +119,20 @@ export class RedisConnection {
    */
   async run<T>(operation: (client: StoreClient) => Promise<T>): Promise<T> {
     await this.ready();
+    const sentAt = Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    const unanswered = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(this.stalled(sentAt)), this.readyWaitMs);
+    });
     try {
-      return await operation(this.client);
+      return await Promise.race([operation(this.client), unanswered]);
     } catch (error) {
+      // A call written before the connection was dropped for silence may still be carried out.
+      if (!(error instanceof CallerError) && sentAt <= this.droppedAt)
+        throw new StoreUnavailableError(this.shown, "the connection was dropped", true);
       throw this.explain(error);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -162,13 +177,33 @@ export class RedisConnection {
     }
   }
 
-  private wentDown(reason: string): void {
+  /**
+   * A call sent at `sentAt` has had no answer for the ready wait, on a connection that
+   * looks up: Redis stopped (SIGSTOP, a frozen VM) or a partition without a reset keeps
+   * the socket open, and node-redis times out only commands it has not yet written, so
+   * without this every call would wait for ever. It counts as an outage from `sentAt`:
+   * the connection is dropped (the calls written on it fail now) and remade in the
+   * background, and it is up again only once Redis answers the new one.
+   */
+  private stalled(sentAt: number): StoreUnavailableError {
+    const reason = `no answer for ${this.readyWaitMs} ms`;
+    if (this.outage === undefined && !this.closed) {
+      this.wentDown(reason, sentAt);
+      this.droppedAt = Date.now();
+      this.client.destroy();
+      this.client.connect().catch(() => undefined);
+    }
+    return new StoreUnavailableError(this.shown, reason, true);
+  }
+
+  /** Records an outage that began at `since` (default now), or a new reason for the current one. */
+  private wentDown(reason: string, since = Date.now()): void {
     if (this.closed) return;
     if (this.outage) {
       this.outage.reason = reason;
       this.outage.failed = true;
     } else {
-      this.outage = { since: Date.now(), reason, failed: true, reported: false };
+      this.outage = { since, reason, failed: true, reported: false };
       for (const listener of this.stateListeners) listener(false);
     }
     for (const wake of this.readyWaiters) wake();

@@ -5,15 +5,21 @@
  */
 import { CallerError } from "../../core/errors.js";
 
-/** Redis cannot be reached (down, restarting, wrong address, network); nothing was done. */
+/**
+ * Redis cannot be reached (down, restarting, wrong address, network). Nothing was done,
+ * unless `sent`: the call had reached Redis, which stopped answering (a stopped server,
+ * a partition), and may still carry it out.
+ */
 export class StoreUnavailableError extends CallerError {
   override readonly name = "StoreUnavailableError";
   constructor(
     readonly shown: string,
     readonly reason: string,
+    readonly sent = false,
   ) {
     super(
-      `the Redis store at ${shown} is unreachable (${reason}): nothing was read or written. ` +
+      `the Redis store at ${shown} is unreachable (${reason}): ` +
+        (sent ? "the call was sent and may still be carried out, so check before repeating a write. " : "nothing was read or written. ") +
         "Check that Redis is running and that BACKCHANNEL_STORE points at it; backchannel reconnects by itself, so try again in a moment",
     );
   }
