@@ -337,6 +337,7 @@ for (const kind of storeKinds()) {
     let bob: Client;
     let carol: Client;
     let dave: Client;
+    let erin: Client;
     let aliceToken: string;
     let bobToken: string;
 
@@ -347,6 +348,7 @@ for (const kind of storeKinds()) {
       bobToken = addToken(tokens, "bob");
       const carolToken = addToken(tokens, "carol");
       const daveToken = addToken(tokens, "dave");
+      const erinToken = addToken(tokens, "erin");
       served = await serve(["--auth", "tokens", "--tokens", tokens], {
         ...fixture.env,
         BACKCHANNEL_MAX_PRINCIPAL_CHANNELS: "3",
@@ -357,12 +359,14 @@ for (const kind of storeKinds()) {
       bob = await connect(served.url, bobToken);
       carol = await connect(served.url, carolToken);
       dave = await connect(served.url, daveToken);
+      erin = await connect(served.url, erinToken);
     });
     after(async () => {
       await alice?.close();
       await bob?.close();
       await carol?.close();
       await dave?.close();
+      await erin?.close();
       served?.process.kill();
       await fixture?.stop();
     });
@@ -452,6 +456,19 @@ for (const kind of storeKinds()) {
       // The freed room is seen once the counts are read again (at most every 5 s).
       await new Promise((resolve) => setTimeout(resolve, 5100));
       assert.match(await call(dave, "notify_ui", { channel_id: "c-4", event: "big", data: big }), /"isError":false/);
+    });
+
+    test("state documents count against the bytes limit: documents that together pass it are refused", async () => {
+      // About 9,000 bytes of document each: two fit in 20,000 bytes, a third does not.
+      const document = "word ".repeat(1800);
+      const opened: string[] = [];
+      for (const channel of ["doc-1", "doc-2", "doc-3"]) opened.push(await call(erin, "open_reader", { channel_id: channel, markdown: document }));
+      assert.match(opened[0]!, /"isError":false/);
+      assert.match(opened[1]!, /"isError":false/);
+      assert.match(opened[2]!, /at most 20000 bytes of queued messages and state \(the bytes limit\)\. Nothing was changed/);
+      assert.match(await call(erin, "reader_state", { channel_id: "doc-3" }), /"document":null/, "the refused document was not stored");
+      // A document replaced by one of the same size adds nothing.
+      assert.match(await call(erin, "open_reader", { channel_id: "doc-1", markdown: document }), /"isError":false/);
     });
   });
 }
