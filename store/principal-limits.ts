@@ -14,9 +14,10 @@
  * - appends per minute are counted by each process: behind a balancer over N replicas a
  *   principal may append up to N times the limit.
  *
- * - bytes are everything the principal's channels hold: queued messages and state
- *   documents. A state document's growth is counted as its change is decided, so
- *   documents written one after another each see those before (as appends do).
+ * - bytes are everything the principal holds: queued messages, state documents and
+ *   saved apps. A state document's growth is counted as its change is decided, and a
+ *   saved app's before it is written, so writes one after another each see those
+ *   before (as appends do).
  *
  * Invariant: a refused call changes nothing in the store.
  */
@@ -26,7 +27,7 @@ import type { QueueName } from "../core/paths.js";
 import type { JsonValue, QueueMessage } from "../protocol/message.js";
 import { PrincipalLimitError } from "./errors.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult, SessionStore } from "./store.js";
-import type { SavedAppStore } from "./saved-app.js";
+import type { SavedApp, SavedAppStore } from "./saved-app.js";
 
 /** How long counts read from the store are trusted before a call that needs them reads them again. */
 export const REFRESH_MS = 5000;
@@ -195,7 +196,7 @@ class LimitedView implements ChannelStore {
     this.limits = view.limits;
     this.fallbackWakeMs = view.fallbackWakeMs;
     this.sessions = view.sessions;
-    this.apps = view.apps;
+    this.apps = new LimitedApps(view, usage);
   }
 
   async append(channelId: string, queue: QueueName, event: string, data?: JsonValue): Promise<AppendResult> {
@@ -280,6 +281,49 @@ class LimitedView implements ChannelStore {
 
   listPrincipals(): Promise<string[]> {
     return this.view.listPrincipals();
+  }
+}
+
+/** A principal's saved apps, each save's growth admitted against the principal's bytes first. */
+class LimitedApps implements SavedAppStore {
+  private readonly apps: SavedAppStore;
+
+  constructor(
+    private readonly view: ChannelStore,
+    private readonly usage: PrincipalUsage,
+  ) {
+    this.apps = view.apps;
+  }
+
+  async write(app: SavedApp): Promise<void> {
+    const growth = Buffer.byteLength(JSON.stringify(app)) - (await this.apps.sizeOf(app.name));
+    if (growth > 0) await this.usage.admitBytes(this.view, growth);
+    try {
+      await this.apps.write(app);
+    } catch (error) {
+      if (growth > 0) this.usage.releaseBytes(growth);
+      throw error;
+    }
+  }
+
+  read(name: string): Promise<SavedApp | null> {
+    return this.apps.read(name);
+  }
+
+  list(): Promise<SavedApp[]> {
+    return this.apps.list();
+  }
+
+  remove(name: string): Promise<boolean> {
+    return this.apps.remove(name);
+  }
+
+  sizeOf(name: string): Promise<number> {
+    return this.apps.sizeOf(name);
+  }
+
+  usedBytes(): Promise<number> {
+    return this.apps.usedBytes();
   }
 }
 

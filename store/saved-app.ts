@@ -36,6 +36,10 @@ export interface SavedAppStore {
   list(): Promise<SavedApp[]>;
   /** Removes the saved app `name`. @returns false when there was none. */
   remove(name: string): Promise<boolean>;
+  /** The bytes the saved app `name` takes as stored (its JSON), 0 when there is none; measured without reading it. */
+  sizeOf(name: string): Promise<number>;
+  /** The bytes all saved apps take as stored, measured without reading them. */
+  usedBytes(): Promise<number>;
 }
 
 /** A saved app is larger than the store keeps; nothing was saved. */

@@ -58,4 +58,17 @@ export class RedisSavedApps implements SavedAppStore {
     const key = this.space.app(name);
     return (await this.connection.run((client) => client.del(key))) > 0;
   }
+
+  async sizeOf(name: string): Promise<number> {
+    const key = this.space.app(name);
+    return Number(await this.connection.run((client) => client.strLen(key))) || 0;
+  }
+
+  async usedBytes(): Promise<number> {
+    let bytes = 0;
+    for (const key of await scanKeys(this.connection, this.space.appPattern)) {
+      bytes += Number(await this.connection.run((client) => client.strLen(key))) || 0;
+    }
+    return bytes;
+  }
 }
