@@ -314,6 +314,10 @@ class LimitedApps implements SavedAppStore {
     return this.apps.list();
   }
 
+  names(): Promise<string[]> {
+    return this.apps.names();
+  }
+
   remove(name: string): Promise<boolean> {
     return this.apps.remove(name);
   }

@@ -69,8 +69,7 @@ export class SavedAppFiles implements SavedAppStore {
     return readSavedApps(await this.names(), (name) => this.read(name), this.warn);
   }
 
-  /** The names of the saved apps' files, sorted. */
-  private async names(): Promise<string[]> {
+  async names(): Promise<string[]> {
     let files: string[];
     try {
       files = this.checkDir() ? await readdir(appsDir(this.dataDir)) : [];

@@ -47,11 +47,14 @@ export class RedisSavedApps implements SavedAppStore {
   }
 
   async list(): Promise<SavedApp[]> {
-    const names = (await scanKeys(this.connection, this.space.appPattern))
+    return readSavedApps(await this.names(), (name) => this.read(name), this.warn);
+  }
+
+  async names(): Promise<string[]> {
+    return (await scanKeys(this.connection, this.space.appPattern))
       .map((key) => this.space.appNameOf(key))
       .filter((name): name is string => name !== undefined)
       .sort();
-    return readSavedApps(names, (name) => this.read(name), this.warn);
   }
 
   async remove(name: string): Promise<boolean> {
