@@ -14,6 +14,11 @@
  * - appends per minute are counted by each process: behind a balancer over N replicas a
  *   principal may append up to N times the limit.
  *
+ * - bytes are everything the principal holds: queued messages, state documents and
+ *   saved apps. A state document's growth is counted as its change is decided, and a
+ *   saved app's before it is written, so writes one after another each see those
+ *   before (as appends do).
+ *
  * Invariant: a refused call changes nothing in the store.
  */
 import { assertChannelId } from "../core/ids.js";
@@ -22,7 +27,7 @@ import type { QueueName } from "../core/paths.js";
 import type { JsonValue, QueueMessage } from "../protocol/message.js";
 import { PrincipalLimitError } from "./errors.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult, SessionStore } from "./store.js";
-import type { SavedAppStore } from "./saved-app.js";
+import type { SavedApp, SavedAppStore } from "./saved-app.js";
 
 /** How long counts read from the store are trusted before a call that needs them reads them again. */
 export const REFRESH_MS = 5000;
@@ -82,7 +87,35 @@ export class PrincipalUsage {
   }
 
   /**
-   * Checks, with the counts at hand, that `bytes` more fit (a state document's growth, decided under its lock).
+   * Counts `bytes` more (a state document's growth, decided under its lock, so with the
+   * counts at hand), checking first that a growth fits; a negative `bytes` (a document
+   * that shrank, or a growth handed back by {@link releaseBytes}) frees room.
+   * @throws PrincipalLimitError "bytes" (nothing counted).
+   */
+  reserveBytes(bytes: number): void {
+    if (bytes > 0) this.checkBytes(bytes);
+    this.added += bytes;
+  }
+
+  /** Hands back bytes counted by {@link reserveBytes} for a change that was not stored. */
+  releaseBytes(bytes: number): void {
+    this.added -= bytes;
+  }
+
+  /**
+   * Reads the principal's bytes from the store when they were never read, or, with
+   * `ifStale`, when the last count is at least {@link REFRESH_MS} old.
+   * @returns whether the store was read.
+   */
+  async countBytes(view: ChannelStore, ifStale = false): Promise<boolean> {
+    const age = Date.now() - this.bytesReadAt;
+    if (age !== Number.POSITIVE_INFINITY && !(ifStale && age >= REFRESH_MS)) return false;
+    await this.readBytes(view);
+    return true;
+  }
+
+  /**
+   * Checks, with the counts at hand, that `bytes` more fit.
    * @throws PrincipalLimitError "bytes".
    */
   checkBytes(bytes: number): void {
@@ -163,7 +196,7 @@ class LimitedView implements ChannelStore {
     this.limits = view.limits;
     this.fallbackWakeMs = view.fallbackWakeMs;
     this.sessions = view.sessions;
-    this.apps = view.apps;
+    this.apps = new LimitedApps(view, usage);
   }
 
   async append(channelId: string, queue: QueueName, event: string, data?: JsonValue): Promise<AppendResult> {
@@ -180,12 +213,38 @@ class LimitedView implements ChannelStore {
 
   async updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue> {
     await this.usage.admitChannel(this.view, channelId);
-    return this.view.updateState(channelId, name, (current) => {
-      const next = update(current);
-      const growth = jsonBytes(next) - (current === null ? 0 : jsonBytes(current));
-      if (growth > 0) this.usage.checkBytes(growth);
-      return next;
-    });
+    await this.usage.countBytes(this.view);
+    try {
+      return await this.changeState(channelId, name, update);
+    } catch (error) {
+      // Refused by a count older than the refresh time: read the store again (reading may have freed room), and try once more.
+      if (!(error instanceof PrincipalLimitError && error.limit === "bytes") || !(await this.usage.countBytes(this.view, true))) throw error;
+      return this.changeState(channelId, name, update);
+    }
+  }
+
+  /**
+   * A state change whose growth counts against the principal's bytes as it is decided,
+   * so that changes made one after another each see those before. `update` may run
+   * more than once (the Redis store retries a change that raced): each run hands back
+   * what the one before counted, and a change that is not stored hands back its count.
+   */
+  private async changeState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue> {
+    let counted = 0;
+    try {
+      return await this.view.updateState(channelId, name, (current) => {
+        this.usage.releaseBytes(counted);
+        counted = 0;
+        const next = update(current);
+        const growth = jsonBytes(next) - (current === null ? 0 : jsonBytes(current));
+        this.usage.reserveBytes(growth);
+        counted = growth;
+        return next;
+      });
+    } catch (error) {
+      this.usage.releaseBytes(counted);
+      throw error;
+    }
   }
 
   readState(channelId: string, name: string): Promise<JsonValue | null> {
@@ -222,6 +281,53 @@ class LimitedView implements ChannelStore {
 
   listPrincipals(): Promise<string[]> {
     return this.view.listPrincipals();
+  }
+}
+
+/** A principal's saved apps, each save's growth admitted against the principal's bytes first. */
+class LimitedApps implements SavedAppStore {
+  private readonly apps: SavedAppStore;
+
+  constructor(
+    private readonly view: ChannelStore,
+    private readonly usage: PrincipalUsage,
+  ) {
+    this.apps = view.apps;
+  }
+
+  async write(app: SavedApp): Promise<void> {
+    const growth = Buffer.byteLength(JSON.stringify(app)) - (await this.apps.sizeOf(app.name));
+    if (growth > 0) await this.usage.admitBytes(this.view, growth);
+    try {
+      await this.apps.write(app);
+    } catch (error) {
+      if (growth > 0) this.usage.releaseBytes(growth);
+      throw error;
+    }
+  }
+
+  read(name: string): Promise<SavedApp | null> {
+    return this.apps.read(name);
+  }
+
+  list(): Promise<SavedApp[]> {
+    return this.apps.list();
+  }
+
+  names(): Promise<string[]> {
+    return this.apps.names();
+  }
+
+  remove(name: string): Promise<boolean> {
+    return this.apps.remove(name);
+  }
+
+  sizeOf(name: string): Promise<number> {
+    return this.apps.sizeOf(name);
+  }
+
+  usedBytes(): Promise<number> {
+    return this.apps.usedBytes();
   }
 }
 

@@ -34,8 +34,14 @@ export interface SavedAppStore {
   write(app: SavedApp): Promise<void>;
   /** Every readable saved app, by name; one that cannot be read is left out (and reported by the store). */
   list(): Promise<SavedApp[]>;
+  /** The names of the saved apps, sorted, found without reading the apps (a damaged one included). */
+  names(): Promise<string[]>;
   /** Removes the saved app `name`. @returns false when there was none. */
   remove(name: string): Promise<boolean>;
+  /** The bytes the saved app `name` takes as stored (its JSON), 0 when there is none; measured without reading it. */
+  sizeOf(name: string): Promise<number>;
+  /** The bytes all saved apps take as stored, measured without reading them. */
+  usedBytes(): Promise<number>;
 }
 
 /** A saved app is larger than the store keeps; nothing was saved. */
@@ -79,7 +85,9 @@ export function parseSavedApp(value: unknown, name: string): SavedApp {
 /**
  * The saved apps named `names`, in that order, each read with `read`. One that is gone
  * meanwhile is left out; one that is damaged is left out and reported with `warn`, so a
- * single bad entry never hides the others.
+ * single bad entry never hides the others. Between two apps it yields to the event loop
+ * (a file store's read is synchronous), so that a long listing holds up another call
+ * for one app's read at most, never for the whole listing.
  * @throws whatever `read` throws other than DamagedSavedAppError (the store unreachable, say).
  */
 export async function readSavedApps(
@@ -89,6 +97,7 @@ export async function readSavedApps(
 ): Promise<SavedApp[]> {
   const apps: SavedApp[] = [];
   for (const name of names) {
+    await new Promise((resolve) => setImmediate(resolve));
     try {
       const app = await read(name);
       if (app) apps.push(app);

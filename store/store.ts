@@ -180,8 +180,8 @@ export interface ChannelStore extends ChannelReader {
    */
   forPrincipal(namespace: string): ChannelStore;
   /**
-   * Roughly how many bytes this store's (or view's) channels hold: queued messages and
-   * state documents, as stored. For the principal limits (./principal-limits.ts).
+   * Roughly how many bytes this store (or view) holds: queued messages, state documents
+   * and saved apps, as stored. For the principal limits (./principal-limits.ts).
    */
   usedBytes(): Promise<number>;
   /** The namespaces of the principals that have data in the store, for the idle sweep. */

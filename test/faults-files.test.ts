@@ -14,6 +14,7 @@ import { channelDir, channelsDir, queueFile, stateFile } from "../core/paths.js"
 import { QueueFullError } from "../store/errors.js";
 import { toolError } from "../server/tools/results.js";
 import { tempDataDir } from "./support/helpers.js";
+import { mountTmpfs, unmount } from "./support/tmpfs.js";
 
 let dataDir: string;
 let outside: string;
@@ -90,21 +91,6 @@ describe("foreign files where the store's own belong", () => {
     assert.deepEqual(await store.readState("state-link", "doc"), { mine: 2 });
   });
 });
-
-/** Mounts a tmpfs of `size` at a new folder; undefined where this machine does not allow it. */
-function mountTmpfs(size: string): string | undefined {
-  const at = execFileSync("mktemp", ["-d", join(tmpdir(), "backchannel-tmpfs-XXXXXX")], { encoding: "utf8" }).trim();
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0700`, "tmpfs", at], { stdio: "ignore" });
-    return at;
-  } catch {
-    return undefined;
-  }
-}
-
-function unmount(at: string): void {
-  execFileSync("umount", [at], { stdio: "ignore" });
-}
 
 describe("disk trouble (a real tmpfs)", () => {
   const canMount = process.platform === "linux" && process.getuid?.() === 0;

@@ -374,6 +374,8 @@ for (const kind of storeKinds()) {
     let bob: Client;
     let carol: Client;
     let dave: Client;
+    let erin: Client;
+    let frank: Client;
     let aliceToken: string;
     let bobToken: string;
 
@@ -384,6 +386,8 @@ for (const kind of storeKinds()) {
       bobToken = addToken(tokens, "bob");
       const carolToken = addToken(tokens, "carol");
       const daveToken = addToken(tokens, "dave");
+      const erinToken = addToken(tokens, "erin");
+      const frankToken = addToken(tokens, "frank");
       served = await serve(["--auth", "tokens", "--tokens", tokens], {
         ...fixture.env,
         BACKCHANNEL_MAX_PRINCIPAL_CHANNELS: "3",
@@ -394,12 +398,16 @@ for (const kind of storeKinds()) {
       bob = await connect(served.url, bobToken);
       carol = await connect(served.url, carolToken);
       dave = await connect(served.url, daveToken);
+      erin = await connect(served.url, erinToken);
+      frank = await connect(served.url, frankToken);
     });
     after(async () => {
       await alice?.close();
       await bob?.close();
       await carol?.close();
       await dave?.close();
+      await erin?.close();
+      await frank?.close();
       served?.process.kill();
       await fixture?.stop();
     });
@@ -489,6 +497,33 @@ for (const kind of storeKinds()) {
       // The freed room is seen once the counts are read again (at most every 5 s).
       await new Promise((resolve) => setTimeout(resolve, 5100));
       assert.match(await call(dave, "notify_ui", { channel_id: "c-4", event: "big", data: big }), /"isError":false/);
+    });
+
+    test("state documents count against the bytes limit: documents that together pass it are refused", async () => {
+      // About 9,000 bytes of document each: two fit in 20,000 bytes, a third does not.
+      const document = "word ".repeat(1800);
+      const opened: string[] = [];
+      for (const channel of ["doc-1", "doc-2", "doc-3"]) opened.push(await call(erin, "open_reader", { channel_id: channel, markdown: document }));
+      assert.match(opened[0]!, /"isError":false/);
+      assert.match(opened[1]!, /"isError":false/);
+      assert.match(opened[2]!, /at most 20000 bytes of queued messages and state \(the bytes limit\)\. Nothing was changed/);
+      assert.match(await call(erin, "reader_state", { channel_id: "doc-3" }), /"document":null/, "the refused document was not stored");
+      // A document replaced by one of the same size adds nothing.
+      assert.match(await call(erin, "open_reader", { channel_id: "doc-1", markdown: document }), /"isError":false/);
+    });
+
+    test("saved apps count against the bytes limit", async () => {
+      // The open app (a state document) and each saved copy take about 6,000 bytes: the third copy does not fit in 20,000.
+      const html = `<p>${"x".repeat(6000)}</p>`;
+      assert.match(await call(frank, "open_app", { channel_id: "app-1", title: "Big", html }), /"isError":false/);
+      for (const name of ["one", "two"]) {
+        assert.match(await call(frank, "save_app", { channel_id: "app-1", name, description: "A big app." }), /"isError":false/, name);
+      }
+      const refused = await call(frank, "save_app", { channel_id: "app-1", name: "three", description: "A big app." });
+      assert.match(refused, /at most 20000 bytes of queued messages and state \(the bytes limit\)\. Nothing was changed/);
+      assert.match(await call(frank, "open_app", { name: "three" }), /"isError":true/, "the refused app was not saved");
+      // Saving over an app with one of the same size adds nothing.
+      assert.match(await call(frank, "save_app", { channel_id: "app-1", name: "two", description: "A big app." }), /"isError":false/);
     });
   });
 }

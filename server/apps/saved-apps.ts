@@ -55,10 +55,8 @@ export function summarize(app: SavedApp): SavedAppSummary {
 export async function findSavedApp(store: ChannelStore, name: string): Promise<SavedApp> {
   const app = await store.apps.read(assertAppName(name));
   if (app) return app;
-  throw new UnknownAppError(
-    name,
-    (await store.apps.list()).map((saved) => saved.name),
-  );
+  // The names alone: an unknown name must not cost a read of every saved app.
+  throw new UnknownAppError(name, await store.apps.names());
 }
 
 /**

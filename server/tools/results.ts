@@ -32,7 +32,7 @@ function describeError(error: unknown, log: (message: string) => void): string {
     const failure = error as NodeJS.ErrnoException;
     const hint =
       code === "ENOSPC"
-        ? "the disk is full; free some space"
+        ? "the disk is full; free some space on the disk holding the data directory, then try again"
         : code === "EROFS" || code === "EACCES" || code === "EPERM"
           ? "the data directory is not writable; check its permissions or set BACKCHANNEL_HOME"
           : "check the data directory, then try again";

@@ -2,15 +2,17 @@
  * Whole-file replacement that a reader without a lock can never see half done.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, renameSync, rmSync } from "node:fs";
+import { writeAll } from "./write-all.js";
 
 /** The suffix of temporary files; the idle sweep removes old ones left by killed processes. */
 export const TEMP_SUFFIX = ".tmp";
 
 /**
  * Writes `text` to `path` atomically and durably: a temporary file in the same folder
- * (mode 0600) is written, fsynced and renamed over `path`. On any error the temporary
- * file is removed and `path` keeps its previous content.
+ * (mode 0600) is written whole (./write-all.ts: a short write on a nearly full disk is
+ * an error, never a cut-off file), fsynced and renamed over `path`. On any error the
+ * temporary file is removed and `path` keeps its previous content, whole.
  *
  * Synchronous on purpose: it runs under a lock, and the thread-pool round trips of
  * the asynchronous calls would double the time the lock is held.
@@ -21,7 +23,7 @@ export function writeFileAtomic(path: string, text: string): void {
   try {
     const fd = openSync(temp, "wx", 0o600);
     try {
-      writeSync(fd, text);
+      writeAll(fd, text, path);
       fsyncSync(fd);
     } finally {
       closeSync(fd);

@@ -159,7 +159,7 @@ export class FileStore implements ChannelStore {
     return new FileStore({ dataDir, rootDir: this.rootDir, limits: this.limits, warn: this.warn, fallbackWakeMs: this.fallbackWakeMs });
   }
 
-  /** The live messages of every queue (as their records count, the same as the Redis store's `bytes:<queue>`) and the state documents; a queue that cannot be read counts nothing. */
+  /** The live messages of every queue (as their records count, the same as the Redis store's `bytes:<queue>`), the state documents and the saved apps; a queue that cannot be read counts nothing. */
   async usedBytes(): Promise<number> {
     let bytes = 0;
     for (const { id } of await this.folders.list()) {
@@ -172,7 +172,7 @@ export class FileStore implements ChannelStore {
       }
       bytes += await this.folders.stateBytes(id);
     }
-    return bytes;
+    return bytes + (await this.apps.usedBytes());
   }
 
   async listPrincipals(): Promise<string[]> {

@@ -41,23 +41,12 @@
  * and lock hand-over time bounds how many writes per second several processes get.
  */
 import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  linkSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  renameSync,
-  rmdirSync,
-  type Stats,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, linkSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, type Stats, unlinkSync } from "node:fs";
 import { FILE_MODE, lockDirOf } from "../../core/paths.js";
 import { LockTimeoutError } from "../errors.js";
 import { moveAside } from "./aside.js";
 import { describeKind, FileTooLargeError, lstatOrNull, NotRegularFileError, readTextFile } from "./safe-open.js";
+import { writeAll } from "./write-all.js";
 
 /** Options of {@link withLock}. */
 export interface LockOptions {
@@ -475,7 +464,7 @@ function procStat(pid: number): { state: string; started: string } | null {
 function writeNewFile(path: string, text: string): void {
   const fd = openSync(path, "wx", FILE_MODE);
   try {
-    writeSync(fd, text);
+    writeAll(fd, text, path);
   } catch (error) {
     closeSync(fd);
     removeQuietly(() => unlinkSync(path));

@@ -1,15 +1,24 @@
 /**
  * Appending to a queue log: one write under the lock, the fsync after it.
  *
- * The record is written with O_APPEND in one `write` (looped only if the kernel takes
- * part of it), so that readers without the lock see it whole or not at all; on any
- * error the file is cut back to its previous length, so a refused write leaves the
- * queue as it was. The fsync is left to the caller, to run once the lock is released:
+ * The record is written with O_APPEND in one `write` (repeated for the rest only if the
+ * kernel takes part of it, ./write-all.ts), so that readers without the lock see it
+ * whole or not at all; on any error (a disk that fills partway through the record) the
+ * file is cut back to its previous length, so a refused write leaves the queue as it
+ * was and is never acknowledged.
+ *
+ * Invariant: a torn record never becomes part of the log. Until the cut, it is a last
+ * line without a newline, which readers ignore; should the cut itself fail or the
+ * process die first, the next writer cuts it under the lock before appending
+ * (./queue-log.ts `readLocked`), so no record is ever glued onto a torn one.
+ *
+ * The fsync is left to the caller, to run once the lock is released:
  * several writers' fsyncs then share one journal commit, and the lock is held for
  * microseconds instead of the millisecond an fsync takes.
  */
-import { closeSync, fdatasyncSync, ftruncateSync, writeSync } from "node:fs";
+import { closeSync, fdatasyncSync, ftruncateSync } from "node:fs";
 import { openFile } from "./safe-open.js";
+import { writeAll } from "./write-all.js";
 
 /** A write that is done but not yet durable. */
 export interface PendingSync {
@@ -30,8 +39,7 @@ export const ALREADY_DURABLE: PendingSync = { sync() {} };
 export function appendToLog(path: string, text: string, validBytes: number): PendingSync {
   const { fd } = openFile(path, "append", Number.MAX_SAFE_INTEGER)!;
   try {
-    const bytes = Buffer.from(text, "utf8");
-    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+    writeAll(fd, text, path);
   } catch (error) {
     try {
       ftruncateSync(fd, validBytes);

@@ -18,7 +18,14 @@
  * - a cursor moves nothing but acknowledgements up to itself, and never past the last
  *   seq handed out: a cursor above it (a hostile caller, or a reader of a queue that was
  *   deleted) acknowledges nothing and gets the queue's messages from its start;
- * - a write refused for a limit changes nothing already queued.
+ * - a write refused for a limit changes nothing already queued;
+ * - acknowledging needs no room for a compaction: a compaction that finds no room on the
+ *   disk appends the record instead (the log is compacted by a later write), and a read
+ *   with a cursor whose acknowledgement cannot be written at all for lack of room (nor
+ *   its lock taken) still returns the messages after the cursor, acknowledging nothing:
+ *   they stay in the log, and the next read with a cursor acknowledges them. Nothing is
+ *   lost and no seq repeats; only a read-and-clear, which must delete what it returns,
+ *   fails when not even its acknowledgement fits.
  */
 import type { Limits } from "../../core/limits.js";
 import type { QueueName } from "../../core/paths.js";
@@ -46,6 +53,7 @@ import {
 } from "./log-format.js";
 import { readFileEnds } from "./safe-open.js";
 import { readSeqMark, SeqMark } from "./seq-mark.js";
+import { isOutOfSpace } from "./write-all.js";
 
 /** How much of each end of a corrupt file is read for salvage: its header and its last records. */
 const SALVAGE_BYTES = 64 * 1024;
@@ -83,7 +91,7 @@ export async function appendMessage(log: QueueLogContext, event: string, data: J
       if (liveBytes > limits.maxQueueBytes) throw new QueueFullError(log.channelId, log.queue, "bytes", limits.maxQueueBytes);
       lock.assertHeld();
       const next: QueueFile = { version: 1, next_seq: seq + 1, messages: [...messages, message] };
-      const written = writeRecord(path, current, record, next, liveBytes);
+      const written = writeRecord(log, current, record, next, liveBytes);
       raiseMark(log, mark, seq);
       return { result: { seq, pending: next.messages.length }, pending: written };
     } finally {
@@ -109,15 +117,24 @@ export async function readAfter(log: QueueLogContext, after: number): Promise<Po
   }
   // A cursor at or past next_seq but within the mark: this file went back; readLocked raises it.
   if (after >= current.next_seq || current.messages.some((message) => message.seq <= after)) {
+    const ahead = after >= current.next_seq;
     const acknowledged = await withLock(log.path, lockOptions(log), (lock) => {
       const locked = readLocked(log, readSeqMark(log.seqPath));
       if (after >= locked.queue.next_seq) return { queue: locked.queue, pending: ALREADY_DURABLE, ahead: true };
       lock.assertHeld();
-      return { ...acknowledge(log.path, locked, after), ahead: false };
+      return { ...acknowledge(log, locked, after), ahead: false };
+    }).catch((error: unknown) => {
+      // A full disk must not lock the reader out: the read is answered from the whole
+      // lines read above, and the acknowledgement waits for the next read with a cursor.
+      if (ahead || !isOutOfSpace(error)) throw error;
+      log.warn(`${errorText(error)}: messages up to seq ${after} of ${log.path} stay until the next read acknowledges them`);
+      return null;
     });
-    acknowledged.pending.sync();
-    current = acknowledged.queue;
-    if (acknowledged.ahead) return fromStart(log, current, current.next_seq - 1);
+    if (acknowledged) {
+      acknowledged.pending.sync();
+      current = acknowledged.queue;
+      if (acknowledged.ahead) return fromStart(log, current, current.next_seq - 1);
+    }
   }
   const unread = current.messages.filter((message) => message.seq > after);
   const batch = takeBatch(unread, log.limits.maxBatchBytes);
@@ -142,7 +159,7 @@ export async function drain(log: QueueLogContext): Promise<PollResult> {
     const batch = takeBatch(locked.queue.messages, log.limits.maxBatchBytes);
     if (batch.length === 0) return { batch, queue: locked.queue, pending: ALREADY_DURABLE };
     lock.assertHeld();
-    return { batch, ...acknowledge(log.path, locked, batch.at(-1)!.seq) };
+    return { batch, ...acknowledge(log, locked, batch.at(-1)!.seq) };
   });
   drained.pending.sync();
   const { batch, queue } = drained;
@@ -154,28 +171,41 @@ function lockOptions(log: QueueLogContext): LockOptions {
 }
 
 /** Writes the ack of every message up to `seq` (at most the last seq handed out). Call only under the lock. */
-function acknowledge(path: string, current: ParsedQueue, seq: number): { queue: QueueFile; pending: PendingSync } {
+function acknowledge(log: QueueLogContext, current: ParsedQueue, seq: number): { queue: QueueFile; pending: PendingSync } {
   const kept = current.queue.messages.filter((message) => message.seq > seq);
   const gone = current.queue.messages.slice(0, current.queue.messages.length - kept.length);
   const liveBytes = current.liveBytes - gone.reduce((sum, message) => sum + Buffer.byteLength(logRecord(message)), 0);
   const queue: QueueFile = { version: 1, next_seq: current.queue.next_seq, messages: kept };
-  return { queue, pending: writeRecord(path, current, logRecord({ ack: seq }), queue, liveBytes) };
+  return { queue, pending: writeRecord(log, current, logRecord({ ack: seq }), queue, liveBytes) };
 }
 
 /**
  * Adds `record` to the log (`next` is the queue with it, `liveBytes` its live size).
  * When dead records (acknowledged messages, acks) would outweigh the live ones and
  * pass {@link COMPACT_SLACK_BYTES}, the log is compacted instead: rewritten whole
- * (header and live messages), durably, and renamed over the old one. Call only under the lock.
+ * (header and live messages), durably, and renamed over the old one. A compaction that
+ * finds no room on the disk appends the record instead (an acknowledgement must not
+ * need room for a copy of the queue), as long as the log stays within half the size a
+ * reader accepts. Call only under the lock.
  */
-function writeRecord(path: string, current: ParsedQueue, record: string, next: QueueFile, liveBytes: number): PendingSync {
+function writeRecord(log: QueueLogContext, current: ParsedQueue, record: string, next: QueueFile, liveBytes: number): PendingSync {
+  const { path } = log;
   const fileBytes = current.validBytes + Buffer.byteLength(record);
   if (fileBytes > 2 * liveBytes + COMPACT_SLACK_BYTES) {
-    writeFileAtomic(path, serializeLog(next));
-    return ALREADY_DURABLE;
+    try {
+      writeFileAtomic(path, serializeLog(next));
+      return ALREADY_DURABLE;
+    } catch (error) {
+      if (!isOutOfSpace(error) || fileBytes > maxQueueFileBytes(log.limits) / 2) throw error;
+      log.warn(`${errorText(error)}: could not compact ${path}; appended to it instead`);
+    }
   }
   const text = current.validBytes === 0 ? logHeader(current.queue.next_seq) + record : record;
   return appendToLog(path, text, current.validBytes);
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Records `seq` in the mark. A mark that cannot be written is reported, not thrown: the message is already in the log. */

@@ -66,6 +66,10 @@ export class SavedAppFiles implements SavedAppStore {
   }
 
   async list(): Promise<SavedApp[]> {
+    return readSavedApps(await this.names(), (name) => this.read(name), this.warn);
+  }
+
+  async names(): Promise<string[]> {
     let files: string[];
     try {
       files = this.checkDir() ? await readdir(appsDir(this.dataDir)) : [];
@@ -73,12 +77,11 @@ export class SavedAppFiles implements SavedAppStore {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw error;
     }
-    const names = files
+    return files
       .filter((file) => file.endsWith(".json"))
       .map((file) => file.slice(0, -".json".length))
       .filter(isChannelId)
       .sort();
-    return readSavedApps(names, (name) => this.read(name), this.warn);
   }
 
   async remove(name: string): Promise<boolean> {
@@ -92,6 +95,23 @@ export class SavedAppFiles implements SavedAppStore {
     // rm removes a link itself, never what it points to.
     await rm(path, { force: true });
     return true;
+  }
+
+  async sizeOf(name: string): Promise<number> {
+    const path = savedAppFile(this.dataDir, name);
+    if (!this.checkDir()) return 0;
+    const stats = await lstat(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return undefined;
+      throw error;
+    });
+    return stats?.isFile() ? stats.size : 0;
+  }
+
+  /** The sizes of the regular files `apps/<name>.json` (links and other files count nothing). */
+  async usedBytes(): Promise<number> {
+    let bytes = 0;
+    for (const name of await this.names()) bytes += await this.sizeOf(name);
+    return bytes;
   }
 
   /** Creates `apps/` (0700) when missing. @throws UnsafeAppsFolderError when something other than a real folder is in its place. */

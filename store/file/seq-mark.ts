@@ -13,9 +13,10 @@
  *   is harmless: seqs must never repeat, they need not be contiguous);
  * - the file is one fixed-width line, rewritten in place with one write.
  */
-import { closeSync, ftruncateSync, readSync, writeSync } from "node:fs";
+import { closeSync, ftruncateSync, readSync } from "node:fs";
 import { moveAside } from "./aside.js";
 import { FileTooLargeError, NotRegularFileError, openFile, type OpenFile } from "./safe-open.js";
+import { writeAll } from "./write-all.js";
 
 /** A mark is one short line; a longer file was not written by the store. */
 const MARK_MAX_BYTES = 64;
@@ -47,6 +48,7 @@ export function readSeqMark(path: string): number | null {
 export class SeqMark {
   private constructor(
     private readonly fd: number,
+    private readonly path: string,
     /** The highest seq handed out, as recorded, or `null` when there is no record yet. */
     readonly value: number | null,
     private readonly size: number,
@@ -67,7 +69,7 @@ export class SeqMark {
       file = openFile(path, "update", MARK_MAX_BYTES)!;
     }
     try {
-      return new SeqMark(file.fd, readValue(file.fd, file.size), file.size);
+      return new SeqMark(file.fd, path, readValue(file.fd, file.size), file.size);
     } catch (error) {
       closeSync(file.fd);
       throw error;
@@ -78,7 +80,7 @@ export class SeqMark {
   raise(seq: number): void {
     if (this.value !== null && seq <= this.value) return;
     const line = `${String(seq).padStart(MARK_WIDTH, " ")}\n`;
-    writeSync(this.fd, line, 0);
+    writeAll(this.fd, line, this.path, 0);
     if (this.size > line.length) ftruncateSync(this.fd, line.length); // what was there was not a mark
   }
 

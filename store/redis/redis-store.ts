@@ -145,8 +145,8 @@ export class RedisStoreView implements ChannelStore {
     return new RedisStoreView(this.shared, principalKeys(namespace));
   }
 
-  usedBytes(): Promise<number> {
-    return usedBytes(this.shared.connection, this.space);
+  async usedBytes(): Promise<number> {
+    return (await usedBytes(this.shared.connection, this.space)) + (await this.apps.usedBytes());
   }
 
   listPrincipals(): Promise<string[]> {

@@ -47,15 +47,31 @@ export class RedisSavedApps implements SavedAppStore {
   }
 
   async list(): Promise<SavedApp[]> {
-    const names = (await scanKeys(this.connection, this.space.appPattern))
+    return readSavedApps(await this.names(), (name) => this.read(name), this.warn);
+  }
+
+  async names(): Promise<string[]> {
+    return (await scanKeys(this.connection, this.space.appPattern))
       .map((key) => this.space.appNameOf(key))
       .filter((name): name is string => name !== undefined)
       .sort();
-    return readSavedApps(names, (name) => this.read(name), this.warn);
   }
 
   async remove(name: string): Promise<boolean> {
     const key = this.space.app(name);
     return (await this.connection.run((client) => client.del(key))) > 0;
+  }
+
+  async sizeOf(name: string): Promise<number> {
+    const key = this.space.app(name);
+    return Number(await this.connection.run((client) => client.strLen(key))) || 0;
+  }
+
+  async usedBytes(): Promise<number> {
+    let bytes = 0;
+    for (const key of await scanKeys(this.connection, this.space.appPattern)) {
+      bytes += Number(await this.connection.run((client) => client.strLen(key))) || 0;
+    }
+    return bytes;
   }
 }
