@@ -10,7 +10,7 @@ import { mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promi
 import { join } from "node:path";
 import { FileStore } from "../store/file/file-store.js";
 import { channelDir, queueFile } from "../core/paths.js";
-import { withLock } from "../store/file/lock.js";
+import { withLock } from "../core/fs/lock.js";
 import { deadHolderRecord } from "./support/dead-holder.js";
 import { tempDataDir } from "./support/helpers.js";
 

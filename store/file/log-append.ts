@@ -9,7 +9,7 @@
  * microseconds instead of the millisecond an fsync takes.
  */
 import { closeSync, fdatasyncSync, ftruncateSync, writeSync } from "node:fs";
-import { openFile } from "./safe-open.js";
+import { openFile } from "../../core/fs/safe-open.js";
 
 /** A write that is done but not yet durable. */
 export interface PendingSync {

@@ -31,10 +31,11 @@
  * watcher has nothing else to do meanwhile.
  */
 import { EVENT_PATTERN } from "../../core/ids.js";
-import { CallerError } from "../../core/errors.js";
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import type { QueueMessage } from "../../protocol/message.js";
-import { FileTooLargeError, NotRegularFileError, readTextFile } from "./safe-open.js";
+import { CorruptQueueFileError } from "../errors.js";
+import { readTextFile } from "../../core/fs/safe-open.js";
+import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js";
 
 /** A log is compacted once its dead records outweigh its live ones by this much (see ./queue-log.ts). */
 export const COMPACT_SLACK_BYTES = 64 * 1024;
@@ -87,17 +88,6 @@ export function serializeLog(queue: QueueFile): string {
 /** The content of a queue that has never been written. */
 export function emptyQueue(nextSeq = 1): QueueFile {
   return { version: 1, next_seq: nextSeq, messages: [] };
-}
-
-/** Thrown by {@link parseQueueText} when a file is not a queue; `reason` says what is wrong. */
-export class CorruptQueueFileError extends CallerError {
-  override readonly name = "CorruptQueueFileError";
-  constructor(
-    readonly path: string,
-    readonly reason: string,
-  ) {
-    super(`${path} is not a valid queue file: ${reason}`);
-  }
 }
 
 /**

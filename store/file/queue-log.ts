@@ -23,16 +23,15 @@
 import type { Limits } from "../../core/limits.js";
 import type { QueueName } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
-import { QueueFullError } from "../errors.js";
+import { CorruptQueueFileError, QueueFullError } from "../errors.js";
 import type { AppendResult, PollResult } from "../store.js";
 import { takeBatch } from "../validate.js";
-import { moveAside } from "./aside.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { type LockOptions, withLock } from "./lock.js";
+import { moveAside } from "../../core/fs/aside.js";
+import { writeFileAtomic } from "../../core/fs/atomic-write.js";
+import { type LockOptions, withLock } from "../../core/fs/lock.js";
 import { ALREADY_DURABLE, appendToLog, type PendingSync, truncateLog } from "./log-append.js";
 import {
   COMPACT_SLACK_BYTES,
-  CorruptQueueFileError,
   emptyQueue,
   logHeader,
   logRecord,
@@ -44,7 +43,7 @@ import {
   salvageSeqFloor,
   serializeLog,
 } from "./log-format.js";
-import { readFileEnds } from "./safe-open.js";
+import { readFileEnds } from "../../core/fs/safe-open.js";
 import { readSeqMark, SeqMark } from "./seq-mark.js";
 
 /** How much of each end of a corrupt file is read for salvage: its header and its last records. */

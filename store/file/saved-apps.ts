@@ -21,8 +21,9 @@ import { appsDir, FOLDER_MODE, savedAppFile } from "../../core/paths.js";
 import { CallerError } from "../../core/errors.js";
 import { isChannelId } from "../../core/ids.js";
 import { DamagedSavedAppError, parseSavedApp, readSavedApps, SavedAppTooLargeError, type SavedApp, type SavedAppStore } from "../saved-app.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { checkOwnerAndMode, FileTooLargeError, NotRegularFileError, READ_ONLY, reachFolder, readTextFile } from "./safe-open.js";
+import { writeFileAtomic } from "../../core/fs/atomic-write.js";
+import { checkOwnerAndMode, READ_ONLY, reachFolder, readTextFile } from "../../core/fs/safe-open.js";
+import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js";
 import { type Warn, warnOnStderr } from "../../core/warn.js";
 
 /** The file-backed {@link SavedAppStore} of one data directory. */
@@ -124,6 +125,7 @@ export class SavedAppFiles implements SavedAppStore {
 /** Something other than a real folder is where the saved apps go; nothing is written through it. */
 export class UnsafeAppsFolderError extends CallerError {
   override readonly name = "UnsafeAppsFolderError";
+  override readonly code = "UNSAFE_APPS_FOLDER";
   constructor(
     readonly path: string,
     readonly what: string,

@@ -14,9 +14,9 @@
 import { sessionFile, sessionsDir } from "../../core/paths.js";
 import type { SessionRecord } from "../session-record.js";
 import type { ChangeSubscription, SessionStore } from "../store.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { withLock } from "./lock.js";
-import { reachFolder } from "./safe-open.js";
+import { writeFileAtomic } from "../../core/fs/atomic-write.js";
+import { withLock } from "../../core/fs/lock.js";
+import { reachFolder } from "../../core/fs/safe-open.js";
 import { readSessionFile, SessionFileReader } from "./session-read.js";
 
 /** Session files in one data directory. */

@@ -11,10 +11,11 @@
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import type { JsonValue } from "../../protocol/message.js";
 import { StateTooLargeError } from "../errors.js";
-import { moveAside } from "./aside.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { type LockOptions, withLock } from "./lock.js";
-import { FileTooLargeError, NotRegularFileError, readTextFile } from "./safe-open.js";
+import { moveAside } from "../../core/fs/aside.js";
+import { writeFileAtomic } from "../../core/fs/atomic-write.js";
+import { type LockOptions, withLock } from "../../core/fs/lock.js";
+import { readTextFile } from "../../core/fs/safe-open.js";
+import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js";
 
 /**
  * The largest state file read: twice the larger of this process's limit and the

@@ -23,11 +23,11 @@ import { join } from "node:path";
 import { SESSION_KEY_PATTERN } from "../../core/ids.js";
 import type { Limits } from "../../core/limits.js";
 import { channelDir, QUEUE_NAMES, queueFile, sessionsDir } from "../../core/paths.js";
-import { TEMP_SUFFIX } from "./atomic-write.js";
+import { TEMP_SUFFIX } from "../../core/fs/atomic-write.js";
 import { type ChannelFolders, TOUCH_PREFIX } from "./channel-folders.js";
-import { judgeLock, withLock } from "./lock.js";
+import { judgeLock, withLock } from "../../core/fs/lock.js";
 import { maxQueueFileBytes, readQueue } from "./log-format.js";
-import { lstatOrNull, reachFolder } from "./safe-open.js";
+import { lstatOrNull, reachFolder } from "../../core/fs/safe-open.js";
 
 /** Temporary files older than this were left by a killed writer. */
 const ORPHAN_TEMP_AGE_MS = 60 * 1000;

@@ -13,7 +13,7 @@
  * - an error reply of Redis becomes a {@link StoreRefusedError} with Redis's own words.
  */
 import { createClient, ErrorReply } from "@redis/client";
-import { CallerError } from "../../core/errors.js";
+import { callerErrorCode } from "../../core/errors.js";
 import { StoreRefusedError, StoreUnavailableError } from "./errors.js";
 import type { RedisAddress } from "./location.js";
 import { SCRIPTS } from "./scripts.js";
@@ -44,7 +44,7 @@ const MAX_RECONNECT_PAUSE_MS = 500;
  * moving slots. The call did nothing, and the same call succeeds once Redis is ready,
  * so the caller hears that the store is unavailable, not that it refused.
  */
-const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/;
+const TRANSIENT_REPLIES: ReadonlySet<string> = new Set(["LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN"]);
 
 function createStoreClient(options: ConnectionOptions) {
   return createClient({
@@ -131,9 +131,10 @@ export class RedisConnection {
 
   /** The error a failed command becomes. */
   explain(error: unknown): Error {
-    if (error instanceof CallerError) return error;
+    if (callerErrorCode(error) !== undefined) return error as Error;
     if (error instanceof ErrorReply) {
-      return TRANSIENT_REPLY.test(error.message)
+      // A Redis error reply starts with its error code, one upper-case word (RESP "simple errors").
+      return TRANSIENT_REPLIES.has(error.message.split(" ", 1)[0]!)
         ? new StoreUnavailableError(this.shown, error.message)
         : new StoreRefusedError(this.shown, error.message);
     }

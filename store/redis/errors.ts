@@ -8,6 +8,7 @@ import { CallerError } from "../../core/errors.js";
 /** Redis cannot be reached (down, restarting, wrong address, network); nothing was done. */
 export class StoreUnavailableError extends CallerError {
   override readonly name = "StoreUnavailableError";
+  override readonly code = "STORE_UNAVAILABLE";
   constructor(
     readonly shown: string,
     readonly reason: string,
@@ -22,6 +23,7 @@ export class StoreUnavailableError extends CallerError {
 /** Redis answered with an error (out of memory, persistence failing, a permission, a key of the wrong type). */
 export class StoreRefusedError extends CallerError {
   override readonly name = "StoreRefusedError";
+  override readonly code = "STORE_REFUSED";
   constructor(
     readonly shown: string,
     readonly reply: string,

@@ -54,10 +54,10 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { FILE_MODE, lockDirOf } from "../../core/paths.js";
-import { LockTimeoutError } from "../errors.js";
+import { FILE_MODE, lockDirOf } from "../paths.js";
 import { moveAside } from "./aside.js";
-import { describeKind, FileTooLargeError, lstatOrNull, NotRegularFileError, readTextFile } from "./safe-open.js";
+import { describeKind, lstatOrNull, readTextFile } from "./safe-open.js";
+import { FileTooLargeError, LockLostError, LockTimeoutError, NotRegularFileError } from "./errors.js";
 
 /** Options of {@link withLock}. */
 export interface LockOptions {
@@ -231,7 +231,7 @@ class Holding implements HeldLock {
 
   assertHeld(): void {
     if (!this.lost && !this.surelyHeld() && !this.stillOurs()) this.lost = "another process broke it while this one stalled";
-    if (this.lost) throw new Error(`lost the lock of ${this.path} (${this.lost}); try again`);
+    if (this.lost) throw new LockLostError(this.path, this.lost);
   }
 
   release(): void {
