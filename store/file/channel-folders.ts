@@ -1,6 +1,6 @@
 /**
  * The channel folders of a data directory: made on first use, listed, marked as in
- * use, removed whole. Every folder is reached through ./safe-open.ts.
+ * use, removed whole. Every folder is reached through core/fs/safe-open.ts.
  *
  * Invariants:
  * - no path is built from a channel id before the id is checked (core/paths.ts);

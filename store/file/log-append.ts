@@ -22,7 +22,7 @@ export const ALREADY_DURABLE: PendingSync = { sync() {} };
 
 /**
  * Appends `text` to the log at `path`, whose first `validBytes` bytes are its whole
- * records, opened through ./safe-open.ts (no link followed, never blocking, a regular
+ * records, opened through core/fs/safe-open.ts (no link followed, never blocking, a regular
  * file of this user; a new file is made 0600). Call only under the queue's lock.
  * @throws the I/O error (ENOSPC, EROFS, …), after cutting the file back to `validBytes`;
  *   NotRegularFileError, UnsafeLayoutError when something else took the log's place.
@@ -53,7 +53,7 @@ export function appendToLog(path: string, text: string, validBytes: number): Pen
 
 /**
  * Cuts the log at `path` back to `length` bytes (a torn last line), opened through
- * ./safe-open.ts. Call only under the queue's lock.
+ * core/fs/safe-open.ts. Call only under the queue's lock.
  */
 export function truncateLog(path: string, length: number): void {
   const { fd } = openFile(path, "update", Number.MAX_SAFE_INTEGER)!;

@@ -9,9 +9,9 @@
  * - nothing is written or removed through a symbolic link: a rename replaces a link
  *   rather than following it, `rm` removes a link itself, and an `apps` that is not a
  *   real folder is refused; files are read only as regular
- *   files, never through a link (./safe-open.ts);
+ *   files, never through a link (core/fs/safe-open.ts);
  * - the data directory, `apps/` and every file in it are this user's and writable by
- *   nobody else, as every folder and file of the layout (./safe-open.ts);
+ *   nobody else, as every folder and file of the layout (core/fs/safe-open.ts);
  * - no path is built from a name before the name is checked.
  */
 import { lstatSync, mkdirSync, type Stats } from "node:fs";

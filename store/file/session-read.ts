@@ -3,7 +3,7 @@
  * status line reads them every few seconds and must start fast, so this module loads
  * no lock library. A reader without the lock sees a whole file, because writers
  * (./session-files.ts) replace it atomically. Folders and files are reached through
- * ./safe-open.ts.
+ * core/fs/safe-open.ts.
  */
 import { basename } from "node:path";
 import { sessionFile, sessionsDir } from "../../core/paths.js";

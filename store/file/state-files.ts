@@ -2,7 +2,7 @@
  * Per-channel state documents, `state.<name>.json` in the channel folder: an app's own
  * data (the reader's document and threads, which session a channel belongs to).
  *
- * Invariants: a state file is read through ./safe-open.ts (no link followed, never
+ * Invariants: a state file is read through core/fs/safe-open.ts (no link followed, never
  * blocking, a regular file of this user within {@link maxStateFileBytes}); it is changed
  * only under its lock, by atomic replacement, so a reader without the lock sees a whole
  * document; a document over the limit is refused and the stored one stays as it was;

@@ -13,7 +13,7 @@
  *   a lock left by a dead process does not keep a channel;
  * - the last check that the queues are empty is made under both queue locks, and the
  *   folder is renamed away while they are held, so no message appended meanwhile is lost;
- * - nothing is removed through a link: folders are reached through ./safe-open.ts, the
+ * - nothing is removed through a link: folders are reached through core/fs/safe-open.ts, the
  *   channel folder is removed by {@link ChannelFolders.remove}, and only regular files
  *   are removed from `sessions/`.
  */
