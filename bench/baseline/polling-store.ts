@@ -5,7 +5,7 @@
  * is ignored, so readers find new messages only by polling again on a timer.
  *
  * It writes the same file format as backchannel's FileStore (the log, rewritten whole)
- * and takes a lock of proper-lockfile's kind, so the two differ in what the designs
+ * and takes proper-lockfile's lock (./lock.ts), so the two differ in what the designs
  * differ in: durable appends, event-driven waiting, and how the lock is waited for.
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
