@@ -6,6 +6,10 @@
  *   watcher, claude-code: core, protocol, store only (they must start fast: no SDK)
  *   app: protocol types and ext-apps only (it runs in the browser)
  *   deploy: Node only (it runs the built command, redis-server and nginx as processes)
+ *
+ * and the stores stay behind one contract: nothing outside store/file/ and store/redis/
+ * imports them but store/open.ts (which loads them lazily) and the package's public
+ * export (server/index.ts names FileStore); neither store imports the other.
  */
 const SDK = "^node_modules/(@modelcontextprotocol|zod)/";
 
@@ -47,6 +51,18 @@ module.exports = {
       "^(core|protocol|store|server|cli|watcher|claude-code|app|playground|test|bench|node_modules)/",
       "deploy/ runs the built command, redis-server and nginx as processes: Node only",
     ),
+    {
+      name: "stores-behind-one-contract",
+      comment: 'only store/open.ts loads a store; the public export names FileStore (docs/ARCHITECTURE.md, "The store")',
+      severity: "error",
+      from: {
+        path: "^(core|protocol|store|server|cli|watcher|claude-code|deploy|app|playground)/",
+        pathNot: "^(store/(file|redis)/|store/open\\.ts$|server/index\\.ts$)",
+      },
+      to: { path: "^store/(file|redis)/" },
+    },
+    forbid("file-store-alone", "^store/file/", "^store/redis/", "the file store does not import the Redis store"),
+    forbid("redis-store-alone", "^store/redis/", "^store/file/", "the Redis store does not import the file store"),
     { name: "no-cycles", severity: "error", from: {}, to: { circular: true } },
   ],
   options: {

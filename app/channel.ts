@@ -27,6 +27,7 @@
  */
 import type { App } from "@modelcontextprotocol/ext-apps";
 import type { QueueMessage } from "../protocol/message.js";
+import { toolErrorCode } from "../protocol/tool-error.js";
 import type { Wall } from "../protocol/wall.js";
 
 /** A message of a channel queue, as polls return it (the one message shape, protocol/message.ts). */
@@ -73,9 +74,19 @@ export interface AppChannelOptions {
   maxBackoffMs?: number;
 }
 
-/** A tool call of the channel failed; `message` is the server's or host's explanation. */
+/**
+ * A tool call of the channel failed; `message` is the server's or host's explanation,
+ * `code` the server's stable error code (e.g. `QUEUE_FULL`, docs/ARCHITECTURE.md,
+ * "Errors") when it gave one: branch on the code, never on the message.
+ */
 export class ChannelError extends Error {
   override readonly name = "ChannelError";
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
 }
 
 type Handler = (data: unknown, message: ChannelMessage) => void;
@@ -212,7 +223,7 @@ export class AppChannel {
       if (poll) this.learn(poll, startedAt, completed, cancelledAt);
       this.wake?.();
     }
-    if (result.isError) throw new ChannelError(textOf(result.content) || `the server refused ${event}`);
+    if (result.isError) throw new ChannelError(textOf(result.content) || `the server refused ${event}`, toolErrorCode(result.structuredContent));
     const seq = (result.structuredContent as { seq?: unknown } | undefined)?.seq;
     return typeof seq === "number" ? seq : 0;
   }
@@ -257,7 +268,7 @@ export class AppChannel {
         this.polls += 1;
         // Stopped while the poll was on its way back: deliver nothing more (the messages stay unacknowledged).
         if (!this.running) break;
-        if (result.isError) throw new ChannelError(textOf(result.content) || "poll_ui_messages failed");
+        if (result.isError) throw new ChannelError(textOf(result.content) || "poll_ui_messages failed", toolErrorCode(result.structuredContent));
         const messages = parseMessages(result.structuredContent);
         failures = 0;
         this.setState("live");

@@ -6,16 +6,18 @@
 import { chmodSync, existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
+import { CallerError } from "../core/errors.js";
 import type { JsonValue } from "../core/json.js";
-import { writeFileAtomic } from "../store/file/atomic-write.js";
+import { writeFileAtomic } from "../core/fs/atomic-write.js";
 import { NotAJsonFileError, readJsonFile } from "./json-file.js";
 
 /** A JSON object, as settings.json and its `statusLine` are. */
 export type JsonObject = { [key: string]: JsonValue };
 
 /** Thrown when a file is not what it should be; the message names the file, the problem and what to do. */
-export class SettingsFileError extends Error {
+export class SettingsFileError extends CallerError {
   override readonly name = "SettingsFileError";
+  override readonly code = "SETTINGS_FILE";
   constructor(
     readonly path: string,
     readonly problem: string,

@@ -14,6 +14,7 @@
  */
 import { rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { CallerError } from "../core/errors.js";
 import type { JsonValue } from "../core/json.js";
 import { NotAJsonFileError, readJsonFile } from "./json-file.js";
 
@@ -32,23 +33,35 @@ export function stashPathFor(settingsPath: string): string {
   return join(dirname(settingsPath), `backchannel-statusline.${basename(settingsPath)}`);
 }
 
+/** The file where install keeps its stash holds something else; the message names it and the problem. */
+export class NotAStashError extends CallerError {
+  override readonly name = "NotAStashError";
+  override readonly code = "SETTINGS_FILE";
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+  ) {
+    super(`${path} is not a backchannel stash: ${problem}`);
+  }
+}
+
 /**
  * Reads a stash file.
  * @returns the stash, or `null` when the file does not exist.
- * @throws Error with the file and the problem when it is not a stash; I/O errors as they are.
+ * @throws NotAStashError when it is not a stash; I/O errors as they are.
  */
 export function readStash(path: string): Stash | null {
   let value: Partial<Stash> | null | undefined;
   try {
     value = readJsonFile(path) as Partial<Stash> | null | undefined;
   } catch (error) {
-    if (error instanceof NotAJsonFileError) throw new Error(`${path} is not a backchannel stash: ${error.problem}`);
+    if (error instanceof NotAJsonFileError) throw new NotAStashError(path, error.problem);
     if (!(error instanceof SyntaxError)) throw error;
-    throw new Error(`${path} is not a backchannel stash: it is not JSON (${error.message})`);
+    throw new NotAStashError(path, `it is not JSON (${error.message})`);
   }
   if (value === undefined) return null;
   if (typeof value !== "object" || value === null || Array.isArray(value) || typeof value.settings_existed !== "boolean") {
-    throw new Error(`${path} is not a backchannel stash: it has no settings_existed flag`);
+    throw new NotAStashError(path, "it has no settings_existed flag");
   }
   return {
     settings: typeof value.settings === "string" ? value.settings : "",

@@ -2,7 +2,7 @@
  * `backchannel serve`: the MCP server on stdio (what hosts start), or over Streamable HTTP.
  */
 import { parseArgs } from "node:util";
-import { CallerError } from "../core/errors.js";
+import { callerErrorCode } from "../core/errors.js";
 import type { HttpAuthSettings } from "../server/auth/http-auth.js";
 import { STORE_ENV_VAR, type StoreLocation, storeLocationFromEnv } from "../store/open.js";
 
@@ -112,8 +112,8 @@ export async function run(args: string[]): Promise<number> {
     try {
       await runHttpServer({ port, host: values.host, location, ...settings });
     } catch (error) {
-      if (!(error instanceof CallerError)) throw error;
-      process.stderr.write(`backchannel serve: ${error.message}\n`);
+      if (callerErrorCode(error) === undefined) throw error;
+      process.stderr.write(`backchannel serve: ${(error as Error).message}\n`);
       return 1;
     }
     return -1;

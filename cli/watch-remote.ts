@@ -21,6 +21,7 @@ import { MAX_REMOTE_WAIT_MS } from "../core/limits.js";
 import { VERSION } from "../core/package.js";
 import { oneLine } from "../core/text.js";
 import type { QueueMessage } from "../protocol/message.js";
+import { toolErrorCode } from "../protocol/tool-error.js";
 import { WATCH_TOOL, watchOutput } from "../server/tools/watch-tools.js";
 import { desktopNotifier } from "../watcher/notify.js";
 import { followLines, invalidChannelMessage, notificationBody, summaryLine, timeoutLine, WATCH_EXIT, type WatchBehaviour } from "../watcher/watch.js";
@@ -70,6 +71,7 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
   const transport = new StreamableHTTPClientTransport(url, token === undefined ? {} : { authProvider: { token: async () => token } });
   try {
     await client.connect(transport);
+    await assertHasWatchTool(client);
     let lastSeq = 0;
     let lastProblem = "";
     let first = true;
@@ -151,18 +153,40 @@ async function watchOnce(client: Client, channelId: string, afterSeq: number, wa
   );
   if (result.isError) {
     const text = (result.content as { type: string; text?: string }[]).map((part) => part.text ?? "").join(" ");
-    if (/unknown tool|not found/i.test(text) && text.includes(WATCH_TOOL)) {
-      throw new RemoteWatchError(`the server has no ${WATCH_TOOL} tool: it runs an older backchannel; upgrade it to use the remote watcher`);
-    }
-    throw new ToolCallError(text);
+    throw new ToolCallError(text, toolErrorCode(result.structuredContent));
   }
   const parsed = watchOutput.safeParse(result.structuredContent);
-  if (!parsed.success) throw new ToolCallError(`the server's answer is not a list of messages (${parsed.error.issues[0]?.message ?? "bad shape"})`);
+  if (!parsed.success)
+    throw new ToolCallError(`the server's answer is not a list of messages (${parsed.error.issues[0]?.message ?? "bad shape"})`, undefined);
   return parsed.data.messages as QueueMessage[];
 }
 
-/** A tool call that the server answered with an error (e.g. its store is away). */
-class ToolCallError extends Error {}
+/**
+ * Refuses a server that does not offer {@link WATCH_TOOL} (an older backchannel, or
+ * another MCP server): read from its tool list, never from an error's text.
+ * @throws RemoteWatchError saying to upgrade it.
+ */
+async function assertHasWatchTool(client: Client): Promise<void> {
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor });
+    if (page.tools.some((tool) => tool.name === WATCH_TOOL)) return;
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  throw new RemoteWatchError(
+    `the server has no ${WATCH_TOOL} tool: it runs an older backchannel, or is another MCP server; upgrade it to use the remote watcher`,
+  );
+}
+
+/** A tool call that the server answered with an error (e.g. its store is away); `code` is the error's (protocol/tool-error.ts) when it gave one. */
+class ToolCallError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
 
 /** Whether `error` means the server will not let us in (so retrying cannot help). */
 function isRefusal(error: unknown): boolean {
@@ -170,9 +194,9 @@ function isRefusal(error: unknown): boolean {
   return error instanceof SdkHttpError && (error.status === 401 || error.status === 403 || error.status === 404);
 }
 
-/** The kind of a failure while watching: a tool error's text, an HTTP status, or "unreachable". */
+/** The kind of a failure while watching: a tool error's code (else its text), an HTTP status, or "unreachable". */
 function failureKind(error: unknown): string {
-  if (error instanceof ToolCallError) return error.message;
+  if (error instanceof ToolCallError) return error.code ?? error.message;
   if (error instanceof SdkHttpError) return `HTTP ${error.status}`;
   return "unreachable";
 }

@@ -40,6 +40,7 @@ export const SESSION_KEY_PATTERN = /^(claude|pid)-[0-9]{1,10}$/;
 /** Thrown when a string is not a valid channel id; the message says what a valid one looks like. */
 export class InvalidChannelIdError extends CallerError {
   override readonly name = "InvalidChannelIdError";
+  override readonly code = "INVALID_CHANNEL_ID";
   constructor(readonly channelId: unknown) {
     super(`invalid channel id ${describe(channelId)}: use ${CHANNEL_ID_RULE} (the id open_reader or open_app returned, or one you choose)`);
   }
@@ -48,6 +49,7 @@ export class InvalidChannelIdError extends CallerError {
 /** Thrown when a string is not a valid event name. */
 export class InvalidEventError extends CallerError {
   override readonly name = "InvalidEventError";
+  override readonly code = "INVALID_EVENT";
   constructor(readonly event: unknown) {
     super(`invalid event name ${describe(event)}: use 1 to 64 characters from A-Z, a-z, 0-9, "_", ".", ":" and "-"`);
   }
@@ -56,6 +58,7 @@ export class InvalidEventError extends CallerError {
 /** Thrown when a string is not a valid name for a saved app (the same rule as a channel id). */
 export class InvalidAppNameError extends CallerError {
   override readonly name = "InvalidAppNameError";
+  override readonly code = "INVALID_APP_NAME";
   constructor(readonly appName: unknown) {
     super(`invalid app name ${describe(appName)}: use ${CHANNEL_ID_RULE}, e.g. quick-poll`);
   }

@@ -14,6 +14,7 @@ export const MAX_JSON_DEPTH = 64;
 /** Thrown when message data is not JSON or is nested too deeply. */
 export class InvalidDataError extends CallerError {
   override readonly name = "InvalidDataError";
+  override readonly code = "INVALID_DATA";
   constructor(reason: string) {
     super(`invalid data: ${reason}; send plain JSON nested at most ${MAX_JSON_DEPTH} levels deep`);
   }

@@ -13,7 +13,7 @@
  * Every path under `channels/` is built here, and only from a checked channel id, so
  * no caller can name a file outside its channel folder.
  *
- * The layout's permission rules (checked on every access by store/file/safe-open.ts, as
+ * The layout's permission rules (checked on every access by core/fs/safe-open.ts, as
  * ssh checks `~/.ssh`): every folder and file belongs to the user, and none can be
  * written by group or others; folders are made {@link FOLDER_MODE}, files {@link FILE_MODE}.
  */

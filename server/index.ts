@@ -22,7 +22,8 @@ export {
 } from "../store/open.js";
 export type { JsonValue, QueueMessage } from "../protocol/message.js";
 export type { Wall } from "../protocol/wall.js";
-export { LockTimeoutError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
+export { MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
+export { LockLostError, LockTimeoutError } from "../core/fs/errors.js";
 export { CHANNEL_ID_PATTERN, EVENT_PATTERN, InvalidChannelIdError, InvalidEventError, mintChannelId } from "../core/ids.js";
 export { DEFAULT_LIMITS, type Limits } from "../core/limits.js";
 export { resolveDataDir, type QueueName } from "../core/paths.js";

@@ -40,6 +40,7 @@ export interface Recipe extends RecipeSummary {
 /** Thrown for a name that names no recipe; `names` lists those that exist. */
 export class UnknownRecipeError extends CallerError {
   override readonly name = "UnknownRecipeError";
+  override readonly code = "UNKNOWN_RECIPE";
   constructor(
     readonly recipe: string,
     readonly names: string[],

@@ -13,6 +13,7 @@ export function describeQueue(channelId: string, queue: QueueName): string {
 /** One message's `data` is larger than `maxMessageBytes`. */
 export class MessageTooLargeError extends CallerError {
   override readonly name = "MessageTooLargeError";
+  override readonly code = "MESSAGE_TOO_LARGE";
   constructor(
     readonly bytes: number,
     readonly limit: number,
@@ -24,6 +25,7 @@ export class MessageTooLargeError extends CallerError {
 /** A queue is at one of its limits; nothing was added and nothing queued was dropped. */
 export class QueueFullError extends CallerError {
   override readonly name = "QueueFullError";
+  override readonly code = "QUEUE_FULL";
   constructor(
     readonly channelId: string,
     readonly queue: QueueName,
@@ -45,6 +47,7 @@ export type PrincipalLimit = "channels" | "appends" | "bytes";
 /** A remote principal is at one of its limits; nothing was changed. The message says which, and when to try again. */
 export class PrincipalLimitError extends CallerError {
   override readonly name = "PrincipalLimitError";
+  override readonly code = "PRINCIPAL_LIMIT";
   constructor(
     readonly limit: PrincipalLimit,
     readonly max: number,
@@ -59,22 +62,10 @@ export class PrincipalLimitError extends CallerError {
   }
 }
 
-/** The lock of a queue stayed busy longer than the store waits for it. */
-export class LockTimeoutError extends CallerError {
-  override readonly name = "LockTimeoutError";
-  constructor(
-    readonly path: string,
-    readonly waitedMs: number,
-    /** Who holds the lock, in words, when the store knows. */
-    readonly holder?: string,
-  ) {
-    super(`${path} stayed locked by ${holder ?? "another process"} for ${waitedMs} ms; try again in a moment`);
-  }
-}
-
 /** A poll's cursor (`after`) is not a whole number >= 0. */
 export class InvalidCursorError extends CallerError {
   override readonly name = "InvalidCursorError";
+  override readonly code = "INVALID_CURSOR";
   constructor(readonly after: unknown) {
     super(`after must be a whole number >= 0 (the cursor of your last poll), not ${String(after)}`);
   }
@@ -83,11 +74,24 @@ export class InvalidCursorError extends CallerError {
 /** A state document is larger than `maxStateBytes`; the stored one is unchanged. */
 export class StateTooLargeError extends CallerError {
   override readonly name = "StateTooLargeError";
+  override readonly code = "STATE_TOO_LARGE";
   constructor(
     readonly stateName: string,
     readonly bytes: number,
     readonly limit: number,
   ) {
     super(`${stateName} would be ${bytes} bytes of JSON, the limit is ${limit}; make it smaller`);
+  }
+}
+
+/** A queue file is not a queue (file store: see store/file/log-format.ts); `reason` says what is wrong. */
+export class CorruptQueueFileError extends CallerError {
+  override readonly name = "CorruptQueueFileError";
+  override readonly code = "CORRUPT_QUEUE_FILE";
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`${path} is not a valid queue file: ${reason}`);
   }
 }

@@ -47,6 +47,7 @@ export interface SavedAppStore {
 /** A saved app is larger than the store keeps; nothing was saved. */
 export class SavedAppTooLargeError extends CallerError {
   override readonly name = "SavedAppTooLargeError";
+  override readonly code = "SAVED_APP_TOO_LARGE";
   constructor(
     readonly appName: string,
     readonly bytes: number,
@@ -59,6 +60,7 @@ export class SavedAppTooLargeError extends CallerError {
 /** A saved app's file exists but is not a saved app (hand-edited, a link, another kind of file). */
 export class DamagedSavedAppError extends CallerError {
   override readonly name = "DamagedSavedAppError";
+  override readonly code = "DAMAGED_SAVED_APP";
   constructor(
     readonly appName: string,
     readonly reason: string,

@@ -103,6 +103,20 @@ describe("bad arguments give isError results, never a crash", () => {
     });
   }
 
+  test("a caller error carries its stable code in structuredContent, beside the same text", async () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      ["notify_ui", { channel_id: "ok", event: "e", data: { text: "x".repeat(70_000) } }, "MESSAGE_TOO_LARGE"],
+      ["post_wall", { text: "both", clear: true }, "INVALID_ARGUMENTS"],
+      ["read_recipe", { name: "no-such-recipe" }, "UNKNOWN_RECIPE"],
+    ];
+    for (const [name, args, code] of cases) {
+      const result = await agent.callTool({ name, arguments: args });
+      assert.equal(result.isError, true, name);
+      const text = (result.content as { text: string }[])[0]!.text;
+      assert.deepEqual(result.structuredContent, { error: { code, message: text } }, `${name} ${JSON.stringify(args).slice(0, 60)}`);
+    }
+  });
+
   test("the server still answers after all of them, and created nothing outside its channels and sessions", async () => {
     const sent = structured<{ seq: number }>(await agent.callTool({ name: "notify_ui", arguments: { channel_id: "after-errors", event: "e" } }));
     assert.equal(sent.seq, 1);

@@ -7,7 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { createServer as createHttpServer } from "node:http";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { toNodeHandler } from "@modelcontextprotocol/node";
+import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { listen } from "../server/transports/http.js";
 import { freePort } from "../deploy/free-port.js";
 import { startProcess, type RunningProcess } from "../deploy/process.js";
 import { MAX_REMOTE_WAIT_MS } from "../core/limits.js";
@@ -134,6 +138,28 @@ describe("backchannel watch --url", () => {
       assert.equal(await watcher.exited, 1, `${args.join(" ")}: ${watcher.stderr()}`);
       assert.match(watcher.stderr(), expected);
       assert.equal(watcher.stdout(), "", "nothing for the agent on stdout");
+    }
+  });
+});
+
+describe("a server without the watch tool", () => {
+  test(`an MCP server that offers no ${WATCH_TOOL} (an older backchannel, another server) exits 1 saying to upgrade it`, async () => {
+    // A real MCP server over Streamable HTTP (the SDK's own), with one unrelated tool.
+    const handler = createMcpHandler(() => {
+      const other = new McpServer({ name: "not-backchannel", version: "0.0.0" });
+      other.registerTool("echo", { description: "echo" }, async () => ({ content: [{ type: "text", text: "echo" }] }));
+      return other;
+    });
+    const http = createHttpServer(toNodeHandler(handler));
+    const base = await listen(http);
+    try {
+      const watcher = watch(["ch", "--url", new URL("/mcp", base).href]);
+      assert.equal(await watcher.exited, 1, watcher.stderr());
+      assert.match(watcher.stderr(), new RegExp(`the server has no ${WATCH_TOOL} tool: .*upgrade it`));
+      assert.equal(watcher.stdout(), "");
+    } finally {
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
     }
   });
 });

@@ -107,12 +107,12 @@ describe("follow mode", () => {
   test("a burst is coalesced into one summary line", async () => {
     const watcher = spawnWatcher(dataDir, ["burst", "--follow", "--timeout", "30"]);
     await watcher.ready();
-    // Six messages land in one replace of the queue file, as a burst does under load.
+    // Six messages land in one replace of the queue file (a compaction), as a burst does under load.
     const ts = new Date().toISOString();
     const messages = Array.from({ length: 6 }, (_, i) => ({ seq: i + 1, event: "ask", data: { question: `q${i}` }, ts }));
     const path = queueFile(dataDir, "burst", "agent");
     await mkdir(dirname(path), { recursive: true });
-    await writeFile(`${path}.tmp`, JSON.stringify({ version: 1, next_seq: 7, messages }));
+    await writeFile(`${path}.tmp`, `{"version":2,"next_seq":7}\n${messages.map((message) => `${JSON.stringify(message)}\n`).join("")}`);
     await rename(`${path}.tmp`, path);
     assert.deepEqual(await watcher.lines(1), ['6 messages waiting on burst (ask x6). Read with poll_agent_messages {"channel_id":"burst"}.']);
     await store.append("burst", "agent", "ready");

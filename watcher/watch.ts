@@ -13,13 +13,12 @@
  * - with `--notify`, a desktop notification tells the person too (./notify.ts).
  */
 import { watchCommand } from "../core/commands.js";
-import { CallerError } from "../core/errors.js";
+import { callerErrorCode } from "../core/errors.js";
 import { isChannelId } from "../core/ids.js";
 import { WATCH_PREVIEW_CHARS } from "../core/limits.js";
 import { oneLine } from "../core/text.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { changes } from "../store/changes.js";
-import { CorruptQueueFileError } from "../store/file/log-format.js";
 import type { ChannelReader } from "../store/store.js";
 import { desktopNotifier } from "./notify.js";
 
@@ -86,9 +85,10 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
         // A queue that cannot be read as one (corrupt, or something else in its place) is
         // the server's to repair at its next write; a store that cannot be reached (Redis
         // away) comes back by itself. Say so once, and keep watching.
-        if (!(error instanceof CallerError)) throw error;
-        const problem = error.message;
-        const next = error instanceof CorruptQueueFileError ? "the server will repair it at its next write" : "still watching";
+        const code = callerErrorCode(error);
+        if (code === undefined) throw error;
+        const problem = (error as Error).message;
+        const next = code === "CORRUPT_QUEUE_FILE" ? "the server will repair it at its next write" : "still watching";
         if (problem !== lastProblem) err(`${problem}; ${next}`);
         lastProblem = problem;
       }

@@ -4,8 +4,8 @@
  * lock, without fsync and without a temporary file, and a poll never waits: `waitMs`
  * is ignored, so readers find new messages only by polling again on a timer.
  *
- * It uses the same file format (the older whole-document one) and the same kind of lock
- * (proper-lockfile) as backchannel's FileStore, so the two differ in what the designs
+ * It writes the same file format as backchannel's FileStore (the log, rewritten whole)
+ * and takes proper-lockfile's lock (./lock.ts), so the two differ in what the designs
  * differ in: durable appends, event-driven waiting, and how the lock is waited for.
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -13,14 +13,14 @@ import { assertEvent } from "../../core/ids.js";
 import { channelDir, type QueueName, queueFile } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { FileStore } from "../../store/file/file-store.js";
-import { emptyQueue, parseQueueText, type QueueFile } from "../../store/file/log-format.js";
+import { emptyQueue, parseQueueText, type QueueFile, serializeLog } from "../../store/file/log-format.js";
 import type { AppendResult, PollOptions, PollResult } from "../../store/store.js";
 import { withExclusiveLock } from "./lock.js";
 
 /**
  * The plain polling store: append and poll are the baseline's own; everything the
  * benchmarks do not compare (state documents, sessions, peeking, listing) is the
- * FileStore's, which reads the baseline's format-1 documents as they are.
+ * FileStore's, which reads the baseline's files as they are.
  */
 export class PollingStore extends FileStore {
   constructor(dataDir: string) {
@@ -36,7 +36,7 @@ export class PollingStore extends FileStore {
       if (current.messages.length >= this.limits.maxQueueMessages) throw new Error(`queue ${path} is full`);
       const message: QueueMessage = { seq: current.next_seq, event, data, ts: new Date().toISOString() };
       current.messages.push(message);
-      await writeFile(path, JSON.stringify({ ...current, next_seq: message.seq + 1 }), { mode: 0o600 });
+      await writeFile(path, serializeLog({ ...current, next_seq: message.seq + 1 }), { mode: 0o600 });
       return { seq: message.seq, pending: current.messages.length };
     });
   }
@@ -51,7 +51,7 @@ export class PollingStore extends FileStore {
       const unread = current.messages.filter((message) => after === undefined || message.seq > after);
       const kept = after === undefined ? [] : unread;
       if (kept.length !== current.messages.length) {
-        await writeFile(path, JSON.stringify({ ...current, messages: kept }), { mode: 0o600 });
+        await writeFile(path, serializeLog({ ...current, messages: kept }), { mode: 0o600 });
       }
       return { messages: unread, cursor: unread.at(-1)?.seq ?? after ?? current.next_seq - 1, pending: 0 };
     });

@@ -23,11 +23,13 @@ export const DEFAULT_APP_TITLE = "App";
 /** An app's fragment, title or note breaks a rule; the message says which and what to do. */
 export class InvalidAppError extends CallerError {
   override readonly name = "InvalidAppError";
+  override readonly code = "INVALID_APP";
 }
 
 /** Thrown when a state document `app` exists but does not have the expected shape. */
 export class CorruptAppStateError extends CallerError {
   override readonly name = "CorruptAppStateError";
+  override readonly code = "CORRUPT_APP_STATE";
   constructor(channelId: string, detail: string) {
     super(`the app of channel ${channelId} is damaged (${detail}); open it again with open_app`);
   }

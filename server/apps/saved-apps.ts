@@ -21,6 +21,7 @@ export interface SavedAppSummary {
 /** Thrown for a name that names no saved app; the message lists those that exist. */
 export class UnknownAppError extends CallerError {
   override readonly name = "UnknownAppError";
+  override readonly code = "UNKNOWN_APP";
   constructor(
     readonly appName: string,
     readonly names: string[],
@@ -33,6 +34,7 @@ export class UnknownAppError extends CallerError {
 /** Thrown by `save_app` for a channel on which no app was opened. */
 export class NoAppOnChannelError extends CallerError {
   override readonly name = "NoAppOnChannelError";
+  override readonly code = "NO_APP_ON_CHANNEL";
   constructor(channelId: string) {
     super(`channel ${channelId} has no app to save: save_app takes the channel_id that open_app returned`);
   }

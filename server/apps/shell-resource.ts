@@ -16,6 +16,7 @@ export const SHELL_HTML_PATH = appHtmlPath("shell");
 /** Thrown when the shell was not built. */
 export class ShellNotBuiltError extends CallerError {
   override readonly name = "ShellNotBuiltError";
+  override readonly code = "SHELL_NOT_BUILT";
   constructor(path: string) {
     super(`the app shell is missing at ${path}: build it with \`npm run build\` in the backchannel folder`);
   }

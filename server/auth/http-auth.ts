@@ -45,6 +45,7 @@ export interface HttpAuthSettings {
 /** Thrown for `serve --http` options that do not go together or cannot be used; the message says what to pass. */
 export class HttpAuthOptionsError extends CallerError {
   override readonly name = "HttpAuthOptionsError";
+  override readonly code = "INVALID_AUTH_OPTIONS";
 }
 
 /** What `--insecure-no-auth` prints on stderr, every time. */

@@ -14,6 +14,7 @@ export const PRINCIPAL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$/;
 /** Thrown for a principal name that does not match {@link PRINCIPAL_PATTERN}. */
 export class InvalidPrincipalError extends CallerError {
   override readonly name = "InvalidPrincipalError";
+  override readonly code = "INVALID_PRINCIPAL";
   constructor(readonly principal: string) {
     super(
       `invalid principal ${JSON.stringify(principal.slice(0, 80))}: use 1 to 128 characters from A-Z, a-z, 0-9, "_", ".", "@", "+" and "-", starting with a letter or digit`,

@@ -26,6 +26,7 @@ export function defaultTokenFile(dataDir: string): string {
 /** Thrown when the token file cannot be used: missing, unsafe or malformed. The message says what to do. */
 export class TokenFileError extends CallerError {
   override readonly name = "TokenFileError";
+  override readonly code = "TOKEN_FILE";
 }
 
 const tokenFileSchema = z.object({

@@ -22,6 +22,7 @@ export const SESSION_STATE = "session";
 /** Thrown for a wall the caller must change: too long, or a duration out of range. */
 export class InvalidWallError extends CallerError {
   override readonly name = "InvalidWallError";
+  override readonly code = "INVALID_WALL";
 }
 
 /** One host session, seen from one server process. */

@@ -24,6 +24,7 @@ export const THREADS_STATE = "reader-threads";
 /** Thrown when a state document exists but does not have the expected shape. */
 export class CorruptReaderStateError extends CallerError {
   override readonly name = "CorruptReaderStateError";
+  override readonly code = "CORRUPT_READER_STATE";
   constructor(channelId: string, stateName: string, detail: string) {
     super(`the reader's ${stateName} of channel ${channelId} is damaged (${detail}); open the document again with open_reader`);
   }

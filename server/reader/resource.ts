@@ -16,6 +16,7 @@ export const READER_HTML_PATH = appHtmlPath("reader");
 /** Thrown when the reader was not built. */
 export class ReaderNotBuiltError extends CallerError {
   override readonly name = "ReaderNotBuiltError";
+  override readonly code = "READER_NOT_BUILT";
   constructor(path: string) {
     super(`the reader app is missing at ${path}: build it with \`npm run build\` in the backchannel folder`);
   }

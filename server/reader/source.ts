@@ -26,6 +26,7 @@ export interface DocumentSource {
 /** A local file that `open_reader` cannot open; the message says why and what to do. */
 export class DocumentFileError extends CallerError {
   override readonly name = "DocumentFileError";
+  override readonly code = "DOCUMENT_FILE";
 }
 
 /**

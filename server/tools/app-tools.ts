@@ -62,7 +62,8 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
     },
     async ({ html, name, title, channel_id }) => {
       try {
-        if (html !== undefined && name !== undefined) return messageError("pass html (a new app) or name (a saved app), not both");
+        if (html !== undefined && name !== undefined)
+          return messageError("INVALID_ARGUMENTS", "pass html (a new app) or name (a saved app), not both");
         if (html === undefined && name === undefined) return await listSavedApps(store);
         const channelId = channel_id === undefined ? mintChannelId() : assertChannelId(channel_id);
         const saved = name === undefined ? undefined : await findSavedApp(store, name);

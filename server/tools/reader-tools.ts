@@ -125,20 +125,20 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
           const canAsk = server.server.getClientCapabilities()?.elicitation !== undefined;
           const answer = await askForDocument(ctx, canAsk, readLocalFiles);
           if (answer.action === "ask") return answer.result;
-          if (answer.action !== "accept") return messageError(unanswered(answer, readLocalFiles));
+          if (answer.action !== "accept") return messageError("NO_DOCUMENT", unanswered(answer, readLocalFiles));
           // A form sends empty fields as "": they mean nothing was given.
           given = answer.path?.trim() ? { path: answer.path.trim() } : { markdown: answer.text ?? "" };
         }
         let source: DocumentSource;
         if (given.path !== undefined) {
-          if (!readLocalFiles) return messageError(NO_PATH_HERE);
+          if (!readLocalFiles) return messageError("INVALID_ARGUMENTS", NO_PATH_HERE);
           source = await readDocumentFile(given.path, maxFileBytes);
         } else if (given.markdown !== undefined) {
           source = { format: "markdown", text: given.markdown };
         } else {
           source = { format: "text", text: given.text ?? "" };
         }
-        if (source.text.trim() === "") return messageError("the document is empty: pass some markdown or text to read");
+        if (source.text.trim() === "") return messageError("NO_DOCUMENT", "the document is empty: pass some markdown or text to read");
         const channelId = channel_id ?? mintChannelId();
         const document: ReaderDocument = {
           title: chooseTitle(source, title),

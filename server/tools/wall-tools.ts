@@ -23,11 +23,11 @@ export function registerWallTools(server: McpServer, session: Session): void {
     async ({ text, duration_s, clear }) => {
       try {
         if (clear) {
-          if (text !== undefined) return messageError("pass either text or clear: true, not both");
+          if (text !== undefined) return messageError("INVALID_ARGUMENTS", "pass either text or clear: true, not both");
           const wasUp = await session.clearWall();
           return toolResult({ until: null }, wasUp ? "Took the wall down." : "No wall was up.");
         }
-        if (text === undefined) return messageError("pass the status to show as text, or clear: true to take the wall down");
+        if (text === undefined) return messageError("INVALID_ARGUMENTS", "pass the status to show as text, or clear: true to take the wall down");
         const wall = await session.postWall(text, duration_s);
         return toolResult({ until: wall.until }, `The wall shows "${wall.text}" until ${wall.until}.`);
       } catch (error) {

@@ -11,6 +11,7 @@ import { CallerError } from "../../core/errors.js";
 /** Thrown for an address the HTTP server will not listen on; the message says why and what to use. */
 export class BindAddressError extends CallerError {
   override readonly name = "BindAddressError";
+  override readonly code = "UNSAFE_BIND_ADDRESS";
 }
 
 /**

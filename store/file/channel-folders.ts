@@ -1,6 +1,6 @@
 /**
  * The channel folders of a data directory: made on first use, listed, marked as in
- * use, removed whole. Every folder is reached through ./safe-open.ts.
+ * use, removed whole. Every folder is reached through core/fs/safe-open.ts.
  *
  * Invariants:
  * - no path is built from a channel id before the id is checked (core/paths.ts);
@@ -21,8 +21,8 @@ import { join } from "node:path";
 import { isChannelId } from "../../core/ids.js";
 import { channelDir, channelsDir } from "../../core/paths.js";
 import type { ChannelInfo } from "../store.js";
-import { moveAside } from "./aside.js";
-import { describeKind, type FolderAccess, lstatOrNull, READ_ONLY, reachFolder } from "./safe-open.js";
+import { moveAside } from "../../core/fs/aside.js";
+import { describeKind, type FolderAccess, lstatOrNull, READ_ONLY, reachFolder } from "../../core/fs/safe-open.js";
 
 /** How often a poll marks its channel as in use, per process and channel, at most (and at least four times per TTL). */
 const TOUCH_INTERVAL_MS = 10 * 60 * 1000;

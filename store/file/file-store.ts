@@ -11,23 +11,25 @@
  *   ./session-files.ts    session records
  *   ./channel-folders.ts  channel folders: made, listed, removed
  *   ./sweep.ts            the idle sweep
- *   ./safe-open.ts        the one way to reach a folder or file of the data directory
  *   ./seq-mark.ts         the highest seq each queue handed out
- *   ./lock.ts, ./atomic-write.ts, ./log-append.ts, ./folder-watch.ts
+ *   ./log-append.ts, ./folder-watch.ts
+ *
+ * on the safe file-system helpers of core/fs/ (safe open, locks, atomic writes).
  */
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import { readdir } from "node:fs/promises";
 import { PRINCIPAL_NAMESPACE_PATTERN } from "../../core/ids.js";
 import { principalDir, principalsDir, QUEUE_NAMES, type QueueName, queueFile, queueSeqFile, resolveDataDir, stateFile } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
-import { changes } from "../changes.js";
+import { pollWithWait } from "../changes.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store.js";
 import { checkCursor, checkMessage } from "../validate.js";
 import { ChannelFolders } from "./channel-folders.js";
 import { appendMessage, drain, type QueueLogContext, readAfter } from "./queue-log.js";
 import { FileQueueReader } from "./queue-reader.js";
-import { CorruptQueueFileError } from "./log-format.js";
-import { NotRegularFileError, READ_ONLY, reachFolder } from "./safe-open.js";
+import { CorruptQueueFileError } from "../errors.js";
+import { READ_ONLY, reachFolder } from "../../core/fs/safe-open.js";
+import { NotRegularFileError } from "../../core/fs/errors.js";
 import { SessionFiles } from "./session-files.js";
 import { SavedAppFiles } from "./saved-apps.js";
 import { maxStateFileBytes, readStateFile, updateStateFile } from "./state-files.js";
@@ -93,19 +95,17 @@ export class FileStore implements ChannelStore {
     checkCursor(after);
     const dir = this.folders.ensure(channelId);
     this.folders.markInUse(dir);
-    const pollOnce = () => (after === undefined ? drain(log) : readAfter(log, after));
-    if (waitMs <= 0) return pollOnce();
-    let result: PollResult | undefined;
-    // Waking at least once per touch interval keeps a waiting channel marked in use even when the TTL is short.
+    const read = () => (after === undefined ? drain(log) : readAfter(log, after));
+    if (waitMs <= 0) return read();
+    // A waiting poll keeps its channel marked in use at every wake-up, so that the idle
+    // sweep never takes it; waking at least once per touch interval keeps the mark fresh
+    // even when the TTL is short.
+    const pollOnce = () => {
+      this.folders.markInUse(dir);
+      return read();
+    };
     const fallbackMs = Math.min(this.fallbackWakeMs, this.folders.touchIntervalMs);
-    const wakes = changes(this.reader.watchQueue(channelId, queue), { fallbackMs, deadline: Date.now() + waitMs, signal });
-    for await (const wake of wakes) {
-      // A waiting poll keeps its channel marked in use, so that the idle sweep never takes it.
-      if (wake !== "start") this.folders.markInUse(dir);
-      result = await pollOnce();
-      if (result.messages.length > 0) break;
-      if (wake === "start") onWaiting?.();
-    }
+    const result = await pollWithWait(this.reader.watchQueue(channelId, queue), pollOnce, { waitMs, fallbackMs, signal, onWaiting });
     return result ?? { messages: [], cursor: after ?? 0, pending: 0 };
   }
 

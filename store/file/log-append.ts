@@ -2,7 +2,7 @@
  * Appending to a queue log: one write under the lock, the fsync after it.
  *
  * The record is written with O_APPEND in one `write` (repeated for the rest only if the
- * kernel takes part of it, ./write-all.ts), so that readers without the lock see it
+ * kernel takes part of it, core/fs/write-all.ts), so that readers without the lock see it
  * whole or not at all; on any error (a disk that fills partway through the record) the
  * file is cut back to its previous length, so a refused write leaves the queue as it
  * was and is never acknowledged.
@@ -17,8 +17,8 @@
  * microseconds instead of the millisecond an fsync takes.
  */
 import { closeSync, fdatasyncSync, ftruncateSync } from "node:fs";
-import { openFile } from "./safe-open.js";
-import { writeAll } from "./write-all.js";
+import { openFile } from "../../core/fs/safe-open.js";
+import { writeAll } from "../../core/fs/write-all.js";
 
 /** A write that is done but not yet durable. */
 export interface PendingSync {
@@ -31,7 +31,7 @@ export const ALREADY_DURABLE: PendingSync = { sync() {} };
 
 /**
  * Appends `text` to the log at `path`, whose first `validBytes` bytes are its whole
- * records, opened through ./safe-open.ts (no link followed, never blocking, a regular
+ * records, opened through core/fs/safe-open.ts (no link followed, never blocking, a regular
  * file of this user; a new file is made 0600). Call only under the queue's lock.
  * @throws the I/O error (ENOSPC, EROFS, …), after cutting the file back to `validBytes`;
  *   NotRegularFileError, UnsafeLayoutError when something else took the log's place.
@@ -61,7 +61,7 @@ export function appendToLog(path: string, text: string, validBytes: number): Pen
 
 /**
  * Cuts the log at `path` back to `length` bytes (a torn last line), opened through
- * ./safe-open.ts. Call only under the queue's lock.
+ * core/fs/safe-open.ts. Call only under the queue's lock.
  */
 export function truncateLog(path: string, length: number): void {
   const { fd } = openFile(path, "update", Number.MAX_SAFE_INTEGER)!;

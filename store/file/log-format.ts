@@ -13,9 +13,6 @@
  * records outweigh the live ones, the store compacts: it writes header + live messages
  * to a temporary file and renames it over the log.
  *
- * The older format-1 document, `{ "version": 1, "next_seq", "messages" }`, is
- * still read (the store converts it to a log at its next write).
- *
  * Invariants every file written by the store keeps, and that {@link parseQueueText} checks:
  * - messages are in strictly increasing `seq` order;
  * - `next_seq` is greater than every `seq` and every ack in the file, and only ever
@@ -31,10 +28,11 @@
  * watcher has nothing else to do meanwhile.
  */
 import { EVENT_PATTERN } from "../../core/ids.js";
-import { CallerError } from "../../core/errors.js";
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import type { QueueMessage } from "../../protocol/message.js";
-import { FileTooLargeError, NotRegularFileError, readTextFile } from "./safe-open.js";
+import { CorruptQueueFileError } from "../errors.js";
+import { readTextFile } from "../../core/fs/safe-open.js";
+import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js";
 
 /** A log is compacted once its dead records outweigh its live ones by this much (see ./queue-log.ts). */
 export const COMPACT_SLACK_BYTES = 64 * 1024;
@@ -49,9 +47,8 @@ export function maxQueueFileBytes(limits: Pick<Limits, "maxQueueBytes" | "maxMes
   return 2 * (2 * limits.maxQueueBytes + COMPACT_SLACK_BYTES + 2 * (limits.maxMessageBytes + 1024));
 }
 
-/** What a queue holds: its live messages and the next seq (the content of a format-1 file). */
+/** What a queue holds: its live messages and the next seq. */
 export interface QueueFile {
-  version: 1;
   next_seq: number;
   messages: QueueMessage[];
 }
@@ -59,8 +56,6 @@ export interface QueueFile {
 /** A queue as read from its file, with what the store needs to append to it. */
 export interface ParsedQueue {
   queue: QueueFile;
-  /** 2 for a log, 1 for a format-1 document (to be converted before any append). */
-  format: 1 | 2;
   /** Bytes up to the end of the last complete line. */
   validBytes: number;
   /** Bytes of the whole file: more than `validBytes` when its last line is torn. */
@@ -86,33 +81,19 @@ export function serializeLog(queue: QueueFile): string {
 
 /** The content of a queue that has never been written. */
 export function emptyQueue(nextSeq = 1): QueueFile {
-  return { version: 1, next_seq: nextSeq, messages: [] };
-}
-
-/** Thrown by {@link parseQueueText} when a file is not a queue; `reason` says what is wrong. */
-export class CorruptQueueFileError extends CallerError {
-  override readonly name = "CorruptQueueFileError";
-  constructor(
-    readonly path: string,
-    readonly reason: string,
-  ) {
-    super(`${path} is not a valid queue file: ${reason}`);
-  }
+  return { next_seq: nextSeq, messages: [] };
 }
 
 /**
- * Parses and checks the text of a queue file of either format, folding a log's
- * acknowledgements. A `next_seq` that is not above every message's seq (a hand-edited
+ * Parses and checks the text of a queue log, folding its acknowledgements. A `next_seq` that is not above every message's seq (a hand-edited
  * or foreign file) is raised rather than refused: nothing is lost and no seq can repeat.
  * An empty file is an empty queue (a log whose creation was cut short wrote nothing).
  * @throws CorruptQueueFileError when the text is not a queue.
  */
 export function parseQueueText(text: string, path = "queue file"): ParsedQueue {
-  if (text === "") return { queue: emptyQueue(), format: 2, validBytes: 0, totalBytes: 0, liveBytes: 0 };
+  if (text === "") return { queue: emptyQueue(), validBytes: 0, totalBytes: 0, liveBytes: 0 };
   const totalBytes = Buffer.byteLength(text);
-  if (!text.startsWith('{"version":2')) {
-    return { queue: parseQueueDocument(text, path), format: 1, validBytes: totalBytes, totalBytes, liveBytes: 0 };
-  }
+  if (!text.startsWith('{"version":2,')) throw new CorruptQueueFileError(path, "it does not start with a version 2 header");
   const end = text.lastIndexOf("\n");
   if (end < 0) throw new CorruptQueueFileError(path, "its header line is cut short");
   const lines = text.slice(0, end).split("\n");
@@ -142,8 +123,7 @@ export function parseQueueText(text: string, path = "queue file"): ParsedQueue {
   const live = messages.slice(first);
   const liveBytes = sizes.slice(first).reduce((sum, size) => sum + size, 0);
   return {
-    queue: { version: 1, next_seq: nextSeq, messages: live },
-    format: 2,
+    queue: { next_seq: nextSeq, messages: live },
     validBytes: totalBytes - Buffer.byteLength(text.slice(end + 1)),
     totalBytes,
     liveBytes,
@@ -161,29 +141,8 @@ function parseLine(line: string, path: string): Record<string, unknown> {
   return value;
 }
 
-/** A format-1 document. */
-function parseQueueDocument(text: string, path: string): QueueFile {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new CorruptQueueFileError(path, `not JSON (${(error as Error).message})`);
-  }
-  if (!isRecord(value) || value.version !== 1) throw new CorruptQueueFileError(path, "missing version 1");
-  const nextSeq = value.next_seq;
-  if (!isSeq(nextSeq)) throw new CorruptQueueFileError(path, "next_seq is not a positive integer");
-  if (!Array.isArray(value.messages)) throw new CorruptQueueFileError(path, "messages is not an array");
-  let lastSeq = 0;
-  for (const message of value.messages as unknown[]) {
-    if (!isQueueMessage(message)) throw new CorruptQueueFileError(path, "a message is not {seq, event, data, ts}");
-    if (message.seq <= lastSeq) throw new CorruptQueueFileError(path, "messages are not in increasing seq order");
-    lastSeq = message.seq;
-  }
-  return { version: 1, next_seq: Math.max(nextSeq, lastSeq + 1), messages: value.messages as QueueMessage[] };
-}
-
 /**
- * Reads and parses a queue file without taking its lock (see ./safe-open.ts: no link
+ * Reads and parses a queue file without taking its lock (see core/fs/safe-open.ts: no link
  * followed, nothing but a regular file of this user read, its size checked first).
  * @param maxBytes the largest file read. Default: what a queue within the default limits can be.
  * @returns `null` when the file does not exist.

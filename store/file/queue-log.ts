@@ -5,7 +5,7 @@
  *
  * Invariants:
  * - every change to a queue file happens under its lock: one appended line (a message
- *   or an ack), or an atomic replacement (compaction, conversion, a fresh queue after
+ *   or an ack), or an atomic replacement (compaction, a fresh queue after
  *   corruption, a queue raised above its mark); a reader without the lock acts only on
  *   whole lines of whole files;
  * - an append or an ack is durable (fdatasync) before its caller hears of it; the sync
@@ -30,16 +30,15 @@
 import type { Limits } from "../../core/limits.js";
 import type { QueueName } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
-import { QueueFullError } from "../errors.js";
+import { CorruptQueueFileError, QueueFullError } from "../errors.js";
 import type { AppendResult, PollResult } from "../store.js";
 import { takeBatch } from "../validate.js";
-import { moveAside } from "./aside.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { type LockOptions, withLock } from "./lock.js";
+import { moveAside } from "../../core/fs/aside.js";
+import { writeFileAtomic } from "../../core/fs/atomic-write.js";
+import { type LockOptions, withLock } from "../../core/fs/lock.js";
 import { ALREADY_DURABLE, appendToLog, type PendingSync, truncateLog } from "./log-append.js";
 import {
   COMPACT_SLACK_BYTES,
-  CorruptQueueFileError,
   emptyQueue,
   logHeader,
   logRecord,
@@ -51,9 +50,9 @@ import {
   salvageSeqFloor,
   serializeLog,
 } from "./log-format.js";
-import { readFileEnds } from "./safe-open.js";
+import { readFileEnds } from "../../core/fs/safe-open.js";
 import { readSeqMark, SeqMark } from "./seq-mark.js";
-import { isOutOfSpace } from "./write-all.js";
+import { isOutOfSpace } from "../../core/fs/write-all.js";
 
 /** How much of each end of a corrupt file is read for salvage: its header and its last records. */
 const SALVAGE_BYTES = 64 * 1024;
@@ -90,7 +89,7 @@ export async function appendMessage(log: QueueLogContext, event: string, data: J
       const liveBytes = current.liveBytes + Buffer.byteLength(record);
       if (liveBytes > limits.maxQueueBytes) throw new QueueFullError(log.channelId, log.queue, "bytes", limits.maxQueueBytes);
       lock.assertHeld();
-      const next: QueueFile = { version: 1, next_seq: seq + 1, messages: [...messages, message] };
+      const next: QueueFile = { next_seq: seq + 1, messages: [...messages, message] };
       const written = writeRecord(log, current, record, next, liveBytes);
       raiseMark(log, mark, seq);
       return { result: { seq, pending: next.messages.length }, pending: written };
@@ -175,7 +174,7 @@ function acknowledge(log: QueueLogContext, current: ParsedQueue, seq: number): {
   const kept = current.queue.messages.filter((message) => message.seq > seq);
   const gone = current.queue.messages.slice(0, current.queue.messages.length - kept.length);
   const liveBytes = current.liveBytes - gone.reduce((sum, message) => sum + Buffer.byteLength(logRecord(message)), 0);
-  const queue: QueueFile = { version: 1, next_seq: current.queue.next_seq, messages: kept };
+  const queue: QueueFile = { next_seq: current.queue.next_seq, messages: kept };
   return { queue, pending: writeRecord(log, current, logRecord({ ack: seq }), queue, liveBytes) };
 }
 
@@ -229,8 +228,8 @@ async function readUnlocked(log: QueueLogContext): Promise<QueueFile | null> {
 
 /**
  * Reads a queue while holding its lock and leaves its file ready for an append: a log
- * with no torn last line (cut off: it was never acknowledged), a format-1 document
- * converted to a log, a `next_seq` above the mark (`mark`, the highest seq handed out).
+ * with no torn last line (cut off: it was never acknowledged), a `next_seq` above the
+ * mark (`mark`, the highest seq handed out).
  *
  * A file that is not a queue (or larger than a queue can be) is moved aside to
  * `<name>.corrupt-<timestamp>` (never deleted), reported, and replaced by an empty log
@@ -263,7 +262,6 @@ function readLocked(log: QueueLogContext, mark: number | null): ParsedQueue {
     return rewrite(path, { ...found, next_seq: mark + 1 });
   }
   if (!parsed) return parseQueueText("", path);
-  if (parsed.format === 1) return rewrite(path, parsed.queue);
   if (parsed.totalBytes > parsed.validBytes) truncateLog(path, parsed.validBytes);
   return parsed;
 }

@@ -14,7 +14,7 @@ import type { QueueMessage } from "../../protocol/message.js";
 import type { ChangeSubscription, ChannelReader, SessionReader } from "../store.js";
 import { FILE_FALLBACK_WAKE_MS, subscribeToFile } from "./folder-watch.js";
 import { maxQueueFileBytes, readQueue } from "./log-format.js";
-import { READ_ONLY, reachFolder } from "./safe-open.js";
+import { READ_ONLY, reachFolder } from "../../core/fs/safe-open.js";
 import { SessionFileReader } from "./session-read.js";
 
 /** The channels in one data directory, read-only. */

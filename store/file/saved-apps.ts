@@ -9,9 +9,9 @@
  * - nothing is written or removed through a symbolic link: a rename replaces a link
  *   rather than following it, `rm` removes a link itself, and an `apps` that is not a
  *   real folder is refused; files are read only as regular
- *   files, never through a link (./safe-open.ts);
+ *   files, never through a link (core/fs/safe-open.ts);
  * - the data directory, `apps/` and every file in it are this user's and writable by
- *   nobody else, as every folder and file of the layout (./safe-open.ts);
+ *   nobody else, as every folder and file of the layout (core/fs/safe-open.ts);
  * - no path is built from a name before the name is checked.
  */
 import { lstatSync, mkdirSync, type Stats } from "node:fs";
@@ -21,8 +21,9 @@ import { appsDir, FOLDER_MODE, savedAppFile } from "../../core/paths.js";
 import { CallerError } from "../../core/errors.js";
 import { isChannelId } from "../../core/ids.js";
 import { DamagedSavedAppError, parseSavedApp, readSavedApps, SavedAppTooLargeError, type SavedApp, type SavedAppStore } from "../saved-app.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { checkOwnerAndMode, FileTooLargeError, NotRegularFileError, READ_ONLY, reachFolder, readTextFile } from "./safe-open.js";
+import { writeFileAtomic } from "../../core/fs/atomic-write.js";
+import { checkOwnerAndMode, READ_ONLY, reachFolder, readTextFile } from "../../core/fs/safe-open.js";
+import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js";
 import { type Warn, warnOnStderr } from "../../core/warn.js";
 
 /** The file-backed {@link SavedAppStore} of one data directory. */
@@ -144,6 +145,7 @@ export class SavedAppFiles implements SavedAppStore {
 /** Something other than a real folder is where the saved apps go; nothing is written through it. */
 export class UnsafeAppsFolderError extends CallerError {
   override readonly name = "UnsafeAppsFolderError";
+  override readonly code = "UNSAFE_APPS_FOLDER";
   constructor(
     readonly path: string,
     readonly what: string,

@@ -14,9 +14,10 @@
  * - the file is one fixed-width line, rewritten in place with one write.
  */
 import { closeSync, ftruncateSync, readSync } from "node:fs";
-import { moveAside } from "./aside.js";
-import { FileTooLargeError, NotRegularFileError, openFile, type OpenFile } from "./safe-open.js";
-import { writeAll } from "./write-all.js";
+import { moveAside } from "../../core/fs/aside.js";
+import { openFile, type OpenFile } from "../../core/fs/safe-open.js";
+import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js";
+import { writeAll } from "../../core/fs/write-all.js";
 
 /** A mark is one short line; a longer file was not written by the store. */
 const MARK_MAX_BYTES = 64;

@@ -4,7 +4,7 @@
  * Invariants:
  * - a session file is changed only under its lock, by whole-file atomic replacement,
  *   so a reader without the lock (./session-read.ts) sees a whole file;
- * - `sessions/` is reached through ./safe-open.ts: a link or a file in its place is
+ * - `sessions/` is reached through core/fs/safe-open.ts: a link or a file in its place is
  *   moved aside, never written through;
  * - a file that does not parse reads as an empty session and is replaced by the next
  *   write: everything in it is rebuilt as channels are used again;
@@ -14,16 +14,16 @@
 import { sessionFile, sessionsDir } from "../../core/paths.js";
 import type { SessionRecord } from "../session-record.js";
 import type { ChangeSubscription, SessionStore } from "../store.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { withLock } from "./lock.js";
-import { reachFolder } from "./safe-open.js";
+import { writeFileAtomic } from "../../core/fs/atomic-write.js";
+import { withLock } from "../../core/fs/lock.js";
+import { reachFolder } from "../../core/fs/safe-open.js";
 import { readSessionFile, SessionFileReader } from "./session-read.js";
 
 /** Session files in one data directory. */
 export class SessionFiles extends SessionFileReader implements SessionStore {
   /**
    * @param dataDir the data directory.
-   * @param lockStaleMs how long a waiter must see a session file's lock unchanged before breaking it (./lock.ts).
+   * @param lockStaleMs how long a waiter must see a session file's lock unchanged before breaking it (core/fs/lock.ts).
    * @param warn where something moved aside from the way is reported.
    */
   constructor(

@@ -3,14 +3,15 @@
  * status line reads them every few seconds and must start fast, so this module loads
  * no lock library. A reader without the lock sees a whole file, because writers
  * (./session-files.ts) replace it atomically. Folders and files are reached through
- * ./safe-open.ts.
+ * core/fs/safe-open.ts.
  */
 import { basename } from "node:path";
 import { sessionFile, sessionsDir } from "../../core/paths.js";
 import { emptySession, parseSession, type SessionRecord } from "../session-record.js";
 import type { ChangeSubscription, SessionReader } from "../store.js";
 import { subscribeToFile } from "./folder-watch.js";
-import { FileTooLargeError, NotRegularFileError, READ_ONLY, reachFolder, readTextFile } from "./safe-open.js";
+import { READ_ONLY, reachFolder, readTextFile } from "../../core/fs/safe-open.js";
+import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js";
 
 /** The largest session file read: a record holds a few dozen channels and one wall, far below this. */
 export const SESSION_FILE_MAX_BYTES = 256 * 1024;

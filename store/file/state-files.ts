@@ -2,7 +2,7 @@
  * Per-channel state documents, `state.<name>.json` in the channel folder: an app's own
  * data (the reader's document and threads, which session a channel belongs to).
  *
- * Invariants: a state file is read through ./safe-open.ts (no link followed, never
+ * Invariants: a state file is read through core/fs/safe-open.ts (no link followed, never
  * blocking, a regular file of this user within {@link maxStateFileBytes}); it is changed
  * only under its lock, by atomic replacement, so a reader without the lock sees a whole
  * document; a document over the limit is refused and the stored one stays as it was;
@@ -11,10 +11,11 @@
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import type { JsonValue } from "../../protocol/message.js";
 import { StateTooLargeError } from "../errors.js";
-import { moveAside } from "./aside.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { type LockOptions, withLock } from "./lock.js";
-import { FileTooLargeError, NotRegularFileError, readTextFile } from "./safe-open.js";
+import { moveAside } from "../../core/fs/aside.js";
+import { writeFileAtomic } from "../../core/fs/atomic-write.js";
+import { type LockOptions, withLock } from "../../core/fs/lock.js";
+import { readTextFile } from "../../core/fs/safe-open.js";
+import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js";
 
 /**
  * The largest state file read: twice the larger of this process's limit and the

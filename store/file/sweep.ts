@@ -13,7 +13,7 @@
  *   a lock left by a dead process does not keep a channel;
  * - the last check that the queues are empty is made under both queue locks, and the
  *   folder is renamed away while they are held, so no message appended meanwhile is lost;
- * - nothing is removed through a link: folders are reached through ./safe-open.ts, the
+ * - nothing is removed through a link: folders are reached through core/fs/safe-open.ts, the
  *   channel folder is removed by {@link ChannelFolders.remove}, and only regular files
  *   are removed from `sessions/`.
  */
@@ -23,11 +23,11 @@ import { join } from "node:path";
 import { SESSION_KEY_PATTERN } from "../../core/ids.js";
 import type { Limits } from "../../core/limits.js";
 import { channelDir, QUEUE_NAMES, queueFile, sessionsDir } from "../../core/paths.js";
-import { TEMP_SUFFIX } from "./atomic-write.js";
+import { TEMP_SUFFIX } from "../../core/fs/atomic-write.js";
 import { type ChannelFolders, TOUCH_PREFIX } from "./channel-folders.js";
-import { judgeLock, withLock } from "./lock.js";
+import { judgeLock, withLock } from "../../core/fs/lock.js";
 import { maxQueueFileBytes, readQueue } from "./log-format.js";
-import { lstatOrNull, reachFolder } from "./safe-open.js";
+import { lstatOrNull, reachFolder } from "../../core/fs/safe-open.js";
 
 /** Temporary files older than this were left by a killed writer. */
 const ORPHAN_TEMP_AGE_MS = 60 * 1000;

@@ -4,7 +4,7 @@
  * otherwise compute again from the newer value. No lock is held, so a writer that dies
  * holds nobody up.
  */
-import { LockTimeoutError } from "../errors.js";
+import { LockTimeoutError } from "../../core/fs/errors.js";
 
 /** How long a change keeps retrying against other writers before it gives up. */
 const PATIENCE_MS = 15_000;

@@ -16,7 +16,7 @@
  * - an error reply of Redis becomes a {@link StoreRefusedError} with Redis's own words.
  */
 import { createClient, ErrorReply } from "@redis/client";
-import { CallerError } from "../../core/errors.js";
+import { callerErrorCode } from "../../core/errors.js";
 import { StoreRefusedError, StoreUnavailableError } from "./errors.js";
 import type { RedisAddress } from "./location.js";
 import { SCRIPTS } from "./scripts.js";
@@ -47,7 +47,7 @@ const MAX_RECONNECT_PAUSE_MS = 500;
  * moving slots. The call did nothing, and the same call succeeds once Redis is ready,
  * so the caller hears that the store is unavailable, not that it refused.
  */
-const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/;
+const TRANSIENT_REPLIES: ReadonlySet<string> = new Set(["LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN"]);
 
 function createStoreClient(options: ConnectionOptions) {
   return createClient({
@@ -128,7 +128,7 @@ export class RedisConnection {
       return await Promise.race([operation(this.client), unanswered]);
     } catch (error) {
       // A call written before the connection was dropped for silence may still be carried out.
-      if (!(error instanceof CallerError) && sentAt <= this.droppedAt)
+      if (callerErrorCode(error) === undefined && sentAt <= this.droppedAt)
         throw new StoreUnavailableError(this.shown, "the connection was dropped", true);
       throw this.explain(error);
     } finally {
@@ -146,9 +146,10 @@ export class RedisConnection {
 
   /** The error a failed command becomes. */
   explain(error: unknown): Error {
-    if (error instanceof CallerError) return error;
+    if (callerErrorCode(error) !== undefined) return error as Error;
     if (error instanceof ErrorReply) {
-      return TRANSIENT_REPLY.test(error.message)
+      // A Redis error reply starts with its error code, one upper-case word (RESP "simple errors").
+      return TRANSIENT_REPLIES.has(error.message.split(" ", 1)[0]!)
         ? new StoreUnavailableError(this.shown, error.message)
         : new StoreRefusedError(this.shown, error.message);
     }

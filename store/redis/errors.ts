@@ -12,6 +12,7 @@ import { CallerError } from "../../core/errors.js";
  */
 export class StoreUnavailableError extends CallerError {
   override readonly name = "StoreUnavailableError";
+  override readonly code = "STORE_UNAVAILABLE";
   constructor(
     readonly shown: string,
     readonly reason: string,
@@ -28,6 +29,7 @@ export class StoreUnavailableError extends CallerError {
 /** Redis answered with an error (out of memory, persistence failing, a permission, a key of the wrong type). */
 export class StoreRefusedError extends CallerError {
   override readonly name = "StoreRefusedError";
+  override readonly code = "STORE_REFUSED";
   constructor(
     readonly shown: string,
     readonly reply: string,

@@ -11,6 +11,7 @@ export const REDIS_URL_FORM = "redis://[user:password@]host[:port][/db] (rediss:
 /** A store setting that is not a usable Redis URL. */
 export class InvalidStoreUrlError extends CallerError {
   override readonly name = "InvalidStoreUrlError";
+  override readonly code = "INVALID_STORE_URL";
   constructor(
     readonly shown: string,
     reason: string,

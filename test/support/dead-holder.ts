@@ -1,5 +1,5 @@
 /**
- * The record a lock holder writes (see store/file/lock.ts), for a process that has
+ * The record a lock holder writes (see core/fs/lock.ts), for a process that has
  * already exited: what a holder killed while it held the lock leaves behind.
  */
 import { spawnSync } from "node:child_process";

@@ -5,11 +5,15 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { shellQuote, shellWords } from "../../core/commands.js";
-import { CallerError } from "../../core/errors.js";
+import { readFile } from "node:fs/promises";
+import { CallerError, callerErrorCode, ERROR_CODES } from "../../core/errors.js";
+import { LockLostError } from "../../core/fs/errors.js";
+import { toolErrorCode } from "../../protocol/tool-error.js";
+import { toolError } from "../../server/tools/results.js";
 import { assertChannelId, InvalidChannelIdError, isChannelId, mintChannelId } from "../../core/ids.js";
 import { jsonProblem } from "../../core/json.js";
-import { CorruptQueueFileError, logHeader, logRecord, parseQueueText, salvageSeqFloor } from "../../store/file/log-format.js";
-import { InvalidCursorError, QueueFullError } from "../../store/errors.js";
+import { logHeader, logRecord, parseQueueText, salvageSeqFloor } from "../../store/file/log-format.js";
+import { CorruptQueueFileError, InvalidCursorError, QueueFullError } from "../../store/errors.js";
 
 describe("channel ids", () => {
   test("accept the pattern and refuse anything that could name a path", () => {
@@ -69,6 +73,34 @@ describe("errors for the caller", () => {
     assert.ok(new QueueFullError("c", "ui", "messages", 1) instanceof CallerError);
     assert.ok(new InvalidChannelIdError("x/y") instanceof CallerError);
     assert.ok(!(new Error("internal") instanceof CallerError));
+  });
+
+  test("carry a stable code from the one table, read without instanceof (an error of another copy of the package counts)", () => {
+    assert.equal(new QueueFullError("c", "ui", "messages", 1).code, "QUEUE_FULL");
+    assert.equal(callerErrorCode(new InvalidChannelIdError("x/y")), "INVALID_CHANNEL_ID");
+    assert.equal(callerErrorCode(new LockLostError("/q.json", "broken")), "LOCK_LOST");
+    const foreign = Object.assign(new Error("queue full, from another bundle"), { code: "QUEUE_FULL" });
+    assert.equal(callerErrorCode(foreign), "QUEUE_FULL");
+    assert.equal(callerErrorCode(Object.assign(new Error("ENOENT: no such file"), { code: "ENOENT" })), undefined);
+    assert.equal(callerErrorCode(new Error("internal")), undefined);
+    assert.equal(callerErrorCode({ code: "QUEUE_FULL" }), undefined, "not an error: no message");
+  });
+
+  test("tool results carry the code: a caller error's own, FILE_SYSTEM for an I/O error, INTERNAL for anything else", () => {
+    const logged: string[] = [];
+    const log = (line: string) => logged.push(line);
+    const foreign = Object.assign(new Error("queue full, from another bundle"), { code: "QUEUE_FULL" });
+    assert.deepEqual(toolError(foreign, log).structuredContent, { error: { code: "QUEUE_FULL", message: "queue full, from another bundle" } });
+    const io = Object.assign(new Error("ENOSPC"), { code: "ENOSPC", syscall: "write", path: "/data/q.json" });
+    assert.equal(toolErrorCode(toolError(io, log).structuredContent), "FILE_SYSTEM");
+    assert.equal(toolErrorCode(toolError(new TypeError("x is undefined"), log).structuredContent), "INTERNAL");
+    assert.equal(logged.length, 1, "only the internal error is logged");
+  });
+
+  test("the code table in docs/ARCHITECTURE.md lists exactly the codes of core/errors.ts", async () => {
+    const doc = await readFile(new URL("../../../docs/ARCHITECTURE.md", import.meta.url), "utf8");
+    const documented = [...doc.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((match) => match[1]);
+    assert.deepEqual(documented.sort(), Object.keys(ERROR_CODES).sort());
   });
 });
 

@@ -24,50 +24,9 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, type Stats, statSync } from "node:fs";
 import { userInfo } from "node:os";
 import { isAbsolute, join, relative, sep } from "node:path";
-import { CallerError } from "../../core/errors.js";
-import { FILE_MODE, FOLDER_MODE, FORBIDDEN_MODE_BITS } from "../../core/paths.js";
+import { FILE_MODE, FOLDER_MODE, FORBIDDEN_MODE_BITS } from "../paths.js";
 import { moveAside } from "./aside.js";
-
-/** A folder or file of the data directory that another user owns or can write; the message says what to run. */
-export class UnsafeLayoutError extends CallerError {
-  override readonly name = "UnsafeLayoutError";
-  constructor(
-    readonly path: string,
-    /** What is wrong: `owner` (another user's) or `mode` (writable by group or others). */
-    readonly problem: "owner" | "mode",
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * Thrown when a path of the layout holds something other than what belongs there (a
- * regular file, or a folder). Writers move such things aside; a reader reports this.
- */
-export class NotRegularFileError extends CallerError {
-  override readonly name = "NotRegularFileError";
-  constructor(
-    readonly path: string,
-    /** What is there instead: `a symbolic link`, `a folder`, `a named pipe`, `a file`, … */
-    readonly found: string,
-    expected = "a regular file",
-  ) {
-    super(`${path} is ${found}, not ${expected}`);
-  }
-}
-
-/** Thrown when a file of the layout is larger than its kind can be (a sparse or runaway file). */
-export class FileTooLargeError extends Error {
-  override readonly name = "FileTooLargeError";
-  constructor(
-    readonly path: string,
-    readonly bytes: number,
-    readonly maxBytes: number,
-  ) {
-    super(`${path} is ${bytes} bytes, more than the ${maxBytes} such a file can hold`);
-  }
-}
+import { FileTooLargeError, NotRegularFileError, UnsafeLayoutError } from "./errors.js";
 
 /** How a folder is reached: a writer makes what is missing and moves aside what is in the way; a reader only looks. */
 export type FolderAccess = { create: true; warn: (message: string) => void } | { create: false };

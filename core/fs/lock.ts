@@ -16,36 +16,34 @@
  * - a holder in another pid namespace or on another host is alive while its lock
  *   changes: it rewrites the record with a growing `beat` every `staleMs / 4`, and a
  *   waiter breaks the lock only after seeing it unchanged for `staleMs` by its own
- *   monotonic clock. A folder at the lock path (an older version's lock, or planted) is
- *   judged the same way: alive while it changes;
+ *   monotonic clock;
  * - a lock is broken only under a second lock, `<file>.lock.break` (judged the same
  *   way), after checking that it is still the very lock judged dead (same inode, same
  *   record): when several waiters find the same dead lock, one breaks it, and none can
  *   remove the fresh lock a winner made meanwhile;
- * - what is at the lock path and is neither a record nor a folder (a link, a pipe, a
- *   file that is not a record) is not a lock: it is moved aside at once
- *   (`<file>.lock.foreign-<time>`); a dead lock folder that holds anything is moved
- *   aside rather than deleted;
+ * - what is at the lock path and is not a record (a folder, a link, a pipe, a file
+ *   that is not a record) is not a lock: it is moved aside at once
+ *   (`<file>.lock.foreign-<time>`), never deleted;
  * - a waiter retries after a short back-off (1 ms, doubling up to 10 ms, with full
  *   jitter) and gives up after three stale periods, with an error naming the holder.
  *   Waking waiters on file-system events was tried and measured worse: every waiter woke
  *   on every creation and removal of the lock, and on two cores the herd took the CPU
  *   from the holder.
  *
- * proper-lockfile, used before, judged staleness by the lock folder's mtime against the
- * waiter's clock: a writer whose clock ran 6 s ahead broke live locks, and a lock folder
- * dated a year ahead was never broken.
+ * proper-lockfile (the kind of lock the bench's baseline takes) judges staleness by a
+ * lock folder's mtime against the waiter's clock: a writer whose clock runs 6 s ahead
+ * breaks live locks, and a lock folder dated a year ahead is never broken.
  *
  * Each attempt is synchronous (link, and an lstat when the lock is taken): a few
  * microseconds, against a few hundred for the same calls through libuv's thread pool,
  * and lock hand-over time bounds how many writes per second several processes get.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, linkSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, type Stats, unlinkSync } from "node:fs";
-import { FILE_MODE, lockDirOf } from "../../core/paths.js";
-import { LockTimeoutError } from "../errors.js";
+import { closeSync, linkSync, openSync, readFileSync, readlinkSync, renameSync, type Stats, unlinkSync } from "node:fs";
+import { FILE_MODE, lockDirOf } from "../paths.js";
 import { moveAside } from "./aside.js";
-import { describeKind, FileTooLargeError, lstatOrNull, NotRegularFileError, readTextFile } from "./safe-open.js";
+import { describeKind, lstatOrNull, readTextFile } from "./safe-open.js";
+import { FileTooLargeError, LockLostError, LockTimeoutError, NotRegularFileError } from "./errors.js";
 import { writeAll } from "./write-all.js";
 
 /** Options of {@link withLock}. */
@@ -76,13 +74,13 @@ export interface HeldLock {
 export type LockVerdict =
   /** Nothing: the lock is free. */
   | { state: "gone" }
-  /** Something that is not a lock (a link, a pipe, a file that is not a record). */
+  /** Something that is not a lock (a folder, a link, a pipe, a file that is not a record). */
   | { state: "foreign"; stats: Stats }
   /**
    * A lock: `alive`, a process of this machine that runs; `dead`, one that is gone;
    * `unknown`, one that cannot be checked directly (judged by whether it changes).
    */
-  | { state: "alive" | "dead" | "unknown"; stats: Stats; holder: HolderRecord | null; text: string | null };
+  | { state: "alive" | "dead" | "unknown"; stats: Stats; holder: HolderRecord; text: string };
 
 /** A lock's record. */
 export interface HolderRecord {
@@ -220,7 +218,7 @@ class Holding implements HeldLock {
 
   assertHeld(): void {
     if (!this.lost && !this.surelyHeld() && !this.stillOurs()) this.lost = "another process broke it while this one stalled";
-    if (this.lost) throw new Error(`lost the lock of ${this.path} (${this.lost}); try again`);
+    if (this.lost) throw new LockLostError(this.path, this.lost);
   }
 
   release(): void {
@@ -254,7 +252,7 @@ class Holding implements HeldLock {
 
   private stillOurs(): boolean {
     const verdict = judge(this.lockPath, false);
-    return verdict.state !== "gone" && verdict.state !== "foreign" && verdict.holder?.nonce === this.record.nonce;
+    return verdict.state !== "gone" && verdict.state !== "foreign" && verdict.holder.nonce === this.record.nonce;
   }
 }
 
@@ -335,8 +333,7 @@ function underGuard(lockPath: string, options: LockOptions, observation: Observa
 
 /**
  * Clears what was judged to go from a lock path, unless it changed since (then the next
- * attempt looks again): a dead lock's record is deleted, and so is an empty folder;
- * anything else is moved aside (`.foreign-<time>`) and reported, so that nothing a person
+ * attempt looks again): a dead lock's record is deleted; anything else is moved aside (`.foreign-<time>`) and reported, so that nothing a person
  * may want back is lost. Call only under the guard (or for the guard itself).
  */
 function clear(lockPath: string, verdict: LockVerdict, options: LockOptions): void {
@@ -345,18 +342,13 @@ function clear(lockPath: string, verdict: LockVerdict, options: LockOptions): vo
   if (now.state === "gone" || now.stats.ino !== verdict.stats.ino || ("text" in now ? now.text : null) !== ("text" in verdict ? verdict.text : null))
     return;
   const warn = options.warn ?? (() => undefined);
-  if (verdict.state !== "foreign" && verdict.holder) {
+  if (verdict.state !== "foreign") {
     removeQuietly(() => unlinkSync(lockPath));
     warn(`broke the lock ${lockPath}, left by ${describeHolder(verdict)}`);
     return;
   }
-  if (verdict.stats.isDirectory() && isEmptyFolder(lockPath)) {
-    removeQuietly(() => rmdirSync(lockPath));
-    warn(`removed ${lockPath}, an empty lock folder nobody changed for ${options.staleMs} ms`);
-    return;
-  }
   const aside = moveAside(lockPath, "foreign");
-  warn(`${lockPath} was ${describeKind(verdict.stats)}, not a lock${verdict.stats.isDirectory() ? " in use" : ""}: moved it aside to ${aside}`);
+  warn(`${lockPath} was ${describeKind(verdict.stats)}, not a lock: moved it aside to ${aside}`);
 }
 
 /**
@@ -366,8 +358,6 @@ function clear(lockPath: string, verdict: LockVerdict, options: LockOptions): vo
 function judge(lockPath: string, checkHolder = true): LockVerdict {
   const stats = lstatOrNull(lockPath);
   if (!stats) return { state: "gone" };
-  // A folder is an older version's lock, or something planted: no record, judged by whether it changes.
-  if (stats.isDirectory()) return { state: "unknown", stats, holder: null, text: null };
   if (!stats.isFile()) return { state: "foreign", stats };
   let text: string | null;
   try {
@@ -417,19 +407,10 @@ function isRunning(holder: HolderRecord): boolean {
 function describeHolder(verdict: LockVerdict): string {
   if (verdict.state === "gone") return "another process";
   if (verdict.state === "foreign") return `${describeKind(verdict.stats)} in place of a lock`;
-  const pid = verdict.holder?.pid;
+  const pid = verdict.holder.pid;
   if (verdict.state === "alive") return `process ${pid} on this machine, which is still running (if it is stuck, end it: kill ${pid})`;
   if (verdict.state === "dead") return `process ${pid}, which is gone`;
-  if (verdict.holder) return `process ${pid} of another machine or container`;
-  return "a lock folder of an older version, still in use";
-}
-
-function isEmptyFolder(path: string): boolean {
-  try {
-    return readdirSync(path).length === 0;
-  } catch {
-    return false;
-  }
+  return `process ${pid} of another machine or container`;
 }
 
 let identity: { machine: string | null; started: string | null } | undefined;
