@@ -15,14 +15,15 @@
  * said once on stderr and retried, as the local watcher does for a store that is away.
  */
 import { Client, SdkError, SdkErrorCode, SdkHttpError, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
+import { z } from "zod";
 import { watchCommand } from "../core/commands.js";
-import { isChannelId } from "../core/ids.js";
+import { EVENT_PATTERN, isChannelId } from "../core/ids.js";
 import { MAX_REMOTE_WAIT_MS } from "../core/limits.js";
 import { VERSION } from "../core/package.js";
 import { oneLine } from "../core/text.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { toolErrorCode } from "../protocol/tool-error.js";
-import { WATCH_TOOL, watchOutput } from "../server/tools/watch-tools.js";
+import { WATCH_TOOL } from "../server/tools/watch-tools.js";
 import { desktopNotifier } from "../watcher/notify.js";
 import { followLines, invalidChannelMessage, notificationBody, summaryLine, timeoutLine, WATCH_EXIT, type WatchBehaviour } from "../watcher/watch.js";
 
@@ -43,6 +44,18 @@ export interface RemoteWatchOptions extends WatchBehaviour {
 
 /** A failure that ends the watcher: its message says what to do. */
 class RemoteWatchError extends Error {}
+
+/** How long after its timeout the watcher gives up on a call that is still running (a server that drips). */
+const DEADLINE_GRACE_MS = 1000;
+
+/**
+ * What the watcher accepts as a server's answer. The server is not trusted: an event
+ * name reaches the terminal, so it must be one (no escapes, no 5 MB line), and a seq
+ * must be one the watcher can order by.
+ */
+const answerSchema = z.object({
+  messages: z.array(z.object({ seq: z.number().int().positive(), event: z.string().regex(EVENT_PATTERN), data: z.unknown(), ts: z.string() })),
+});
 
 /**
  * Watches the agent queue of a channel on a remote server.
@@ -68,7 +81,16 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
   const deadline = Date.now() + timeoutMs;
   const notifier = notify ? desktopNotifier(err) : undefined;
   const client = new Client({ name: "backchannel-watch", version: VERSION });
-  const transport = new StreamableHTTPClientTransport(url, token === undefined ? {} : { authProvider: { token: async () => token } });
+  const transport = new StreamableHTTPClientTransport(url, {
+    ...(token === undefined ? {} : { authProvider: { token: async () => token } }),
+  });
+  // The watcher keeps its own timeout, whatever the server does: a call still running
+  // then (a server that drips, or never ends its answer) is ended by closing the client.
+  let timedOut = false;
+  const overall = setTimeout(() => {
+    timedOut = true;
+    void client.close().catch(() => undefined);
+  }, timeoutMs + DEADLINE_GRACE_MS);
   try {
     await client.connect(transport);
     await assertHasWatchTool(client);
@@ -79,17 +101,21 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
       // The first call does not wait, so that "waiting" is said at once, as the local watcher says it.
       const waitMs = first ? 0 : Math.max(0, Math.min(deadline - Date.now(), MAX_REMOTE_WAIT_MS));
       let messages: QueueMessage[] | undefined;
+      const calledAt = Date.now();
       try {
         messages = await watchOnce(client, channelId, lastSeq, waitMs);
         lastProblem = "";
+        // A server that answers at once with nothing new (it ignores after_seq) is asked again only after a pause.
+        if (messages.length === 0 && !first && Date.now() - calledAt < waitMs / 2) await pause(Math.min(retryMs, deadline - Date.now()));
       } catch (error) {
+        if (timedOut) break;
         // At the start, a server that cannot be reached is a wrong URL or a server down: say so and stop.
         if (isRefusal(error) || (first && !(error instanceof ToolCallError))) throw error;
         // Said once per kind of failure: a dying server answers ECONNRESET, then ECONNREFUSED.
         const problem = failureKind(error);
         if (problem !== lastProblem) err(`${describeFailure(error, url, token !== undefined)}; still watching`);
         lastProblem = problem;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(retryMs, Math.max(0, deadline - Date.now()))));
+        await pause(Math.min(retryMs, deadline - Date.now()));
       }
       if (messages !== undefined && messages.length > 0) {
         for (const line of follow ? followLines(channelId, messages) : [summaryLine(channelId, messages)]) out(line);
@@ -102,9 +128,12 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
       if (Date.now() >= deadline) break;
     }
   } catch (error) {
-    err(describeFailure(error, url, token !== undefined));
-    return WATCH_EXIT.error;
+    if (!timedOut) {
+      err(describeFailure(error, url, token !== undefined));
+      return WATCH_EXIT.error;
+    }
   } finally {
+    clearTimeout(overall);
     await client.close().catch(() => undefined);
   }
   out(timeoutLine(channelId, timeoutMs, watchCommand(channelId, follow, url.href)));
@@ -155,10 +184,18 @@ async function watchOnce(client: Client, channelId: string, afterSeq: number, wa
     const text = (result.content as { type: string; text?: string }[]).map((part) => part.text ?? "").join(" ");
     throw new ToolCallError(text, toolErrorCode(result.structuredContent));
   }
-  const parsed = watchOutput.safeParse(result.structuredContent);
-  if (!parsed.success)
-    throw new ToolCallError(`the server's answer is not a list of messages (${parsed.error.issues[0]?.message ?? "bad shape"})`, undefined);
-  return parsed.data.messages as QueueMessage[];
+  const parsed = answerSchema.safeParse(result.structuredContent);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ToolCallError(`the server's answer is not a list of messages (${issue?.path.join(".")}: ${issue?.message ?? "bad shape"})`, undefined);
+  }
+  // Only what is new, in order: a server that ignores after_seq must not make --follow repeat itself.
+  return (parsed.data.messages as QueueMessage[]).filter((message) => message.seq > afterSeq).sort((a, b) => a.seq - b.seq);
+}
+
+/** Waits `ms` (nothing when it is not above 0). */
+function pause(ms: number): Promise<void> {
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
 }
 
 /**

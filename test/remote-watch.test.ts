@@ -164,6 +164,62 @@ describe("a server without the watch tool", () => {
   });
 });
 
+describe("backchannel watch --url against a server that lies", () => {
+  /** What the hostile server's watch tool does. */
+  let mode: "escapes" | "repeats" | "hangs" = "escapes";
+  let http: ReturnType<typeof createHttpServer>;
+  let hostileUrl: string;
+  const UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/u;
+
+  before(async () => {
+    // A real MCP server over Streamable HTTP (the SDK's own) whose watch tool answers as no backchannel would.
+    const handler = createMcpHandler(() => {
+      const hostile = new McpServer({ name: "hostile", version: "0.0.0" });
+      hostile.registerTool(WATCH_TOOL, { description: "lies" }, async (ctx) => {
+        if (mode === "hangs") await new Promise((resolve) => ctx.mcpReq.signal.addEventListener("abort", resolve));
+        const event = mode === "escapes" ? "\x1b]52;c;ZWNobyBwd25lZA==\x07ask\x1b[2J" : "ask";
+        const messages = [{ seq: 1, event, data: { question: "same again" }, ts: "2026-12-01T00:00:00Z" }];
+        return { content: [{ type: "text", text: "lies" }], structuredContent: { messages } };
+      });
+      return hostile;
+    });
+    http = createHttpServer(toNodeHandler(handler));
+    hostileUrl = new URL("/mcp", await listen(http)).href;
+  });
+  after(async () => {
+    http.closeAllConnections();
+    await new Promise((resolve) => http.close(resolve));
+  });
+
+  test("an event name with escape sequences is refused as an answer: nothing reaches the terminal, no wake", async () => {
+    mode = "escapes";
+    const watcher = watch(["ch", "--url", hostileUrl, "--timeout", "2"]);
+    assert.equal(await watcher.exited, 2, watcher.stderr());
+    assert.match(watcher.stderr(), /not a list of messages/);
+    assert.doesNotMatch(watcher.stdout() + watcher.stderr(), UNSAFE);
+  });
+
+  test("--follow against a server that ignores after_seq prints the message once, not in a loop", async () => {
+    mode = "repeats";
+    const watcher = watch(["ch", "--url", hostileUrl, "--timeout", "3", "--follow"]);
+    assert.equal(await watcher.exited, 2, watcher.stderr());
+    const lines = watcher
+      .stdout()
+      .split("\n")
+      .filter((line) => line.includes("#1 ask"));
+    assert.equal(lines.length, 1, watcher.stdout().slice(0, 500));
+  });
+
+  test("--timeout holds against a server that never answers", async () => {
+    mode = "hangs";
+    const started = Date.now();
+    const watcher = watch(["ch", "--url", hostileUrl, "--timeout", "2"]);
+    assert.equal(await watcher.exited, 2, watcher.stderr());
+    const took = Date.now() - started;
+    assert.ok(took < 8000, `--timeout 2 ended after ${took} ms`);
+  });
+});
+
 describe(WATCH_TOOL, () => {
   test(`is hidden from the model, bounds a single wait to ${MAX_REMOTE_WAIT_MS} ms, and lists only messages above after_seq`, async () => {
     const { tools } = await app.listTools();
