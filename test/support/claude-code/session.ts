@@ -27,8 +27,8 @@ export interface ClaudeOptions {
   model: ModelServer;
   /** backchannel's data directory (`BACKCHANNEL_HOME` of the server and of the commands the model runs). */
   dataDir: string;
-  /** How backchannel is configured: `mcp add` (the README's line, default) or an `--mcp-config` file. */
-  configure?: "mcp-add" | "mcp-config";
+  /** How backchannel is configured: `mcp add` (the README's line, default), an `--mcp-config` file, or not at all (a baseline). */
+  configure?: "mcp-add" | "mcp-config" | "none";
   /** Arguments after `dist/cli/main.js` for the server (e.g. `["serve", "--claude-channel"]`). Default none. */
   serverArgs?: string[];
   /** More arguments for `claude` (e.g. `["--dangerously-load-development-channels", "server:backchannel"]`). */
@@ -74,13 +74,17 @@ export async function prepareClaude(options: ClaudeOptions): Promise<ClaudeHome>
     ANTHROPIC_API_KEY: "any",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_AUTOUPDATER: "1",
+    // Claude Code connects MCP servers in the background by default, so a first request
+    // can go out before backchannel is there (seen here under load); wait for it instead.
+    MCP_CONNECTION_NONBLOCKING: "false",
     BACKCHANNEL_HOME: options.dataDir,
     ...options.env,
   };
   await mkdir(env.TMPDIR!, { recursive: true });
   const server = [process.execPath, CLI, ...(options.serverArgs ?? [])];
   const args: string[] = [];
-  if ((options.configure ?? "mcp-add") === "mcp-add") {
+  const configure = options.configure ?? "mcp-add";
+  if (configure === "mcp-add") {
     const added = spawnSync(claudeBinary(), ["mcp", "add", "backchannel", "-e", `BACKCHANNEL_HOME=${options.dataDir}`, "--", ...server], {
       cwd,
       env,
@@ -88,7 +92,7 @@ export async function prepareClaude(options: ClaudeOptions): Promise<ClaudeHome>
       timeout: 60_000,
     });
     if (added.status !== 0) throw new Error(`claude mcp add failed (${added.status}): ${added.stderr}${added.stdout}`);
-  } else {
+  } else if (configure === "mcp-config") {
     const config = join(root, "mcp.json");
     const [command, ...serverArgs] = server;
     await writeFile(
