@@ -63,7 +63,10 @@ export interface RecordedRequest {
 /** What the model does in one reply: say a text, or call a tool (`id`: the call's id, made up when absent). */
 export type Action = { text: string } | { tool: string; input: Record<string, unknown>; id?: string };
 
-/** A policy's answer: one action, several (tool calls in one reply), or `undefined` to end the turn silently. */
+/**
+ * A policy's answer: one action, several (tool calls in one reply), or `undefined` to end
+ * the turn (sent as the text "Done.": Claude Code asks again after an empty reply).
+ */
 export type Reply = Action | Action[] | undefined;
 
 /** A main-loop request, with helpers to read it. */
@@ -73,6 +76,8 @@ export class Turn {
     readonly request: MessagesRequest,
     /** Its place among the main-loop requests (0 first). */
     readonly index: number,
+    /** `performance.now()` when it arrived. */
+    readonly at: number = performance.now(),
   ) {}
 
   /** The system prompt as one string. */
@@ -194,7 +199,7 @@ export async function startModelServer(policy: Policy, options: ModelServerOptio
       }
     }
     const reply = await policy(turn);
-    const actions = reply === undefined ? [] : Array.isArray(reply) ? reply : [reply];
+    const actions = reply === undefined ? [{ text: "Done." }] : Array.isArray(reply) ? reply : [reply];
     if (!toolSearch) return actions;
     const missing = actions.flatMap((action) => ("tool" in action && !turn.loaded(action.tool) ? [action.tool] : []));
     if (missing.length === 0 || !turn.loaded("ToolSearch")) return actions;

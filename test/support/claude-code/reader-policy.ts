@@ -1,0 +1,137 @@
+/**
+ * A scripted model that does what backchannel's instructions tell it, as Claude Code
+ * shows them (the "MCP Server Instructions" section of the conversation): open the
+ * reader, arm the watcher, and on each wake poll, answer every message with notify_ui and
+ * re-arm, all in one reply. The tool calls it makes are the ones written in the
+ * instructions, placeholders filled; the watcher command is the one open_reader returned,
+ * checked against the instructions'.
+ *
+ * Two wakes: `exit` (the watcher in background Bash; a `<task-notification>` per exit) and
+ * `monitor` (`watch --follow` under the Monitor tool; a notification per line).
+ */
+import { backchannelCommand } from "../../../core/commands.js";
+import { commands, fill, findCall, toolCalls, type WrittenToolCall } from "../recipe-text.js";
+import type { Action, Policy, Turn } from "./model-server.js";
+
+/** Claude Code's name for a tool of the MCP server `backchannel`. */
+export function hostTool(name: string): string {
+  return `mcp__backchannel__${name}`;
+}
+
+/** How the model is woken. */
+export type Wake = "exit" | "monitor";
+
+/** What the model did, for the test to check. */
+export interface ReaderLoop {
+  policy: Policy;
+  /** Resolves with the channel once open_reader has answered. */
+  opened: Promise<{ channelId: string; watchCommand: string }>;
+  /** Thread ids answered, in order. */
+  answered: string[];
+  /** Wake turns: one per task notification (or Monitor event) that reached the model, with its arrival time. */
+  wakes: { at: number; text: string }[];
+  /** Times it armed the watcher (the first time included). */
+  arms: number;
+}
+
+/** Options of {@link readerLoopPolicy}. */
+export interface ReaderLoopOptions {
+  wake: Wake;
+  /** Monitor's `timeout_ms` for follow mode. Default 600,000 (Claude Code's cap). */
+  monitorTimeoutMs?: number;
+}
+
+/**
+ * The policy, and what it records. Its first turn (any prompt) opens the reader.
+ * @throws (inside the policy, answered as HTTP 500 and kept in the model server's `errors`)
+ *   when the instructions lack a step or disagree with open_reader's watch_command.
+ */
+export function readerLoopPolicy(options: ReaderLoopOptions): ReaderLoop {
+  let channelId = "";
+  let watchCommand = "";
+  let resolveOpened!: (value: { channelId: string; watchCommand: string }) => void;
+  const loop: ReaderLoop = {
+    policy: () => undefined,
+    opened: new Promise((resolve) => (resolveOpened = resolve)),
+    answered: [],
+    wakes: [],
+    arms: 0,
+  };
+
+  const arm = (): Action => {
+    loop.arms += 1;
+    if (options.wake === "exit")
+      return { tool: "Bash", input: { command: watchCommand, run_in_background: true, description: "backchannel watcher" } };
+    const follow = `${watchCommand} --follow --timeout ${Math.round((options.monitorTimeoutMs ?? 600_000) / 1000)}`;
+    return { tool: "Monitor", input: { command: follow, description: "backchannel watcher", timeout_ms: options.monitorTimeoutMs ?? 600_000 } };
+  };
+
+  loop.policy = (turn: Turn) => {
+    const calls = instructionCalls(turn);
+    const opened = turn.result(hostTool("open_reader"));
+    if (opened) {
+      const result = parseResult<{ channel_id: string; watch_command: string }>(opened.text);
+      channelId = result.channel_id;
+      watchCommand = result.watch_command;
+      const written = fill(commands(instructionText(turn), backchannelCommand())[0] ?? "", { channel_id: channelId });
+      if (written !== watchCommand)
+        throw new Error(`the instructions write the watcher as ${JSON.stringify(written)}, open_reader returned ${JSON.stringify(watchCommand)}`);
+      resolveOpened({ channelId, watchCommand });
+      return arm();
+    }
+    // Claude Code puts a notification that came during a turn in the same message as the
+    // turn's tool results, so both are read from the last message.
+    const text = turn.lastText;
+    const exit = options.wake === "exit" ? /<task-notification>[\s\S]*?\(exit code (\d+)\)/.exec(text) : null;
+    const event = options.wake === "monitor" && channelId !== "" && text.includes(channelId);
+    const woken = exit !== null || event;
+    if (woken) loop.wakes.push({ at: turn.at, text });
+    const replies: Action[] = [];
+    const polled = turn.result(hostTool("poll_agent_messages"));
+    if (polled) {
+      for (const message of parseResult<{ messages: { event: string; data: { thread_id?: string; question?: string } }[] }>(polled.text).messages) {
+        if (message.event === "ready") replies.push(call(findCall(calls, "notify_ui", { event: "hello" }), { channel_id: channelId }));
+        if (message.event === "ask") {
+          const reply = call(findCall(calls, "notify_ui", { event: "answer" }), { channel_id: channelId, thread_id: message.data.thread_id ?? "" });
+          (reply.input.data as Record<string, unknown>).text = `Answer to “${message.data.question}”.`;
+          replies.push(reply);
+          loop.answered.push(message.data.thread_id ?? "");
+        }
+      }
+    }
+    if (exit?.[1] === "0" || event) replies.push(call(findCall(calls, "poll_agent_messages"), { channel_id: channelId }));
+    // Exit mode runs the watcher again after each poll (and when it timed out, exit 2), as
+    // the instructions say; not while a poll is still to come. Follow mode's keeps running.
+    else if (options.wake === "exit" && (polled || exit)) replies.push(arm());
+    if (replies.length > 0) return replies;
+    if (channelId || turn.results.length > 0) return { text: "Waiting for the reader." }; // nothing to do: the turn ends
+    return call(findCall(calls, "open_reader"), {});
+  };
+  return loop;
+}
+
+/** The text of backchannel's section of "MCP Server Instructions" (up to the next section Claude Code adds). */
+export function instructionText(turn: Turn): string {
+  const text = turn.transcript;
+  const start = text.indexOf("## backchannel\n");
+  if (start < 0) throw new Error("backchannel's instructions are not in the conversation");
+  const rest = text.slice(start);
+  const end = rest.search(/\n(?:#{1,2} |The following skills)/);
+  return end < 0 ? rest : rest.slice(0, end);
+}
+
+function instructionCalls(turn: Turn): WrittenToolCall[] {
+  return toolCalls(instructionText(turn));
+}
+
+/** A written call made by the model: the host's tool name, placeholders filled. */
+function call(written: WrittenToolCall, values: Record<string, string>): { tool: string; input: Record<string, unknown> } {
+  return { tool: hostTool(written.name), input: fill(structuredClone(written.args), values) };
+}
+
+/** A tool result's JSON (backchannel's text is its structured result, or ends with it). */
+function parseResult<T>(text: string): T {
+  const start = text.indexOf("{");
+  if (start < 0) throw new Error(`no JSON in the tool result ${JSON.stringify(text.slice(0, 200))}`);
+  return JSON.parse(text.slice(start)) as T;
+}
