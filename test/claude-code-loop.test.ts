@@ -45,4 +45,35 @@ describe("the reader loop in Claude Code", { skip }, () => {
     assert.equal(idleRequests, 0, "the model got requests while nothing was asked");
     assert.deepEqual(run.leftovers, [], "processes of the session still run after it stopped");
   });
+
+  test("the follow-mode watcher under Monitor, as the recipe writes it: five asks answered, one notification per line, within Monitor's cap", async (t) => {
+    const run = await runReaderLoop({ wake: "monitor", questions: QUESTIONS });
+    t.diagnostic(run.summary);
+    const { outcome, loop } = run;
+    assert.deepEqual(run.model.errors, []);
+    assert.equal(outcome.hellos, 1);
+    assert.deepEqual([...new Set(outcome.answers.map((answer) => answer.threadId))].sort(), QUESTIONS.map((_, index) => threadId(index)).sort());
+    // One Monitor, never re-armed in a run this short; every wake is one of its events, a watcher line.
+    assert.equal(loop.arms, 1);
+    assert.ok(loop.wakes.length >= 1);
+    for (const wake of loop.wakes)
+      assert.match(wake.text, /<summary>Monitor event: "backchannel watcher"<\/summary>\s*<event>ch-[^ ]+ #\d+ (ready|ask)/);
+    // What Claude Code says it made of the recipe's timeout_ms: the watch must not be cut short of it.
+    const started = run.model
+      .turns()
+      .flatMap((turn) => turn.results)
+      .find((result) => result.name === "Monitor");
+    const expires = /expires in (\d+)m/.exec(started?.text ?? "");
+    assert.ok(expires, `Monitor's answer names no expiry: ${started?.text}`);
+    const capMs = Number(expires[1]) * 60_000;
+    t.diagnostic(`Monitor: ${JSON.stringify(loop.monitor)} → ${started?.text}`);
+    assert.ok(
+      (loop.monitor?.timeout_ms as number) <= capMs,
+      `the recipe asks Monitor for ${loop.monitor?.timeout_ms} ms; Claude Code caps it at ${capMs}`,
+    );
+    // The watcher's own timeout is no longer than Monitor's, so that it, not Monitor, ends the watch with exit 2.
+    const watcherTimeout = /--timeout (\d+)/.exec(String(loop.monitor?.command));
+    assert.ok(watcherTimeout && Number(watcherTimeout[1]) * 1000 <= capMs, `the recipe's watcher runs longer than Monitor's ${capMs} ms`);
+    assert.deepEqual(run.leftovers, []);
+  });
 });

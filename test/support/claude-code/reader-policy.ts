@@ -7,7 +7,8 @@
  * checked against the instructions'.
  *
  * Two wakes: `exit` (the watcher in background Bash; a `<task-notification>` per exit) and
- * `monitor` (`watch --follow` under the Monitor tool; a notification per line).
+ * `monitor` (`watch --follow` under the Monitor tool, as the background-watcher recipe
+ * writes it; a notification per line).
  */
 import { backchannelCommand } from "../../../core/commands.js";
 import { commands, fill, findCall, toolCalls, type WrittenToolCall } from "../recipe-text.js";
@@ -32,13 +33,13 @@ export interface ReaderLoop {
   wakes: { at: number; text: string }[];
   /** Times it armed the watcher (the first time included). */
   arms: number;
+  /** Follow mode: the Monitor input it used (from the background-watcher recipe). */
+  monitor?: Record<string, unknown>;
 }
 
 /** Options of {@link readerLoopPolicy}. */
 export interface ReaderLoopOptions {
   wake: Wake;
-  /** Monitor's `timeout_ms` for follow mode. Default 600,000 (Claude Code's cap). */
-  monitorTimeoutMs?: number;
 }
 
 /**
@@ -58,12 +59,13 @@ export function readerLoopPolicy(options: ReaderLoopOptions): ReaderLoop {
     arms: 0,
   };
 
+  /** Follow mode: the Monitor call written in the background-watcher recipe, filled in. */
+  let monitor: Action | undefined;
   const arm = (): Action => {
     loop.arms += 1;
     if (options.wake === "exit")
       return { tool: "Bash", input: { command: watchCommand, run_in_background: true, description: "backchannel watcher" } };
-    const follow = `${watchCommand} --follow --timeout ${Math.round((options.monitorTimeoutMs ?? 600_000) / 1000)}`;
-    return { tool: "Monitor", input: { command: follow, description: "backchannel watcher", timeout_ms: options.monitorTimeoutMs ?? 600_000 } };
+    return monitor!;
   };
 
   loop.policy = (turn: Turn) => {
@@ -77,6 +79,13 @@ export function readerLoopPolicy(options: ReaderLoopOptions): ReaderLoop {
       if (written !== watchCommand)
         throw new Error(`the instructions write the watcher as ${JSON.stringify(written)}, open_reader returned ${JSON.stringify(watchCommand)}`);
       resolveOpened({ channelId, watchCommand });
+      // Follow mode: the instructions send the model to the recipes for Monitor.
+      return options.wake === "exit" ? arm() : { tool: hostTool("read_recipe"), input: { name: "background-watcher" } };
+    }
+    const recipe = turn.result(hostTool("read_recipe"));
+    if (recipe) {
+      monitor = monitorCall(parseResult<{ recipe: { text: string } }>(recipe.text).recipe.text, channelId);
+      loop.monitor = monitor.input;
       return arm();
     }
     // Claude Code puts a notification that came during a turn in the same message as the
@@ -118,6 +127,21 @@ export function instructionText(turn: Turn): string {
   const rest = text.slice(start);
   const end = rest.search(/\n(?:#{1,2} |The following skills)/);
   return end < 0 ? rest : rest.slice(0, end);
+}
+
+/**
+ * The Monitor call the background-watcher recipe writes: its `--follow` command and the
+ * `timeout_ms` its text gives, for `channelId`.
+ * @throws when the recipe writes either not.
+ */
+export function monitorCall(recipe: string, channelId: string): { tool: string; input: Record<string, unknown> } {
+  const command = commands(recipe, backchannelCommand()).find((line) => line.includes(" --follow"));
+  const timeout = /Monitor tool \(`timeout_ms` (\d+)\)/.exec(recipe);
+  if (!command || !timeout) throw new Error("the background-watcher recipe writes no Monitor command with its timeout_ms");
+  return {
+    tool: "Monitor",
+    input: { command: fill(command, { channel_id: channelId }), description: "backchannel watcher", timeout_ms: Number(timeout[1]) },
+  };
 }
 
 function instructionCalls(turn: Turn): WrittenToolCall[] {
