@@ -72,7 +72,7 @@ export function readerLoopPolicy(options: ReaderLoopOptions): ReaderLoop {
     const calls = instructionCalls(turn);
     const opened = turn.result(hostTool("open_reader"));
     if (opened) {
-      const result = parseResult<{ channel_id: string; watch_command: string }>(opened.text);
+      const result = resultData<{ channel_id: string; watch_command: string }>(turn, "open_reader", opened.text);
       channelId = result.channel_id;
       watchCommand = result.watch_command;
       const written = fill(commands(instructionText(turn), backchannelCommand())[0] ?? "", { channel_id: channelId });
@@ -84,7 +84,7 @@ export function readerLoopPolicy(options: ReaderLoopOptions): ReaderLoop {
     }
     const recipe = turn.result(hostTool("read_recipe"));
     if (recipe) {
-      monitor = monitorCall(parseResult<{ recipe: { text: string } }>(recipe.text).recipe.text, channelId);
+      monitor = monitorCall(resultData<{ recipe: { text: string } }>(turn, "read_recipe", recipe.text).recipe.text, channelId);
       loop.monitor = monitor.input;
       return arm();
     }
@@ -98,7 +98,11 @@ export function readerLoopPolicy(options: ReaderLoopOptions): ReaderLoop {
     const replies: Action[] = [];
     const polled = turn.result(hostTool("poll_agent_messages"));
     if (polled) {
-      for (const message of parseResult<{ messages: { event: string; data: { thread_id?: string; question?: string } }[] }>(polled.text).messages) {
+      for (const message of resultData<{ messages: { event: string; data: { thread_id?: string; question?: string } }[] }>(
+        turn,
+        "poll_agent_messages",
+        polled.text,
+      ).messages) {
         if (message.event === "ready") replies.push(call(findCall(calls, "notify_ui", { event: "hello" }), { channel_id: channelId }));
         if (message.event === "ask") {
           const reply = call(findCall(calls, "notify_ui", { event: "answer" }), { channel_id: channelId, thread_id: message.data.thread_id ?? "" });
@@ -153,9 +157,28 @@ function call(written: WrittenToolCall, values: Record<string, string>): { tool:
   return { tool: hostTool(written.name), input: fill(structuredClone(written.args), values) };
 }
 
-/** A tool result's JSON (backchannel's text is its structured result, or ends with it). */
-function parseResult<T>(text: string): T {
+/**
+ * A tool result's data: its JSON (Claude Code shows the model a tool's structuredContent
+ * as JSON), or, when a PostToolUse hook replaced it with a line that is not whole JSON,
+ * the hook's additional context for that tool, as a model would read it.
+ * @throws when neither holds JSON.
+ */
+function resultData<T>(turn: Turn, tool: string, text: string): T {
+  const parsed = parseJson<T>(text);
+  if (parsed !== undefined) return parsed;
+  const marker = `PostToolUse:${hostTool(tool)} hook additional context: `;
+  const context = turn.transcript.split(marker).pop() ?? "";
+  const line = context.split("\n").find((candidate) => parseJson(candidate) !== undefined);
+  if (line === undefined) throw new Error(`no JSON in the ${tool} result ${JSON.stringify(text.slice(0, 200))} nor in a hook's context`);
+  return parseJson<T>(line)!;
+}
+
+function parseJson<T>(text: string): T | undefined {
   const start = text.indexOf("{");
-  if (start < 0) throw new Error(`no JSON in the tool result ${JSON.stringify(text.slice(0, 200))}`);
-  return JSON.parse(text.slice(start)) as T;
+  if (start < 0) return undefined;
+  try {
+    return JSON.parse(text.slice(start)) as T;
+  } catch {
+    return undefined;
+  }
 }
