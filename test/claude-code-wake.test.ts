@@ -61,7 +61,7 @@ describe("wake paths in Claude Code", { skip }, () => {
 
   test("with the README's PostToolUse hook every ask is still answered, and each poll's data reaches the model whole", async (t) => {
     const readme = await readFile(README, "utf8");
-    const block = /```json\n(\{\n  "hooks"[\s\S]*?)```/.exec(readme);
+    const block = /```json\n(\{\n {2}"hooks"[\s\S]*?)```/.exec(readme);
     assert.ok(block, "the README gives no hooks settings block");
     const settings = JSON.parse(block[1]!.replaceAll("/path/to/backchannel/dist/server/cli.js", SERVER_CLI)) as Record<string, unknown>;
     const questions = ["What does this mean?", "Who said it?", "Why here?"];
