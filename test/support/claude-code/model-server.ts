@@ -1,0 +1,362 @@
+/**
+ * The scripted model: a local HTTP server speaking the Anthropic Messages API as Claude
+ * Code calls it (`POST /v1/messages?beta=true`, streamed as server-sent events), whose
+ * replies come from a small policy per test instead of a model. Every request is
+ * recorded with its arrival time, so that a test can see what the model was shown and
+ * when.
+ *
+ * Claude Code sends two kinds of request: the main loop (with `tools`) and side calls
+ * (no tools: titles, summaries). Only main-loop requests reach the policy; side calls
+ * get a short text.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** A content block of a message, as the Messages API has it (only the fields the tests read). */
+export interface ContentBlock {
+  type: string;
+  text?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+  tool_use_id?: string;
+  content?: string | ContentBlock[];
+  is_error?: boolean;
+}
+
+/** A message of the conversation. */
+export interface Message {
+  /** Claude Code also sends `system` messages (the deferred tools, the MCP servers' instructions). */
+  role: "user" | "assistant" | "system";
+  content: string | ContentBlock[];
+}
+
+/** A tool as Claude Code declares it to the model. */
+export interface ModelTool {
+  name: string;
+  description?: string;
+  input_schema?: unknown;
+}
+
+/** The body of a `POST /v1/messages`, as far as the tests read it. */
+export interface MessagesRequest {
+  model: string;
+  system?: string | ContentBlock[];
+  messages: Message[];
+  tools?: ModelTool[];
+  stream?: boolean;
+}
+
+/** One request the server received. */
+export interface RecordedRequest {
+  /** `performance.now()` when its body had arrived. */
+  at: number;
+  method: string;
+  /** The path with its query, e.g. `/v1/messages?beta=true`. */
+  url: string;
+  /** The parsed JSON body (`undefined` when it had none or was not JSON). */
+  body: MessagesRequest | undefined;
+  /** Whether it was a main-loop request (a `POST /v1/messages` with tools), given to the policy. */
+  main: boolean;
+}
+
+/** What the model does in one reply: say a text, or call a tool (`id`: the call's id, made up when absent). */
+export type Action = { text: string } | { tool: string; input: Record<string, unknown>; id?: string };
+
+/** A policy's answer: one action, several (tool calls in one reply), or `undefined` to end the turn silently. */
+export type Reply = Action | Action[] | undefined;
+
+/** A main-loop request, with helpers to read it. */
+export class Turn {
+  constructor(
+    /** The request. */
+    readonly request: MessagesRequest,
+    /** Its place among the main-loop requests (0 first). */
+    readonly index: number,
+  ) {}
+
+  /** The system prompt as one string. */
+  get system(): string {
+    return textOf(this.request.system ?? "");
+  }
+
+  /** The names of the tools whose schemas were sent (loaded tools). */
+  get toolNames(): string[] {
+    return (this.request.tools ?? []).map((tool) => tool.name);
+  }
+
+  /** Whether `name`'s schema was sent with this request. */
+  loaded(name: string): boolean {
+    return this.toolNames.includes(name);
+  }
+
+  /** The last user message (a prompt, tool results, a notification); Claude Code's own `system` messages are skipped. */
+  get last(): Message {
+    return this.request.messages.findLast((message) => message.role === "user") ?? { role: "user", content: "" };
+  }
+
+  /** The text of the last user message, tool results excluded. */
+  get lastText(): string {
+    const { content } = this.last;
+    if (typeof content === "string") return content;
+    return content
+      .filter((block) => block.type === "text")
+      .map((block) => block.text ?? "")
+      .join("\n");
+  }
+
+  /** The tool results in the last message, each with the name of the tool that made it. */
+  get results(): { name: string; input: unknown; text: string; isError: boolean }[] {
+    const { content } = this.last;
+    if (typeof content === "string") return [];
+    return content
+      .filter((block) => block.type === "tool_result")
+      .map((block) => {
+        const use = this.toolUse(block.tool_use_id ?? "");
+        return { name: use?.name ?? "", input: use?.input, text: textOf(block.content ?? ""), isError: block.is_error === true };
+      });
+  }
+
+  /** The result of `name` in the last message, or `undefined`. */
+  result(name: string): { input: unknown; text: string; isError: boolean } | undefined {
+    return this.results.find((result) => result.name === name);
+  }
+
+  /** The whole conversation as text (system prompt, every message, tool results): for searching. */
+  get transcript(): string {
+    return [this.system, ...this.request.messages.map((message) => textOf(message.content))].join("\n");
+  }
+
+  private toolUse(id: string): ContentBlock | undefined {
+    for (const message of this.request.messages) {
+      if (typeof message.content === "string") continue;
+      const use = message.content.find((block) => block.type === "tool_use" && block.id === id);
+      if (use) return use;
+    }
+    return undefined;
+  }
+}
+
+/** A test's model: given a main-loop request, what to do. It may be async. */
+export type Policy = (turn: Turn) => Reply | Promise<Reply>;
+
+/** The running server. */
+export interface ModelServer {
+  /** `http://127.0.0.1:<port>`: Claude Code's `ANTHROPIC_BASE_URL`. */
+  url: string;
+  /** Every request so far, in order of arrival. */
+  requests: RecordedRequest[];
+  /** The main-loop requests so far. */
+  turns(): Turn[];
+  /**
+   * Resolves with the first main-loop request (at or after `from`, an index into
+   * {@link turns}) that `match` accepts.
+   * @throws when `timeoutMs` (default 60,000) passes first.
+   */
+  waitForTurn(match?: (turn: Turn) => boolean, options?: { from?: number; timeoutMs?: number }): Promise<Turn>;
+  /** Errors thrown by the policy (each also answered the request with HTTP 500). */
+  errors: Error[];
+  close(): Promise<void>;
+}
+
+/** Options of {@link startModelServer}. */
+export interface ModelServerOptions {
+  /**
+   * Load deferred tools first: when the policy calls a tool whose schema was not sent,
+   * the server calls `ToolSearch {"query": "select:<name>"}` instead, and makes the
+   * policy's call in reply to its result. Default true.
+   */
+  toolSearch?: boolean;
+}
+
+/** Characters per token: the usual estimate, for the `usage` the server reports. */
+export const CHARS_PER_TOKEN = 4;
+
+/** Starts the scripted model on a free port of 127.0.0.1. */
+export async function startModelServer(policy: Policy, options: ModelServerOptions = {}): Promise<ModelServer> {
+  const toolSearch = options.toolSearch ?? true;
+  const requests: RecordedRequest[] = [];
+  const turns: Turn[] = [];
+  const errors: Error[] = [];
+  const waiters = new Set<() => void>();
+  /** Calls held back while ToolSearch loads their tools, by the ToolSearch call's id. */
+  const held = new Map<string, Action[]>();
+  let ids = 0;
+  const nextId = (prefix: string) => `${prefix}_${String(++ids).padStart(6, "0")}`;
+
+  const decide = async (turn: Turn): Promise<Action[]> => {
+    // A reply to ToolSearch the server made itself: make the calls it held back.
+    for (const block of blocksOf(turn.last)) {
+      const waiting = block.type === "tool_result" ? held.get(block.tool_use_id ?? "") : undefined;
+      if (waiting) {
+        held.delete(block.tool_use_id ?? "");
+        return waiting;
+      }
+    }
+    const reply = await policy(turn);
+    const actions = reply === undefined ? [] : Array.isArray(reply) ? reply : [reply];
+    if (!toolSearch) return actions;
+    const missing = actions.flatMap((action) => ("tool" in action && !turn.loaded(action.tool) ? [action.tool] : []));
+    if (missing.length === 0 || !turn.loaded("ToolSearch")) return actions;
+    // Load the missing schemas first; the policy's whole reply follows ToolSearch's result.
+    const id = nextId("toolu");
+    held.set(id, actions);
+    return [{ tool: "ToolSearch", id, input: { query: `select:${[...new Set(missing)].join(",")}`, max_results: missing.length } }];
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString("utf8");
+    let body: MessagesRequest | undefined;
+    try {
+      body = raw ? (JSON.parse(raw) as MessagesRequest) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const path = (req.url ?? "").split("?")[0];
+    const main = req.method === "POST" && path === "/v1/messages" && (body?.tools?.length ?? 0) > 0;
+    requests.push({ at: performance.now(), method: req.method ?? "", url: req.url ?? "", body, main });
+
+    if (req.method === "POST" && path === "/v1/messages/count_tokens") {
+      return json(res, 200, { input_tokens: estimateTokens(raw) });
+    }
+    if (req.method !== "POST" || path !== "/v1/messages" || !body) {
+      // Anything else Claude Code asks (it asks nothing else with nonessential traffic off): an API-shaped 404.
+      return json(res, 404, { type: "error", error: { type: "not_found_error", message: `no ${req.method} ${path} here` } });
+    }
+    let actions: Action[];
+    if (main) {
+      const turn = new Turn(body, turns.length);
+      turns.push(turn);
+      for (const wake of waiters) wake();
+      try {
+        actions = await decide(turn);
+      } catch (error) {
+        errors.push(error as Error);
+        return json(res, 500, { type: "error", error: { type: "api_error", message: `policy failed: ${(error as Error).message}` } });
+      }
+    } else {
+      actions = [{ text: "ok" }];
+    }
+    const blocks = actions.map((action) =>
+      "text" in action
+        ? { type: "text", text: action.text }
+        : { type: "tool_use", id: action.id ?? nextId("toolu"), name: action.tool, input: action.input },
+    );
+    const message = {
+      id: nextId("msg"),
+      type: "message",
+      role: "assistant",
+      model: body.model,
+      content: blocks,
+      stop_reason: blocks.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn",
+      stop_sequence: null,
+      usage: { input_tokens: estimateTokens(raw), output_tokens: estimateTokens(JSON.stringify(blocks)) },
+    };
+    if (body.stream) stream(res, message);
+    else json(res, 200, message);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: Error) => {
+      errors.push(error);
+      if (!res.headersSent) json(res, 500, { type: "error", error: { type: "api_error", message: error.message } });
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    errors,
+    turns: () => [...turns],
+    async waitForTurn(match = () => true, { from = 0, timeoutMs = 60_000 } = {}) {
+      const deadline = performance.now() + timeoutMs;
+      for (;;) {
+        const found = turns.slice(from).find(match);
+        if (found) return found;
+        const left = deadline - performance.now();
+        if (left <= 0) throw new Error(`no matching model request within ${timeoutMs} ms (${turns.length} main-loop requests so far)`);
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            clearTimeout(timer);
+            waiters.delete(wake);
+            resolve();
+          };
+          const timer = setTimeout(wake, left);
+          waiters.add(wake);
+        });
+      }
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Estimated tokens of `text` ({@link CHARS_PER_TOKEN}). */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / CHARS_PER_TOKEN);
+}
+
+/** The text of a string or of a list of blocks (text, and tool results' text, joined by newlines). */
+export function textOf(content: string | ContentBlock[]): string {
+  if (typeof content === "string") return content;
+  return content
+    .map((block) => {
+      if (block.type === "text") return block.text ?? "";
+      if (block.type === "tool_result") return textOf(block.content ?? "");
+      if (block.type === "tool_use") return JSON.stringify({ tool_use: block.name, input: block.input });
+      return "";
+    })
+    .join("\n");
+}
+
+function blocksOf(message: Message): ContentBlock[] {
+  return typeof message.content === "string" ? [] : message.content;
+}
+
+function json(res: ServerResponse, status: number, value: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(value));
+}
+
+/** Sends `message` as the Messages API streams it: start, each block (start, one delta, stop), delta, stop. */
+function stream(res: ServerResponse, message: { content: ContentBlock[]; usage: { output_tokens: number }; stop_reason: string }): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  send("message_start", {
+    type: "message_start",
+    message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } },
+  });
+  message.content.forEach((block, index) => {
+    if (block.type === "text") {
+      send("content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } });
+      send("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: block.text } });
+    } else {
+      send("content_block_start", {
+        type: "content_block_start",
+        index,
+        content_block: { type: "tool_use", id: block.id, name: block.name, input: {} },
+      });
+      send("content_block_delta", {
+        type: "content_block_delta",
+        index,
+        delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) },
+      });
+    }
+    send("content_block_stop", { type: "content_block_stop", index });
+  });
+  send("message_delta", {
+    type: "message_delta",
+    delta: { stop_reason: message.stop_reason, stop_sequence: null },
+    usage: { output_tokens: message.usage.output_tokens },
+  });
+  send("message_stop", { type: "message_stop" });
+  res.end();
+}
