@@ -92,8 +92,9 @@ export async function watchSession(options: SessionWatchOptions): Promise<Sessio
 
 /** Why the watch must end now, or `undefined`. */
 function endReason(claim: SessionClaim, hostPid: number | undefined, signal: AbortSignal | undefined): string | undefined {
-  if (signal?.aborted) return "stopped";
+  // A newer watcher ends this one with SIGTERM (the signal): say why, when that is why.
   if (!claim.holds()) return "a newer watcher of this session took over";
+  if (signal?.aborted) return "stopped by a signal";
   if (hostPid !== undefined && !isAlive(hostPid)) return `the host process ${hostPid} is gone`;
   return undefined;
 }
