@@ -200,7 +200,11 @@ describe("one waiting watcher per session", () => {
 
 describe("its own failures exit 0, never 2, with the reason on stderr", () => {
   const cases: [string, () => Promise<{ env: Record<string, string>; input?: string }>, RegExp][] = [
-    ["no data directory", async () => ({ env: { ...env, BACKCHANNEL_HOME: join(dataDir, "missing") } }), /no data directory at .*missing.*not watching/],
+    [
+      "no data directory",
+      async () => ({ env: { ...env, BACKCHANNEL_HOME: join(dataDir, "missing") } }),
+      /no data directory at .*missing.*not watching/,
+    ],
     ["a Redis store that does not answer", async () => ({ env: { ...env, BACKCHANNEL_STORE: "redis://127.0.0.1:1" } }), /not watching/],
     ["stdin that is not JSON", async () => ({ env, input: "not json" }), /stdin is not Claude Code's hook input .*not watching/],
     ["another hook's input", async () => ({ env, input: '{"hook_event_name":"PreToolUse"}' }), /not one for "PreToolUse"; not watching/],
@@ -238,7 +242,10 @@ describe("its timeout and watch --session", () => {
 
   test("watch --session prints the summary on stdout and exits 0 on mail, 2 on timeout", async () => {
     const run = (args: string[]) => {
-      const child = spawn(process.execPath, [CLI, "watch", "--session", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, [CLI, "watch", "--session", ...args], {
+        env: { ...process.env, ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let out = "";
       child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
       return { exited: new Promise<number | null>((resolve) => child.on("close", resolve)), out: () => out };
