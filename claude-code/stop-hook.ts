@@ -23,7 +23,8 @@ export const STOP_HOOK_EXIT = { quiet: 0, wake: 2 } as const;
  * turn ends in a Stop that starts the hook again, which is what keeps the agent
  * reachable past Claude Code's time budget for the hook, at one turn per timeout.
  */
-export const TIMEOUT_NOTE = "backchannel: no message from the apps in this chat yet. Nothing to do: end your turn (that keeps backchannel listening).";
+export const TIMEOUT_NOTE =
+  "backchannel: no message from the apps in this chat yet. Nothing to do: end your turn (that keeps backchannel listening).";
 
 /**
  * Runs the hook: checks stdin, then waits for mail on this session's channels.

@@ -3,9 +3,10 @@
  * `backchannel hook stop`: its wake hook (claude-code/stop-hook.ts).
  */
 import { parseArgs } from "node:util";
+import { WAKE_HOOK_TIMEOUT_S } from "../core/limits.js";
 
-/** The wake hook's own timeout: a minute less than the `timeout` of plugin/hooks/hooks.json (7 days). */
-const DEFAULT_STOP_TIMEOUT_S = 7 * 86_400 - 60;
+/** The wake hook's own timeout: a minute less than the hook's `timeout` in Claude Code. */
+const DEFAULT_STOP_TIMEOUT_S = WAKE_HOOK_TIMEOUT_S - 60;
 
 /** Longest timeout: Node's timers take at most 2^31 - 1 ms. */
 const MAX_TIMEOUT_S = 2_147_483;
@@ -57,7 +58,9 @@ export async function run(args: string[]): Promise<number> {
     const seconds = values.timeout === undefined ? DEFAULT_STOP_TIMEOUT_S : Number(values.timeout);
     if (!(seconds > 0 && Number.isFinite(seconds) && seconds <= MAX_TIMEOUT_S)) {
       // Exit 0, not 1: Claude Code must not count a misconfigured wake hook as anything.
-      process.stderr.write(`backchannel hook stop: --timeout takes seconds from 1 to ${MAX_TIMEOUT_S}, not ${JSON.stringify(values.timeout)}; not watching\n`);
+      process.stderr.write(
+        `backchannel hook stop: --timeout takes seconds from 1 to ${MAX_TIMEOUT_S}, not ${JSON.stringify(values.timeout)}; not watching\n`,
+      );
       return 0;
     }
     const { runStopHook } = await import("../claude-code/stop-hook.js");

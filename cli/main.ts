@@ -18,6 +18,7 @@ Usage:
   backchannel statusline              Claude Code status line: what waits on this session
   backchannel install statusline      put it into Claude Code's settings.json
   backchannel uninstall statusline    take it out again, restoring the previous one
+  backchannel install hook            put the wake hook into settings.json (or use the plugin)
   backchannel hook post-tool-use      Claude Code PostToolUse hook: one-line tool results
   backchannel hook stop               Claude Code wake hook (asyncRewake Stop): wakes the agent on mail
   backchannel token add <principal>   a token for serve --http --auth tokens

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { WAKE_HOOK_TIMEOUT_S } from "../core/limits.js";
 import { claudeBinary, claudeCodeSkipReason } from "./support/claude-code/install.js";
 import { tempDataDir } from "./support/helpers.js";
 
@@ -42,7 +43,7 @@ describe("the plugin's files", () => {
       type: "command",
       command: 'node "${CLAUDE_PLUGIN_ROOT}/scripts/backchannel.mjs" hook stop',
       asyncRewake: true,
-      timeout: 604800,
+      timeout: WAKE_HOOK_TIMEOUT_S,
     });
     for (const text of [JSON.stringify(mcp), JSON.stringify(hooks)]) assert.doesNotMatch(text, /\.\.\/|"\/(?!\/)/);
   });
