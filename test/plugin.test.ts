@@ -36,11 +36,13 @@ describe("the plugin's files", () => {
 
   test("the MCP server and the wake hook run the plugin's launcher, nothing outside the plugin folder", async () => {
     const mcp = await readJson(join(PLUGIN, ".mcp.json"));
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Claude Code's own placeholder, substituted by the host
     assert.deepEqual(mcp.mcpServers.backchannel, { command: "node", args: ["${CLAUDE_PLUGIN_ROOT}/scripts/backchannel.mjs"] });
     const hooks = await readJson(join(PLUGIN, "hooks", "hooks.json"));
     const [stop] = hooks.hooks.Stop[0].hooks;
     assert.deepEqual(stop, {
       type: "command",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Claude Code's own placeholder, substituted by the host
       command: 'node "${CLAUDE_PLUGIN_ROOT}/scripts/backchannel.mjs" hook stop',
       asyncRewake: true,
       timeout: WAKE_HOOK_TIMEOUT_S,

@@ -40,6 +40,7 @@ interface HookRun {
 
 /** Runs `command` through bash as Claude Code does, `${CLAUDE_PLUGIN_ROOT}` substituted, with `input` on stdin. */
 function runHook(command: string, env: Record<string, string>, input: string = stopInput()): HookRun {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: Claude Code's own placeholder, substituted by the host
   const line = command.replaceAll("${CLAUDE_PLUGIN_ROOT}", PLUGIN_ROOT);
   const child = spawn("bash", ["-c", line], { env: { ...process.env, CLAUDE_PLUGIN_ROOT: PLUGIN_ROOT, ...env }, stdio: ["pipe", "ignore", "pipe"] });
   let err = "";

@@ -71,7 +71,8 @@ function describeMessage(message: QueueMessage): string {
   const record = typeof data === "object" && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : undefined;
   const threadId = threadOf(message);
   if (message.event === ASK_EVENT && record && typeof record.question === "string" && threadId !== undefined) {
-    const quote = typeof record.quote === "string" && record.quote.trim() !== "" ? ` (on the passage "${oneLine(record.quote, WAKE_QUOTE_CHARS)}")` : "";
+    const quote =
+      typeof record.quote === "string" && record.quote.trim() !== "" ? ` (on the passage "${oneLine(record.quote, WAKE_QUOTE_CHARS)}")` : "";
     return `ask, thread_id ${JSON.stringify(threadId)}: "${oneLine(record.question, WAKE_MESSAGE_CHARS)}"${quote}`;
   }
   const json = data === undefined ? "{}" : JSON.stringify(data);
