@@ -142,7 +142,7 @@ function uninstall(settingsPath: string): Outcome {
 const SETTINGS_LOCK_STALE_MS = 20_000;
 
 /** Runs `action` holding the lock of the settings file at `settingsPath` (its folder must exist). */
-function withSettingsLock<T>(settingsPath: string, action: () => T): Promise<T> {
+export function withSettingsLock<T>(settingsPath: string, action: () => T): Promise<T> {
   return withLock(settingsPath, { staleMs: SETTINGS_LOCK_STALE_MS }, action);
 }
 

@@ -1,11 +1,29 @@
 /**
- * `backchannel hook post-tool-use`: Claude Code's PostToolUse hook (claude-code/hook.ts).
+ * `backchannel hook post-tool-use`: Claude Code's PostToolUse hook (claude-code/hook.ts);
+ * `backchannel hook stop`: its wake hook (claude-code/stop-hook.ts).
  */
 import { parseArgs } from "node:util";
+import { WAKE_HOOK_TIMEOUT_S } from "../core/limits.js";
+
+/** The wake hook's own timeout: a minute less than the hook's `timeout` in Claude Code. */
+const DEFAULT_STOP_TIMEOUT_S = WAKE_HOOK_TIMEOUT_S - 60;
+
+/** Longest timeout: Node's timers take at most 2^31 - 1 ms. */
+const MAX_TIMEOUT_S = 2_147_483;
 
 /** The usage text of this command. */
 export const USAGE = `Usage: backchannel hook post-tool-use
+       backchannel hook stop [--timeout S]
 
+stop: Claude Code's wake hook, a Stop hook with "asyncRewake": true (the plugin
+installs it; so does backchannel install hook). It waits for a message on any
+channel this session opened and exits 2 with what waits on stderr, which wakes the
+agent; it exits 0 (the reason on stderr) on anything else, and ends when a newer one
+starts. --timeout S: after S seconds without mail (default 604740, a minute less
+than the hook's timeout of 7 days), exit 2 with a note that asks the agent only to
+end its turn, which starts the hook again.
+
+post-tool-use:
 Claude Code's PostToolUse hook for backchannel's tools: the tool panel shows one line
 of each result, and the model still gets a data tool's full result as additional
 context. Reads the hook input on stdin; prints the hook output, or nothing for other
@@ -24,16 +42,33 @@ export async function run(args: string[]): Promise<number> {
     args,
     allowPositionals: true,
     strict: true,
-    options: { help: { type: "boolean", short: "h" } },
+    options: { timeout: { type: "string" }, help: { type: "boolean", short: "h" } },
   });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (positionals.length !== 1 || positionals[0] !== "post-tool-use") {
+  const hook = positionals.length === 1 ? positionals[0] : undefined;
+  if (hook !== "post-tool-use" && hook !== "stop") {
     const what = positionals.length === 0 ? "none" : JSON.stringify(positionals.join(" "));
-    process.stderr.write(`backchannel hook: the only hook is "post-tool-use", not ${what}\n\n${USAGE}\n`);
+    process.stderr.write(`backchannel hook: the hooks are "stop" and "post-tool-use", not ${what}\n\n${USAGE}\n`);
     return 1;
+  }
+  if (hook === "stop") {
+    const seconds = values.timeout === undefined ? DEFAULT_STOP_TIMEOUT_S : Number(values.timeout);
+    if (!(seconds > 0 && Number.isFinite(seconds) && seconds <= MAX_TIMEOUT_S)) {
+      // Exit 0, not 1: Claude Code must not count a misconfigured wake hook as anything.
+      process.stderr.write(
+        `backchannel hook stop: --timeout takes seconds from 1 to ${MAX_TIMEOUT_S}, not ${JSON.stringify(values.timeout)}; not watching\n`,
+      );
+      return 0;
+    }
+    const { runStopHook } = await import("../claude-code/stop-hook.js");
+    return runStopHook(seconds * 1000);
+  }
+  if (values.timeout !== undefined) {
+    process.stderr.write("backchannel hook post-tool-use: takes no --timeout\n");
+    return 0;
   }
   const { runPostToolUseHook } = await import("../claude-code/hook.js");
   return runPostToolUseHook();

@@ -1,11 +1,12 @@
 /**
- * `backchannel install statusline` and `uninstall statusline`: Claude Code's settings (claude-code/install.ts).
+ * `backchannel install statusline|hook` and `uninstall statusline|hook`: Claude Code's
+ * settings (claude-code/install.ts, claude-code/install-hook.ts).
  */
 import { parseArgs } from "node:util";
 
 /** The usage text of this command. */
-export const USAGE = `Usage: backchannel install statusline [--settings FILE]
-       backchannel uninstall statusline [--settings FILE]
+export const USAGE = `Usage: backchannel install statusline|hook [--settings FILE]
+       backchannel uninstall statusline|hook [--settings FILE]
 
 install: makes "backchannel statusline" Claude Code's status line. The statusLine it
 replaces is kept in backchannel-statusline.<settings file name> next to the settings
@@ -13,6 +14,9 @@ file, and keeps showing first; padding and refreshInterval (default 5 s) are kep
 Installing twice changes nothing.
 uninstall: puts the kept statusLine back exactly (or removes the key if there was
 none) and deletes the kept copy; refuses when the statusLine was changed since.
+hook: the wake hook, "backchannel hook stop" as a Stop hook with "asyncRewake":
+true, which wakes the agent when an app sends a message (the Claude Code plugin has
+it too: use one or the other). uninstall takes it out, leaving other hooks alone.
 
 Options:
   --settings FILE  the settings file (default $CLAUDE_CONFIG_DIR/settings.json, else
@@ -37,19 +41,29 @@ export async function run(command: "install" | "uninstall", args: string[]): Pro
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (positionals.length !== 1 || positionals[0] !== "statusline") {
+  const target = positionals.length === 1 ? positionals[0] : undefined;
+  if (target !== "statusline" && target !== "hook") {
     const what = positionals.length === 0 ? "nothing" : JSON.stringify(positionals.join(" "));
-    process.stderr.write(`backchannel ${command}: can only ${command} "statusline", not ${what}\n\n${USAGE}\n`);
+    process.stderr.write(`backchannel ${command}: can only ${command} "statusline" or "hook", not ${what}\n\n${USAGE}\n`);
     return 1;
   }
-  const [{ resolve }, { defaultSettingsPath }, { installStatusline, uninstallStatusline }] = await Promise.all([
+  const [{ resolve }, { defaultSettingsPath }, statusline, hook] = await Promise.all([
     import("node:path"),
     import("../claude-code/settings-file.js"),
     import("../claude-code/install.js"),
+    import("../claude-code/install-hook.js"),
   ]);
   const settingsPath = resolve(values.settings ?? defaultSettingsPath());
-  const outcome = await (command === "install" ? installStatusline(settingsPath) : uninstallStatusline(settingsPath));
+  const action =
+    target === "hook"
+      ? command === "install"
+        ? hook.installWakeHook
+        : hook.uninstallWakeHook
+      : command === "install"
+        ? statusline.installStatusline
+        : statusline.uninstallStatusline;
+  const outcome = await action(settingsPath);
   if (outcome.ok) process.stdout.write(`${outcome.message}\n`);
-  else process.stderr.write(`backchannel ${command} statusline: ${outcome.message}\n`);
+  else process.stderr.write(`backchannel ${command} ${target}: ${outcome.message}\n`);
   return outcome.ok ? 0 : 1;
 }

@@ -14,10 +14,13 @@ Usage:
   backchannel serve --http [--port N] run it over Streamable HTTP on 127.0.0.1
   backchannel watch <channel_id>      wait for the app's next message, then exit
   backchannel watch <channel_id> --url https://host/mcp   the same, through a remote server
+  backchannel watch --session         wait for mail on any channel of this host session
   backchannel statusline              Claude Code status line: what waits on this session
   backchannel install statusline      put it into Claude Code's settings.json
   backchannel uninstall statusline    take it out again, restoring the previous one
+  backchannel install hook            put the wake hook into settings.json (or use the plugin)
   backchannel hook post-tool-use      Claude Code PostToolUse hook: one-line tool results
+  backchannel hook stop               Claude Code wake hook (asyncRewake Stop): wakes the agent on mail
   backchannel token add <principal>   a token for serve --http --auth tokens
   backchannel --version               print the version
   backchannel <command> --help        help for one command

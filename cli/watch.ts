@@ -7,12 +7,19 @@ import { openReader, storeLocationFromEnv, unusableLocation } from "../store/ope
 
 /** The usage text of this command. */
 export const USAGE = `Usage: backchannel watch <channel_id> [--url URL] [--timeout S] [--follow] [--notify]
+       backchannel watch --session [--timeout S]
 
 Waits until the app has sent the agent a message on <channel_id>. Run it as a
 background command: when it exits, call poll_agent_messages, then start it again.
 It only reads the channel: it never takes or changes a message.
 
+--session: wait for a message on any channel this host session opened (Claude
+Code: the session of $CLAUDE_PID), print what waits (the asks themselves) and exit
+0; a message already announced to this session waits silently. One such watcher
+runs per session: starting another ends this one (exit 3).
+
 Options:
+  --session     watch every channel of this session instead of one
   --url URL     ask the backchannel server at this MCP endpoint (https://host/mcp)
                 instead of reading the store: for an agent on another machine.
                 The token, if the server wants one, comes from $BACKCHANNEL_TOKEN
@@ -27,7 +34,8 @@ with --url, BACKCHANNEL_TOKEN (the bearer token) only.
 
 Exit codes: 0 a message waits (one summary line on stdout), 2 timeout,
 1 bad channel id, unreadable data directory or unreachable Redis, or with --url
-a bad URL, a server that cannot be reached or refuses the token (message on stderr).`;
+a bad URL, a server that cannot be reached or refuses the token (message on stderr);
+3 (--session) a newer session watcher took over, or the host process is gone.`;
 
 /** Runs the command with `args` (after its name); resolves to the exit code. */
 export async function run(args: string[]): Promise<number> {
@@ -40,6 +48,7 @@ export async function run(args: string[]): Promise<number> {
       follow: { type: "boolean" },
       notify: { type: "boolean" },
       url: { type: "string" },
+      session: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -47,7 +56,12 @@ export async function run(args: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (positionals.length !== 1) {
+  if (values.session) {
+    if (positionals.length > 0 || values.url !== undefined || values.follow || values.notify) {
+      process.stderr.write(`backchannel watch: --session takes no channel id, --url, --follow or --notify\n\n${USAGE}\n`);
+      return 1;
+    }
+  } else if (positionals.length !== 1) {
     process.stderr.write(`backchannel watch: give exactly one channel id\n\n${USAGE}\n`);
     return 1;
   }
@@ -56,6 +70,7 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write(`backchannel watch: --timeout takes a number of seconds above 0, not ${JSON.stringify(values.timeout)}\n`);
     return 1;
   }
+  if (values.session) return watchThisSession(timeoutSeconds * 1000);
   if (values.url !== undefined) {
     const { TOKEN_ENV_VAR, watchRemote } = await import("./watch-remote.js");
     return watchRemote({
@@ -84,5 +99,27 @@ export async function run(args: string[]): Promise<number> {
     });
   } finally {
     await opened.close();
+  }
+}
+
+/** `watch --session`: 0 and the summary on stdout on mail, 2 on timeout, 3 when superseded or the host is gone, 1 on failure. */
+async function watchThisSession(timeoutMs: number): Promise<number> {
+  const { oneLine } = await import("../core/text.js");
+  const { runSessionWatcher } = await import("../watcher/session-run.js");
+  const note = (line: string) => process.stderr.write(`backchannel watch: ${oneLine(line)}\n`);
+  const outcome = await runSessionWatcher({ timeoutMs, err: note });
+  switch (outcome.kind) {
+    case "mail":
+      process.stdout.write(`${outcome.summary}\n`);
+      return 0;
+    case "timeout":
+      process.stdout.write(`No message on this session's channels after ${timeoutMs / 1000} s.\n`);
+      return 2;
+    case "ended":
+      note(outcome.reason);
+      return 3;
+    case "failed":
+      note(outcome.reason);
+      return 1;
   }
 }

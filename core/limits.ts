@@ -118,6 +118,21 @@ export const STATUSLINE_WALL_CHARS = 60;
 export const WATCH_PREVIEW_CHARS = 160;
 /** The one line the PostToolUse hook puts in Claude Code's tool panel. */
 export const HOOK_SUMMARY_CHARS = 200;
+/**
+ * The session watcher's whole summary (what the wake hook hands the model); Claude Code
+ * cuts hook strings at 10,000 characters, and what does not fit is left for a poll.
+ */
+export const WAKE_SUMMARY_CHARS = 8000;
+/**
+ * The `timeout` of the wake hook (plugin/hooks/hooks.json, `backchannel install hook`),
+ * in seconds: 7 days. Claude Code kills an async hook after its `timeout` (600 s when
+ * none is given); the hook's own timeout is a minute less, so it ends on its own first.
+ */
+export const WAKE_HOOK_TIMEOUT_S = 7 * 86_400;
+/** One message's question or data in the session watcher's summary. */
+export const WAKE_MESSAGE_CHARS = 1000;
+/** A passage quoted by an ask, or a channel's title, in the session watcher's summary. */
+export const WAKE_QUOTE_CHARS = 200;
 /** A question quoted in `poll_agent_messages`'s description (Claude Code cuts descriptions at 2 KB). */
 export const DESCRIPTION_QUOTE_CHARS = 60;
 /** A question quoted in a Claude Code channel push. */

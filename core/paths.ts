@@ -7,6 +7,7 @@
  *     <data dir>/channels/<channel id>/state.<name>.json   per-channel state of apps (the reader's document, …)
  *     <data dir>/sessions/<session key>.json   a host session's channels and wall (see ../store/file/session-files.ts)
  *     <data dir>/apps/<name>.json              an app the agent wrote and the user kept (see ../store/file/saved-apps.ts)
+ *     <data dir>/watchers/<session key>.json   which session watcher waits for a session (see ../watcher/session-claim.ts)
  *     <data dir>/principals/<namespace>/       a remote principal's own channels, sessions and apps, in this same layout
  *     <file>.lock                                   the lock of a file while a process holds it (a file naming its holder)
  *
@@ -110,6 +111,15 @@ export function sessionsDir(dataDir: string): string {
  */
 export function sessionFile(dataDir: string, key: string): string {
   return join(sessionsDir(dataDir), `${assertSessionKey(key)}.json`);
+}
+
+/**
+ * The claim file of a session's watcher, `watchers/<key>.json`: kept beside the
+ * store's files whichever store holds the channels, as it is only this machine's.
+ * @throws Error when `key` does not match SESSION_KEY_PATTERN.
+ */
+export function watcherClaimFile(dataDir: string, key: string): string {
+  return join(dataDir, "watchers", `${assertSessionKey(key)}.json`);
 }
 
 /** The folder that holds one file per saved app. */

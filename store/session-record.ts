@@ -6,8 +6,12 @@
 import { SESSION_MAX_CHANNELS } from "../core/limits.js";
 import type { Wall } from "../protocol/wall.js";
 
-/** A channel of a session: its id and the app it serves (`reader`, or `channel` for any other). */
-export type SessionChannel = { id: string; app: string };
+/**
+ * A channel of a session: its id, the app it serves (`reader`, or `channel` for any
+ * other) and, once opened by `open_reader` or `open_app`, the title it was opened with
+ * (what the session watcher names it by).
+ */
+export type SessionChannel = { id: string; app: string; title?: string };
 
 /** The content of a session file. */
 export type SessionRecord = { channels: SessionChannel[]; wall: Wall | null };
@@ -46,7 +50,9 @@ export function parseSession(text: string): SessionRecord {
   }
   const record = value as Partial<SessionRecord> | null;
   if (typeof record !== "object" || record === null || !Array.isArray(record.channels)) return emptySession();
-  const channels = record.channels.filter((channel): channel is SessionChannel => typeof channel?.id === "string" && typeof channel.app === "string");
+  const channels = record.channels
+    .filter((channel): channel is SessionChannel => typeof channel?.id === "string" && typeof channel.app === "string")
+    .map(({ id, app, title }) => (typeof title === "string" ? { id, app, title } : { id, app }));
   const wall = record.wall;
   const wallOk = wall && typeof wall.text === "string" && typeof wall.until === "string" && typeof wall.posted_at === "string";
   return { channels, wall: wallOk ? wall : null };

@@ -121,14 +121,14 @@ for (const era of ["2025-11-25", "2026-07-28"] as const)
     });
   });
 
-test("a reader stays a reader in its session when another process of the session polls it", async () => {
+test("a reader stays a reader in its session, with the title it was opened with, when another process of the session polls it", async () => {
   const session = { CLAUDE_PID: "737373" };
   const [opener, poller] = await Promise.all([connectServer(dataDir, session), connectServer(dataDir, session)]);
   try {
     const channelId = await openReader(opener);
     await poller.callTool({ name: "poll_agent_messages", arguments: { channel_id: channelId } });
     const record = await new FileStore({ dataDir }).sessions.read("claude-737373");
-    assert.deepEqual(record.channels, [{ id: channelId, app: "reader" }]);
+    assert.deepEqual(record.channels, [{ id: channelId, app: "reader", title: "A" }]);
   } finally {
     await Promise.all([opener.close(), poller.close()]);
   }

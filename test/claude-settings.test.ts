@@ -338,6 +338,28 @@ test("a settings file or stash that is a named pipe is refused, not waited on", 
   assert.match(result.stderr, /backchannel-statusline\.other\.json.*not a regular file/);
 });
 
+test("install hook adds the wake hook beside the user's other hooks, once; uninstall takes only it out", async () => {
+  const settings = join(dir, "hooks.json");
+  const theirs = { matcher: "", hooks: [{ type: "command", command: "echo theirs" }] };
+  await writeFile(settings, JSON.stringify({ model: "x", hooks: { Stop: [theirs], PreToolUse: [theirs] } }));
+  const first = cli(["install", "hook", "--settings", settings]);
+  assert.equal(first.status, 0, first.stderr);
+  assert.equal(cli(["install", "hook", "--settings", settings]).status, 0);
+  const installed = (await readJson(settings)) as { model: string; hooks: { Stop: unknown[]; PreToolUse: unknown[] } };
+  assert.equal(installed.model, "x");
+  assert.deepEqual(installed.hooks.PreToolUse, [theirs]);
+  assert.deepEqual(installed.hooks.Stop, [
+    theirs,
+    { hooks: [{ type: "command", command: `${COMMAND} hook stop`, asyncRewake: true, timeout: 604800 }] },
+  ]);
+  assert.equal(cli(["uninstall", "hook", "--settings", settings]).status, 0);
+  assert.deepEqual(await readJson(settings), { model: "x", hooks: { Stop: [theirs], PreToolUse: [theirs] } });
+  await writeFile(settings, JSON.stringify({ hooks: { Stop: "not an array" } }));
+  const refused = cli(["install", "hook", "--settings", settings]);
+  assert.equal(refused.status, 1);
+  assert.match(refused.stderr, /hooks\.Stop is "not an array", not an array/);
+});
+
 test("an unknown target or a missing one is refused with exit 1; --help exits 0", () => {
   for (const args of [["install", "foo"], ["uninstall"], ["install", "statusline", "extra"]]) {
     const result = cli(args);

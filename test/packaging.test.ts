@@ -112,6 +112,11 @@ describe("the package as published", () => {
       "dist/app/channel.js",
       "dist/app/channel.d.ts",
       "recipes/hosts.md",
+      "plugin/.claude-plugin/plugin.json",
+      "plugin/.mcp.json",
+      "plugin/hooks/hooks.json",
+      "plugin/scripts/backchannel.mjs",
+      "plugin/skills/margin-comments/SKILL.md",
     ]) {
       assert.ok(files.has(needed), `${needed} ships`);
     }

@@ -57,13 +57,13 @@ export class Awareness {
 
   /**
    * Notes that the model used `channelId` (`opened`: with `open_reader`, which also makes
-   * this process the channel's push owner): the channel joins the session and is
+   * this process the channel's push owner; `title`: what it was opened as): the channel joins the session and is
    * watched from now on. Never throws: a failure here is reported and must not fail
    * the tool call that did the real work.
    */
-  async useChannel(channelId: string, app: "reader" | "channel", opened = false): Promise<void> {
+  async useChannel(channelId: string, app: "reader" | "channel", opened = false, title?: string): Promise<void> {
     try {
-      await this.session.addChannel(channelId, app);
+      await this.session.addChannel(channelId, app, title);
       if (opened) await this.pusher?.claim(channelId);
       if (this.watchChannels) await this.inbox.watch(channelId);
     } catch (error) {

@@ -43,18 +43,21 @@ export class Session {
 
   /**
    * Records that this session uses `channelId` for `app` (`"reader"`, or `"channel"`
-   * for any other app; a channel known as a reader stays one).
+   * for any other app; a channel known as a reader stays one), with the `title` it was
+   * opened with (kept from before when none is given).
    * @throws InvalidChannelIdError, LockTimeoutError, I/O errors.
    */
-  async addChannel(channelId: string, app: string): Promise<void> {
+  async addChannel(channelId: string, app: string, title?: string): Promise<void> {
     const known = this.recorded.get(channelId);
-    if (known === app || (known !== undefined && app === "channel")) return;
+    if (title === undefined && (known === app || (known !== undefined && app === "channel"))) return;
     await this.store.updateState(channelId, SESSION_STATE, () => ({ key: this.key }));
     let label = app;
     await this.store.sessions.update(this.key, (record) => {
       // Another process of the session may have recorded it as a reader already.
-      if (record.channels.some((channel) => channel.id === channelId && channel.app === "reader")) label = "reader";
-      return withChannel(record, { id: channelId, app: label });
+      const before = record.channels.find((channel) => channel.id === channelId);
+      if (before?.app === "reader") label = "reader";
+      const named = title ?? before?.title;
+      return withChannel(record, named === undefined ? { id: channelId, app: label } : { id: channelId, app: label, title: named });
     });
     this.recorded.set(channelId, label);
   }

@@ -74,7 +74,7 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
           opened_at: new Date().toISOString(),
         };
         await writeChannelApp(store, channelId, app);
-        await awareness.useChannel(channelId, "channel", true);
+        await awareness.useChannel(channelId, "channel", true, app.title);
         const watch = watchCommand(channelId, false, options.remoteWatchUrl);
         const what = saved ? `the saved app ${saved.name} ("${app.title}"; its note: ${saved.description})` : `"${app.title}"`;
         return toolResult(

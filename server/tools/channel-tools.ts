@@ -16,7 +16,7 @@ import { Awareness } from "../awareness/awareness.js";
 import { progressTicker } from "./progress.js";
 import type { WaitingPolls } from "./waiting-polls.js";
 import { toolError, toolResult } from "./results.js";
-import { compactSchema, notifyInput, notifyOutput, pollInput, pollOutput, uiPollOutput } from "./schemas.js";
+import { compactSchema, notifyInput, notifyOutput, notifyUiInput, pollInput, pollOutput, uiPollOutput } from "./schemas.js";
 import { DEFAULT_LIMITS } from "../../core/limits.js";
 
 /** Options of {@link registerChannelTools}. */
@@ -61,13 +61,18 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
     {
       title: "Send to the app",
       description: "Send an event to the app on a channel (reader: answer {thread_id, text}, hello, status {text}).",
-      inputSchema: compactSchema(notifyInput),
+      inputSchema: compactSchema(notifyUiInput),
       outputSchema: compactSchema(notifyOutput),
+      // Loaded, not deferred behind tool search: a woken agent answers in one call.
+      _meta: { "anthropic/alwaysLoad": true },
     },
-    async ({ channel_id, event, data }) => {
+    async ({ channel_id, event, data, ack }) => {
       const result = await notify(store, channel_id, "ui", event, data);
-      if (!result.isError) await awareness.useChannel(channel_id, "channel");
-      return result;
+      if (result.isError) return result;
+      await awareness.useChannel(channel_id, "channel");
+      if (ack === undefined) return result;
+      const sent = result.content[0]?.type === "text" ? result.content[0].text : "";
+      return { ...result, content: [{ type: "text" as const, text: `${sent} ${await acknowledge(store, awareness, channel_id, ack)}` }] };
     },
   );
 
@@ -131,6 +136,23 @@ async function notify(store: ChannelStore, channelId: string, queue: QueueName, 
     return toolResult({ seq, pending }, `Sent ${event} as seq ${seq} (${pending} waiting).`);
   } catch (error) {
     return toolError(error);
+  }
+}
+
+/**
+ * Clears the agent queue of `channelId` up to `ack`, after the answer was sent: a
+ * message is gone only once it is answered, as the answer is in the app's queue first.
+ * @returns the sentence that says what was cleared, or why nothing was (the messages
+ *   then still wait; the answer stays sent).
+ */
+async function acknowledge(store: ChannelStore, awareness: Awareness, channelId: string, ack: number): Promise<string> {
+  try {
+    const { pending } = await store.poll(channelId, "agent", { after: ack });
+    await awareness.refresh(channelId);
+    return `Cleared the app's messages up to #${ack} (${pending} still waiting).`;
+  } catch (error) {
+    const failed = toolError(error).content[0];
+    return `The app's messages were not cleared: ${failed?.type === "text" ? failed.text : "unknown error"}`;
   }
 }
 

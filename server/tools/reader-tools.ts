@@ -148,7 +148,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
           opened_at: new Date().toISOString(),
         };
         await writeDocument(store, channelId, document);
-        await awareness.useChannel(channelId, "reader", true);
+        await awareness.useChannel(channelId, "reader", true, document.title);
         const watch = watchCommand(channelId, false, options.remoteWatchUrl);
         return toolResult(
           { channel_id: channelId, title: document.title, words: document.words, watch_command: watch },

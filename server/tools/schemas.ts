@@ -70,6 +70,11 @@ export const notifyInput = z.object({
   data: dataSchema.optional(),
 });
 
+/** The input of `notify_ui`: `notify_agent`'s, and `ack`, which clears what the agent handled. */
+export const notifyUiInput = notifyInput.extend({
+  ack: cursorSchema.optional().describe("Also clear the app's messages up to this seq (those you handled)."),
+});
+
 /** The output of `notify_ui` and `notify_agent`. */
 export const notifyOutput = z.object({
   seq: z.number().int().describe("The message's seq in its queue."),

@@ -1,0 +1,127 @@
+/**
+ * One waiting session watcher per host session. Claude Code starts the wake hook after
+ * every turn, whether or not the last one still waits; the newest takes the session's
+ * claim file (core/paths.ts `watcherClaimFile`) and ends the one before it, so a long
+ * session never piles up watchers.
+ *
+ * The claim also keeps, per channel, the highest seq a watcher has woken the agent
+ * for. A message the agent was told of and left waiting does not wake it again: a
+ * wake that the model does not act on would otherwise end in a Stop that wakes it at
+ * once, in a loop. Such a message is shown again with the next one that does wake.
+ *
+ * Invariant: a watcher wakes the agent only while the claim names it (checked just
+ * before it wakes), so of two watchers racing for one session at most one wakes.
+ */
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { FILE_MODE, FOLDER_MODE } from "../core/paths.js";
+
+/** Per channel id, the highest seq the agent has been woken for. */
+export type Announced = Record<string, number>;
+
+/** What the claim file holds. */
+interface ClaimRecord {
+  pid: number;
+  announced: Announced;
+}
+
+/** The claim of one session's watcher, held by the process `pid` (default: this one). */
+export class SessionClaim {
+  constructor(
+    readonly path: string,
+    readonly pid: number = process.pid,
+  ) {}
+
+  /**
+   * Takes the claim from whoever held it, and ends that watcher when it still runs
+   * (SIGTERM; on Linux only, where `/proc` tells that the pid is a session watcher and
+   * not a process that reused it; elsewhere it notices at its next check and exits).
+   * @returns what the agent had been woken for so far.
+   * @throws I/O errors (the claim's folder cannot be made or written).
+   */
+  take(): Announced {
+    mkdirSync(dirname(this.path), { recursive: true, mode: FOLDER_MODE });
+    const before = readClaim(this.path);
+    const announced = before?.announced ?? {};
+    writeClaim(this.path, { pid: this.pid, announced });
+    if (before && before.pid !== this.pid && isSessionWatcher(before.pid)) {
+      try {
+        process.kill(before.pid, "SIGTERM");
+      } catch {
+        // It ended on its own meanwhile.
+      }
+    }
+    return announced;
+  }
+
+  /** Whether the claim still names this watcher (a newer one has not taken it). */
+  holds(): boolean {
+    return readClaim(this.path)?.pid === this.pid;
+  }
+
+  /**
+   * Records that the agent is being woken for `marks` (merged into what was announced).
+   * @returns false, writing nothing, when the claim is no longer this watcher's.
+   * @throws I/O errors.
+   */
+  announce(marks: Announced): boolean {
+    const current = readClaim(this.path);
+    if (current?.pid !== this.pid) return false;
+    writeClaim(this.path, { pid: this.pid, announced: { ...current.announced, ...marks } });
+    return true;
+  }
+
+  /**
+   * Gives the claim up when this watcher still holds it, keeping what was announced for
+   * the next one, so that no later process that reuses this pid is taken for its holder.
+   * Never throws: a claim left behind names a process that has ended.
+   */
+  release(): void {
+    try {
+      const current = readClaim(this.path);
+      if (current?.pid === this.pid) writeClaim(this.path, { pid: 0, announced: current.announced });
+    } catch {
+      // Left as it was: the next watcher finds no live session watcher by that pid, or a later one, as above.
+    }
+  }
+}
+
+/** The claim in the file at `path`; `undefined` when there is none or it is not one (then nothing was announced). */
+function readClaim(path: string): ClaimRecord | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  const { pid, announced } = value as Partial<ClaimRecord>;
+  if (!Number.isSafeInteger(pid)) return undefined;
+  const marks: Announced = {};
+  if (typeof announced === "object" && announced !== null) {
+    for (const [channel, seq] of Object.entries(announced)) if (Number.isSafeInteger(seq)) marks[channel] = seq;
+  }
+  return { pid: pid as number, announced: marks };
+}
+
+/** Replaces the claim file in one step (a temporary file renamed over it), so that no reader sees half of one. */
+function writeClaim(path: string, record: ClaimRecord): void {
+  const temp = `${path}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temp, JSON.stringify(record), { mode: FILE_MODE });
+    renameSync(temp, path);
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
+
+/** Whether process `pid` is a session watcher (`watch --session` or `hook stop`), read from `/proc`; false where there is none. */
+function isSessionWatcher(pid: number): boolean {
+  if (pid <= 1 || process.platform !== "linux") return false;
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    return args.includes("--session") || (args.includes("hook") && args.includes("stop"));
+  } catch {
+    return false;
+  }
+}
