@@ -12,9 +12,10 @@
  * Invariant: a watcher wakes the agent only while the claim names it (checked just
  * before it wakes), so of two watchers racing for one session at most one wakes.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { FILE_MODE, FOLDER_MODE } from "../core/paths.js";
+import { writeFileAtomic } from "../core/fs/atomic-write.js";
+import { FOLDER_MODE } from "../core/paths.js";
 
 /** Per channel id, the highest seq the agent has been woken for. */
 export type Announced = Record<string, number>;
@@ -104,15 +105,9 @@ function readClaim(path: string): ClaimRecord | undefined {
   return { pid: pid as number, announced: marks };
 }
 
-/** Replaces the claim file in one step (a temporary file renamed over it), so that no reader sees half of one. */
+/** Replaces the claim file in one step (core/fs/atomic-write.ts), so that no reader sees half of one. */
 function writeClaim(path: string, record: ClaimRecord): void {
-  const temp = `${path}.${process.pid}.tmp`;
-  try {
-    writeFileSync(temp, JSON.stringify(record), { mode: FILE_MODE });
-    renameSync(temp, path);
-  } finally {
-    rmSync(temp, { force: true });
-  }
+  writeFileAtomic(path, JSON.stringify(record));
 }
 
 /** Whether process `pid` is a session watcher (`watch --session` or `hook stop`), read from `/proc`; false where there is none. */
