@@ -40,7 +40,7 @@ export async function run(args: string[]): Promise<number> {
   }
   const { addToken, defaultTokenFile } = await import("../server/auth/token-file.js");
   const path = resolve(values.tokens ?? defaultTokenFile(resolveDataDir()));
-  const token = addToken(path, positionals[1]!);
+  const token = await addToken(path, positionals[1]!);
   process.stdout.write(`Added a token for ${positionals[1]} to ${path}. It is shown only now:\n${token}\n`);
   return 0;
 }

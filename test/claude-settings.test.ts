@@ -5,15 +5,15 @@
  * back exactly, and a file that is not a settings object is never overwritten.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, open, readFile, readlink, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, readlink, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, test } from "node:test";
 import { FileStore } from "../store/file/file-store.js";
 import { withChannel } from "../store/session-record.js";
 import { mkfifo } from "./support/fifo.js";
+import { type Outcome, runAtOnce } from "./support/at-once.js";
 import { CLI, tempDataDir } from "./support/helpers.js";
 
 /** A settings file as people write them: 2-space indentation, a trailing newline, a status line of their own. */
@@ -260,41 +260,13 @@ test("a settings file that is a symbolic link is written through, and stays a li
 });
 
 describe("concurrent installs and uninstalls", () => {
-  /** The preload that holds each process at the start line until all are ready. */
-  const BARRIER = fileURLToPath(new URL("./fixtures/start-barrier.js", import.meta.url));
   const ROUNDS = 3;
   const PROCESSES = 50;
 
   /** Runs `PROCESSES` installs and uninstalls of `settings` at once; resolves with their exit codes and stderr. */
-  async function race(settings: string, round: number): Promise<{ code: number | null; stderr: string }[]> {
-    const fifo = join(dir, `start-${round}`);
-    await mkfifo(fifo);
-    const env = { ...process.env, BACKCHANNEL_COMMAND: COMMAND, BARRIER_FIFO: fifo };
-    const runs = Array.from({ length: PROCESSES }, (_, i) => {
-      const command = i % 2 === 0 ? "install" : "uninstall";
-      const child: ChildProcess = spawn(process.execPath, ["--import", BARRIER, CLI, command, "statusline", "--settings", settings], { env });
-      let stderr = "";
-      const ready = new Promise<void>((resolve) =>
-        child.stderr!.on("data", (chunk: Buffer) => {
-          stderr += chunk.toString();
-          if (stderr.includes("barrier: ready\n")) resolve();
-        }),
-      );
-      child.stdout!.resume();
-      const exited = new Promise<{ code: number | null; stderr: string }>((resolve) =>
-        child.on("close", (code) => resolve({ code, stderr: stderr.replace("barrier: ready\n", "") })),
-      );
-      return { ready, exited };
-    });
-    await Promise.all(runs.map((run) => run.ready));
-    // One byte per process; the pipe stays open until all have exited, so none can miss its byte.
-    const start = await open(fifo, "w");
-    try {
-      await start.write(Buffer.alloc(PROCESSES, 1));
-      return await Promise.all(runs.map((run) => run.exited));
-    } finally {
-      await start.close();
-    }
+  function race(settings: string, round: number): Promise<Outcome[]> {
+    const runs = Array.from({ length: PROCESSES }, (_, i) => [CLI, i % 2 === 0 ? "install" : "uninstall", "statusline", "--settings", settings]);
+    return runAtOnce(runs, { ...process.env, BACKCHANNEL_COMMAND: COMMAND }, join(dir, `start-${round}`));
   }
 
   test(`${PROCESSES} at once, ${ROUNDS} times: each succeeds, and the user's status line is always in settings.json or the stash`, async () => {

@@ -8,10 +8,11 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmod } from "node:fs/promises";
+import { chmod, readFile } from "node:fs/promises";
 import { createServer, request } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { runAtOnce } from "./support/at-once.js";
 import { type TestIssuer, startTestIssuer } from "./support/test-issuer.js";
 import { CLI, structured, tempDataDir } from "./support/helpers.js";
 import { storeKinds, type StoreFixture } from "./support/stores.js";
@@ -183,6 +184,17 @@ describe("--auth tokens", () => {
   after(async () => {
     served.process.kill();
     await cleanup();
+  });
+
+  test("40 token adds at once each keep their token, and every printed token is served", async () => {
+    const file = `${dir}/concurrent-tokens.json`;
+    const runs = Array.from({ length: 40 }, (_, i) => [CLI, "token", "add", `user-${i}`, "--tokens", file]);
+    const outcomes = await runAtOnce(runs, process.env, `${dir}/token-start`);
+    for (const outcome of outcomes) assert.equal(outcome.code, 0, outcome.stderr);
+    const printed = outcomes.map((outcome) => outcome.stdout.trim().split(/\s+/).at(-1)!);
+    const kept = (JSON.parse(await readFile(file, "utf8")) as { tokens: { sha256: string }[] }).tokens.map((entry) => entry.sha256);
+    const missing = printed.filter((printedToken) => !kept.includes(createHash("sha256").update(printedToken).digest("hex")));
+    assert.equal(missing.length, 0, `${missing.length} of 40 printed tokens are not in the file (it keeps ${kept.length})`);
   });
 
   test("a request without a token gets 401 with the challenge naming the metadata, which is served", async () => {

@@ -9,10 +9,12 @@
  * it is made, and never stored.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { chmodSync, closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { z } from "zod";
 import { CallerError } from "../../core/errors.js";
+import { writeFileAtomic } from "../../core/fs/atomic-write.js";
+import { withLock } from "../../core/fs/lock.js";
 import { InvalidPrincipalError, PRINCIPAL_PATTERN } from "./principal.js";
 
 /** The token file's name in the data directory. */
@@ -73,21 +75,29 @@ export function readTokenFile(path: string, missingOk = false): TokenFile {
 }
 
 /**
- * Makes a new token for `principal` and stores its hash in the token file at `path`
- * (made 0600, with its folder 0700, when missing).
- * @returns the token: shown once, never stored.
- * @throws InvalidPrincipalError; TokenFileError for an unusable file.
+ * How long the token file's lock may go untouched before it counts as left by a killed
+ * `token add`: 5 s (a waiter gives up after three times as long).
  */
-export function addToken(path: string, principal: string): string {
+const TOKEN_LOCK_STALE_MS = 5000;
+
+/**
+ * Makes a new token for `principal` and stores its hash in the token file at `path`
+ * (made 0600, with its folder 0700, when missing). The read and the write happen under
+ * the token file's lock (core/fs/lock.ts), so that concurrent adds each keep their token.
+ * @returns the token: shown once, never stored.
+ * @throws InvalidPrincipalError; TokenFileError for an unusable file; LockTimeoutError
+ *   when another `token add` holds the file for too long.
+ */
+export async function addToken(path: string, principal: string): Promise<string> {
   if (!PRINCIPAL_PATTERN.test(principal)) throw new InvalidPrincipalError(principal);
-  const file = readTokenFile(path, true);
-  const token = `bc_${randomBytes(32).toString("base64url")}`;
-  file.tokens.push({ principal, sha256: sha256Hex(token), added: new Date().toISOString() });
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600, flag: "wx" });
-  chmodSync(temp, 0o600);
-  renameSync(temp, path);
+  const token = `bc_${randomBytes(32).toString("base64url")}`;
+  await withLock(path, { staleMs: TOKEN_LOCK_STALE_MS }, (lock) => {
+    const file = readTokenFile(path, true);
+    file.tokens.push({ principal, sha256: sha256Hex(token), added: new Date().toISOString() });
+    lock.assertHeld();
+    writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`);
+  });
   return token;
 }
 
