@@ -30,7 +30,9 @@ context. Reads the hook input on stdin; prints the hook output, or nothing for o
 tools, error results and results over 9,000 characters. Always exits 0.
 
 Add to settings.json (user or project):
-  {"hooks":{"PostToolUse":[{"matcher":"mcp__backchannel__.*","hooks":[{"type":"command","command":"npx backchannel hook post-tool-use"}]}]}}
+  {"hooks":{"PostToolUse":[{"matcher":"mcp__backchannel__.*","hooks":[{"type":"command","command":"backchannel hook post-tool-use"}]}]}}
+Without backchannel on your PATH, use the published package as the command:
+"npx -y backchannel-mcp hook post-tool-use" ("npx backchannel" is another package).
 Use your server's name in the matcher if it is not "backchannel".
 
 Options:

@@ -10,7 +10,9 @@ import { STORE_ENV_VAR, type StoreLocation, storeLocationFromEnv } from "../stor
 export const USAGE = `Usage: backchannel [serve] [--store URL] [--claude-channel] [--http [--port N] [--host H] [auth options]]
 
 Runs the MCP server on stdin/stdout. stdout carries MCP only; notes go to stderr.
-Add it to a host as the command "npx backchannel" (see the README).
+Add it to a host as the command "backchannel" when it is on your PATH, else as
+"npx -y backchannel-mcp" (the published package; "npx backchannel" is another one).
+See the README.
 
 Options:
   --store URL   keep the channels in Redis at URL, redis://[user:password@]host[:port][/db]

@@ -8,7 +8,7 @@ import { CLI_ENTRY } from "./package.js";
 
 /**
  * The command prefix that runs `backchannel`: `$BACKCHANNEL_COMMAND` when set (e.g.
- * `npx backchannel` for an installed package), else `node <this installation's cli.js>`.
+ * `npx -y backchannel-mcp`, the published package), else `node <this installation's cli.js>`.
  */
 export function backchannelCommand(env: NodeJS.ProcessEnv = process.env): string {
   return env.BACKCHANNEL_COMMAND || `node ${shellQuote(CLI_ENTRY)}`;

@@ -27,6 +27,12 @@ for (const args of [["--help"], ["serve", "--help"], ["watch", "--help"]]) {
   });
 }
 
+test("serve --help names the command on the PATH and the published package, never npx backchannel as a command", () => {
+  const { stdout } = run(["serve", "--help"]);
+  assert.match(stdout, /the command "backchannel" when it is on your PATH, else as\n"npx -y backchannel-mcp" \(the published package/);
+  assert.doesNotMatch(stdout, /as the command "npx backchannel"/);
+});
+
 test("an unknown command or option exits 1 with a message on stderr", () => {
   const unknown = run(["frobnicate"]);
   assert.equal(unknown.status, 1);

@@ -235,7 +235,7 @@ describe("stays silent, exit 0", () => {
 
 test("--help gives the settings.json snippet; an unknown hook exits 1", async () => {
   const snippet =
-    '{"hooks":{"PostToolUse":[{"matcher":"mcp__backchannel__.*","hooks":[{"type":"command","command":"npx backchannel hook post-tool-use"}]}]}}';
+    '{"hooks":{"PostToolUse":[{"matcher":"mcp__backchannel__.*","hooks":[{"type":"command","command":"backchannel hook post-tool-use"}]}]}}';
   const help = await new Promise<string>((resolve) => {
     const child = spawn(process.execPath, [CLI, "hook", "post-tool-use", "--help"]);
     let out = "";
@@ -243,6 +243,7 @@ test("--help gives the settings.json snippet; an unknown hook exits 1", async ()
     child.on("close", () => resolve(out));
   });
   assert.ok(help.includes(snippet), help);
+  assert.ok(help.includes("npx -y backchannel-mcp hook post-tool-use"), "the published package's form, for backchannel not on the PATH");
   assert.deepEqual(JSON.parse(snippet).hooks.PostToolUse[0].matcher, "mcp__backchannel__.*");
   const unknown = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, [CLI, "hook", "pre-tool-use"]);
