@@ -22,8 +22,8 @@ import { readRecipe } from "./support/scripted-agent.js";
 
 const skip = claudeCodeSkipReason();
 
-/** The checkout's README, for the settings it tells users to write. */
-const README = fileURLToPath(new URL("../../README.md", import.meta.url));
+/** The checkout's page on waking the agent (linked from the README), for the hook settings it tells users to write. */
+const README = fileURLToPath(new URL("../../docs/waking.md", import.meta.url));
 /** The checkout's built server entry, which the README's commands name. */
 const SERVER_CLI = fileURLToPath(new URL("../server/cli.js", import.meta.url));
 
@@ -62,7 +62,7 @@ describe("wake paths in Claude Code", { skip }, () => {
   test("with the README's PostToolUse hook every ask is still answered, and each poll's data reaches the model whole", async (t) => {
     const readme = await readFile(README, "utf8");
     const block = /```json\n(\{\n {2}"hooks"[\s\S]*?)```/.exec(readme);
-    assert.ok(block, "the README gives no hooks settings block");
+    assert.ok(block, "docs/waking.md gives no hooks settings block");
     const settings = JSON.parse(block[1]!.replaceAll("/path/to/backchannel/dist/server/cli.js", SERVER_CLI)) as Record<string, unknown>;
     const questions = ["What does this mean?", "Who said it?", "Why here?"];
     const run = await runReaderLoop({ wake: "exit", questions, claude: { settings } });
