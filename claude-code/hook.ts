@@ -38,6 +38,8 @@ interface ResultView {
   text: string;
   structured?: JsonValue;
   isError: boolean;
+  /** The host handed over the result as the model got it, its data as one JSON text (docs/hosts.md). */
+  asModelGotIt?: boolean;
 }
 
 /**
@@ -54,6 +56,11 @@ export function postToolUseOutput(input: JsonValue): PostToolUseOutput | undefin
   const kind = toolKind(toolNameOf(input.tool_name) ?? "");
   const result = kind === undefined ? undefined : viewOf(input.tool_response);
   if (kind === undefined || result === undefined || result.isError) return undefined;
+  // Claude Code 2.1.328 gives the model the structured result as JSON and hands the hook
+  // that same text; its updatedToolOutput then replaces what the model gets, not only the
+  // panel's line. The model already has the data whole: a summary would cut it, and the
+  // context would send it twice.
+  if (result.asModelGotIt) return undefined;
   const summary = firstLine(result.text);
   if (summary === "") return undefined;
   if (kind === "confirmation") return { hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: summary } };
@@ -105,7 +112,7 @@ function toolNameOf(name: string): string | undefined {
  * document it exactly): a CallToolResult-like object, a bare content array, or a string.
  */
 function viewOf(response: JsonValue | undefined): ResultView | undefined {
-  if (typeof response === "string") return { text: response, isError: false };
+  if (typeof response === "string") return { text: response, isError: false, asModelGotIt: isJsonObjectText(response) };
   if (Array.isArray(response)) return { text: textOf(response), isError: false };
   if (typeof response !== "object" || response === null || !Array.isArray(response.content)) return undefined;
   return {
@@ -113,6 +120,17 @@ function viewOf(response: JsonValue | undefined): ResultView | undefined {
     isError: response.isError === true,
     ...(response.structuredContent !== undefined ? { structured: response.structuredContent } : {}),
   };
+}
+
+/** Whether `text` is one JSON object, as a structured result given to the model is. */
+function isJsonObjectText(text: string): boolean {
+  if (!text.trimStart().startsWith("{")) return false;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed);
+  } catch {
+    return false;
+  }
 }
 
 /** The text blocks of an MCP content array, joined by newlines. */

@@ -216,6 +216,12 @@ describe("stays silent, exit 0", () => {
       ["an error result", hookInput("read_recipe", { name: "no-such-recipe" }, errored)],
       ["a result of no known shape", hookInput("notify_ui", {}, { ok: true })],
       ["a result without text", hookInput("notify_ui", {}, { content: [{ type: "image", data: "", mimeType: "image/png" }] })],
+      // Claude Code 2.1.328: the structured result as the JSON text the model got; replacing it would cut the model's copy.
+      [
+        "the structured result as JSON text",
+        hookInput("poll_agent_messages", { channel_id: "c" }, JSON.stringify({ messages: [], cursor: 0, pending: 0 })),
+      ],
+      ["a confirmation as JSON text", hookInput("notify_ui", { channel_id: "c", event: "x" }, JSON.stringify({ seq: 1, pending: 1 }))],
     ];
     for (const [name, input] of inputs) {
       const { code, stdout, stderr } = await runHook(input);
