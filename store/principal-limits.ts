@@ -255,6 +255,10 @@ class LimitedView implements ChannelStore {
     return this.view.peek(channelId, queue);
   }
 
+  hasChannel(channelId: string): Promise<boolean> {
+    return this.view.hasChannel(channelId);
+  }
+
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
     return this.view.watchQueue(channelId, queue);
   }

@@ -105,6 +105,11 @@ export interface ChannelReader {
    *   repairs it at its next write); I/O errors.
    */
   peek(channelId: string, queue: QueueName): Promise<QueueMessage[]>;
+  /**
+   * Whether the channel has been made (opened, or written to) and not removed since.
+   * @throws I/O errors; StoreUnavailableError over Redis.
+   */
+  hasChannel(channelId: string): Promise<boolean>;
   /** Subscribes to changes of a queue (subscribe, then {@link peek}); works before the channel exists. */
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription;
   /**

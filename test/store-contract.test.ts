@@ -60,6 +60,19 @@ for (const kind of storeKinds()) {
       });
     });
 
+    describe("channels", () => {
+      test("hasChannel: not before the first write, after it (a state document counts too), not after removal", async () => {
+        const store = fixture.open();
+        assert.equal(await store.hasChannel("has-channel"), false);
+        await store.append("has-channel", "agent", "ready");
+        assert.equal(await store.hasChannel("has-channel"), true);
+        await store.remove("has-channel");
+        assert.equal(await store.hasChannel("has-channel"), false);
+        await store.updateState("has-state", "reader", () => ({ title: "t" }));
+        assert.equal(await store.hasChannel("has-state"), true);
+      });
+    });
+
     describe("cursor reads", () => {
       test("delete <= after, return > after, and a repeated cursor returns the same messages", async () => {
         const store = fixture.open();

@@ -56,6 +56,18 @@ describe("exit mode", () => {
     assert.match(watcher.stdout(), /1 message waiting on later \(ready\)/);
   });
 
+  test("says at once on stderr that a channel does not exist, and still waits for it; says nothing of one that does", async () => {
+    const watcher = spawnWatcher(dataDir, ["nobody-opened-this", "--timeout", "30"]);
+    await watcher.ready();
+    assert.match(watcher.stderr(), /no channel nobody-opened-this exists in this store yet: check the id .*waiting in case an app opens it/);
+    await store.append("nobody-opened-this", "agent", "ready");
+    assert.equal(await watcher.exited, 0, watcher.stderr());
+    await store.append("opened", "ui", "hello");
+    const known = spawnWatcher(dataDir, ["opened", "--timeout", "0.5"]);
+    assert.equal(await known.exited, 2);
+    assert.doesNotMatch(known.stderr(), /no channel/);
+  });
+
   test("exits 2 on timeout, saying how to re-arm", async () => {
     const watcher = spawnWatcher(dataDir, ["quiet", "--timeout", "0.3"]);
     assert.equal(await watcher.exited, 2);

@@ -14,7 +14,7 @@
  */
 import { watchCommand } from "../core/commands.js";
 import { callerErrorCode } from "../core/errors.js";
-import { isChannelId } from "../core/ids.js";
+import { CHANNEL_ID_RULE, isChannelId } from "../core/ids.js";
 import { WATCH_PREVIEW_CHARS } from "../core/limits.js";
 import { oneLine } from "../core/text.js";
 import type { QueueMessage } from "../protocol/message.js";
@@ -101,7 +101,11 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
         lastSeq = fresh.at(-1)!.seq;
       }
       // On stderr, so that the agent's stdout stays one line per event.
-      if (wake === "start") err(`waiting for messages on ${channelId} (timeout ${timeoutMs / 1000} s)`);
+      if (wake === "start") {
+        // A mistyped id, or a store other than the server's, would otherwise cost the whole timeout in silence.
+        if (fresh.length === 0 && !(await reader.hasChannel(channelId).catch(() => true))) err(unknownChannelMessage(channelId));
+        err(`waiting for messages on ${channelId} (timeout ${timeoutMs / 1000} s)`);
+      }
     }
   } catch (error) {
     err(`cannot read the agent queue of ${channelId}: ${(error as Error).message}`);
@@ -113,7 +117,15 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
 
 /** What a watcher says of a channel id that is not one. */
 export function invalidChannelMessage(channelId: string): string {
-  return `invalid channel id ${JSON.stringify(channelId)}: use the channel_id that open_reader or open_app returned (1-64 of A-Z a-z 0-9 _ -)`;
+  return `invalid channel id ${JSON.stringify(channelId)}: use the channel_id that open_reader or open_app returned (${CHANNEL_ID_RULE})`;
+}
+
+/** What a watcher says when no channel of that id exists in its store (yet). */
+export function unknownChannelMessage(channelId: string): string {
+  return (
+    `no channel ${channelId} exists in this store yet: check the id (the channel_id open_reader or open_app returned), ` +
+    "and that BACKCHANNEL_HOME or BACKCHANNEL_STORE is the server's; waiting in case an app opens it"
+  );
 }
 
 /** The line a watcher prints when its timeout passes: how long it watched, and the command that arms it again. */

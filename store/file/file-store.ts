@@ -136,6 +136,10 @@ export class FileStore implements ChannelStore {
     return this.reader.peek(channelId, queue);
   }
 
+  hasChannel(channelId: string): Promise<boolean> {
+    return this.reader.hasChannel(channelId);
+  }
+
   listChannels(): Promise<ChannelInfo[]> {
     return this.folders.list();
   }

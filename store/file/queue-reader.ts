@@ -40,6 +40,10 @@ export class FileQueueReader implements ChannelReader {
     return readQueue(queueFile(this.dataDir, channelId, queue), this.maxQueueFileBytes)?.queue.messages ?? [];
   }
 
+  async hasChannel(channelId: string): Promise<boolean> {
+    return reachFolder(this.dataDir, channelDir(this.dataDir, channelId), READ_ONLY);
+  }
+
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
     return subscribeToQueue(this.dataDir, channelId, queue);
   }

@@ -119,6 +119,12 @@ export async function peekQueue(connection: RedisConnection, space: KeySpace, ch
   });
 }
 
+/** Whether channel `channelId` of `space` has keys: its meta (made by its first write) or its state documents. */
+export async function channelExists(connection: RedisConnection, space: KeySpace, channelId: string): Promise<boolean> {
+  const keys = space.channel(channelId);
+  return (await connection.run((client) => client.exists([keys.meta, keys.state]))) > 0;
+}
+
 /** A poll script's reply, `{cursor, pending, seq, event, data, ts, …}`. */
 function pollResult(reply: unknown): PollResult {
   const values = asArray(reply);

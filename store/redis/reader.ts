@@ -9,7 +9,7 @@ import type { ChangeSubscription, ChannelReader, SessionReader } from "../store.
 import { RedisConnection } from "./connection.js";
 import { ROOT_KEYS } from "./keys.js";
 import { parseRedisUrl } from "./location.js";
-import { peekQueue } from "./queues.js";
+import { channelExists, peekQueue } from "./queues.js";
 import { RedisSessionReader } from "./sessions.js";
 import { REDIS_FALLBACK_WAKE_MS, WakeHub } from "./wake-hub.js";
 
@@ -41,6 +41,10 @@ export class RedisReader implements ChannelReader {
 
   peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
     return peekQueue(this.connection, ROOT_KEYS, channelId, queue);
+  }
+
+  hasChannel(channelId: string): Promise<boolean> {
+    return channelExists(this.connection, ROOT_KEYS, channelId);
   }
 
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {

@@ -32,7 +32,7 @@ import { RedisConnection } from "./connection.js";
 import { readSettings, settingsWarnings } from "./health.js";
 import { type KeySpace, principalKeys, ROOT_KEYS } from "./keys.js";
 import { parseRedisUrl } from "./location.js";
-import { appendMessage, drain, peekQueue, type QueueContext, queueContext, readAfter, type Upkeep, upkeepOf } from "./queues.js";
+import { appendMessage, channelExists, drain, peekQueue, type QueueContext, queueContext, readAfter, type Upkeep, upkeepOf } from "./queues.js";
 import { RedisSavedApps } from "./saved-apps.js";
 import { RedisSessions } from "./sessions.js";
 import { readStateDoc, updateStateDoc } from "./state-docs.js";
@@ -118,6 +118,10 @@ export class RedisStoreView implements ChannelStore {
 
   peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
     return peekQueue(this.shared.connection, this.space, channelId, queue);
+  }
+
+  hasChannel(channelId: string): Promise<boolean> {
+    return channelExists(this.shared.connection, this.space, channelId);
   }
 
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
