@@ -11,6 +11,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { nextWake } from "./next-wake.js";
 
 /** A content block of a message, as the Messages API has it (only the fields the tests read). */
 export interface ContentBlock {
@@ -285,15 +286,7 @@ export async function startModelServer(policy: Policy, options: ModelServerOptio
         if (found) return found;
         const left = deadline - performance.now();
         if (left <= 0) throw new Error(`no matching model request within ${timeoutMs} ms (${turns.length} main-loop requests so far)`);
-        await new Promise<void>((resolve) => {
-          const wake = () => {
-            clearTimeout(timer);
-            waiters.delete(wake);
-            resolve();
-          };
-          const timer = setTimeout(wake, left);
-          waiters.add(wake);
-        });
+        await nextWake(waiters, left);
       }
     },
     close: () =>

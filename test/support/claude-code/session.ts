@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { CLI } from "../helpers.js";
 import { claudeBinary } from "./install.js";
 import type { ModelServer } from "./model-server.js";
+import { nextWake } from "./next-wake.js";
 
 /** The tools the tests let the model use without asking (`--allowedTools`). */
 export const ALLOWED_TOOLS = ["mcp__backchannel", "Bash", "Monitor", "ToolSearch", "Read"];
@@ -216,15 +217,7 @@ export async function startSession(options: ClaudeOptions): Promise<ClaudeSessio
         if (closed) throw new Error(`claude exited (${child.exitCode}) before the event came: ${stderr}`);
         const left = deadline - performance.now();
         if (left <= 0) throw new Error(`no matching event from claude within ${timeoutMs} ms (${events.length} events so far)`);
-        await new Promise<void>((resolve) => {
-          const wake = () => {
-            clearTimeout(timer);
-            waiters.delete(wake);
-            resolve();
-          };
-          const timer = setTimeout(wake, left);
-          waiters.add(wake);
-        });
+        await nextWake(waiters, left);
       }
     },
     async stop() {
