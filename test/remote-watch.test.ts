@@ -216,7 +216,8 @@ describe("backchannel watch --url against a server that lies", () => {
     const watcher = watch(["ch", "--url", hostileUrl, "--timeout", "2"]);
     assert.equal(await watcher.exited, 2, watcher.stderr());
     const took = Date.now() - started;
-    assert.ok(took < 8000, `--timeout 2 ended after ${took} ms`);
+    // A safety net: it ended after about 20 s before, about 3 s now; a loaded machine starts node slowly.
+    assert.ok(took < 12_000, `--timeout 2 ended after ${took} ms`);
   });
 });
 
