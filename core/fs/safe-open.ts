@@ -74,10 +74,10 @@ function checkDataDir(dataDir: string, access: FolderAccess): boolean {
 /** One folder below the data directory, never followed when it is a link. */
 function checkFolder(path: string, access: FolderAccess): boolean {
   let stats = lstatOrNull(path);
+  let movedAside: string | undefined;
   if (stats && !stats.isDirectory()) {
     if (!access.create) throw new NotRegularFileError(path, describeKind(stats), "a folder");
-    const aside = moveAside(path, "foreign");
-    access.warn(`${path} should be a folder but was ${describeKind(stats)}: moved it aside to ${aside}, and made a folder in its place`);
+    movedAside = `${path} should be a folder but was ${describeKind(stats)}: moved it aside to ${moveAside(path, "foreign")}`;
     stats = null;
   }
   if (!stats) {
@@ -86,8 +86,11 @@ function checkFolder(path: string, access: FolderAccess): boolean {
       mkdirSync(path, { mode: FOLDER_MODE });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (movedAside) access.warn(movedAside);
       return checkFolder(path, access); // another process made it meanwhile: check what it made
     }
+    // Said only once the folder exists: whoever reads the warning may look at once.
+    if (movedAside) access.warn(`${movedAside}, and made a folder in its place`);
     stats = lstatSync(path);
   }
   checkOwnerAndMode(path, stats);
