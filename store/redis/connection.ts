@@ -91,8 +91,15 @@ export class RedisConnection {
     this.client.on("error", (error: Error) => this.wentDown(describeFailure(error)));
     this.client.on("ready", () => this.cameUp());
     // connect() settles when the first connection is ready, or rejects once the client is
-    // closed; failures before that arrive as "error" events, handled above.
-    this.client.connect().catch(() => undefined);
+    // closed; failures before that arrive as "error" events, handled above. A connection
+    // that comes up after close() (node-redis finishes one destroyed while being made) is
+    // destroyed then, or its socket would keep the process alive.
+    this.client.connect().then(
+      () => {
+        if (this.closed) this.client.destroy();
+      },
+      () => undefined,
+    );
   }
 
   /** Whether commands can be sent now. */
@@ -216,6 +223,10 @@ export class RedisConnection {
   }
 
   private cameUp(): void {
+    if (this.closed) {
+      this.client.destroy();
+      return;
+    }
     const outage = this.outage;
     this.outage = undefined;
     if (outage?.reported) this.warn(`the Redis store at ${this.shown} answers again`);

@@ -148,6 +148,7 @@ export class WakeHub {
 
   /** The subscriber connection is ready (again): asks again for the subscriptions that failed, and wakes every waiter. */
   private readonly onReady = (): void => {
+    if (this.closed) return;
     for (const [channel, entry] of this.channels) if (!entry.confirmed && !entry.subscribing) this.subscribe(channel, entry);
     this.wakeAll();
   };
@@ -183,7 +184,15 @@ export class WakeHub {
     });
     subscriber.on("error", () => undefined);
     subscriber.on("ready", this.onReady);
-    subscriber.connect().catch(() => undefined);
+    // node-redis finishes a connection that was destroyed while it was being made, and the
+    // open socket would keep the process alive (a watcher that found its message at once
+    // never exited): one that comes up after close() is destroyed then.
+    subscriber.connect().then(
+      () => {
+        if (this.subscriber !== subscriber) subscriber.destroy();
+      },
+      () => undefined,
+    );
     this.subscriber = subscriber;
     return subscriber;
   }
