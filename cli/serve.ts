@@ -48,6 +48,8 @@ Authentication (with --http; each principal sees only its own channels):
 
 Environment:
   BACKCHANNEL_STORE                   a redis:// URL: the Redis store (see --store)
+  BACKCHANNEL_STORE_FILE              a file holding that URL (keeps a password out of
+                                      the watcher command the agent is handed)
   BACKCHANNEL_HOME                    the data directory shared by every process
   BACKCHANNEL_MAX_QUEUE_MESSAGES, …   limits (see the README)`;
 

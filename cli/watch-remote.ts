@@ -136,7 +136,7 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
     clearTimeout(overall);
     await client.close().catch(() => undefined);
   }
-  out(timeoutLine(channelId, timeoutMs, watchCommand(channelId, follow, url.href)));
+  out(timeoutLine(channelId, timeoutMs, watchCommand(channelId, { follow, where: ["--url", url.href] })));
   return WATCH_EXIT.timeout;
 }
 

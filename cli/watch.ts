@@ -3,10 +3,11 @@
  * start fast. With `--url`, the remote watcher (./watch-remote.ts), which asks a server over MCP.
  */
 import { parseArgs } from "node:util";
-import { openReader, storeLocationFromEnv, unusableLocation } from "../store/open.js";
+import { openReader, type StoreLocation, storeLocationFromOptions, unusableLocation } from "../store/open.js";
 
 /** The usage text of this command. */
-export const USAGE = `Usage: backchannel watch <channel_id> [--url URL] [--timeout S] [--follow] [--notify]
+export const USAGE = `Usage: backchannel watch <channel_id> [--home DIR | --store URL | --store-file FILE | --url URL]
+                         [--timeout S] [--follow] [--notify]
        backchannel watch --session [--timeout S]
 
 Waits until the app has sent the agent a message on <channel_id>. Run it as a
@@ -18,19 +19,27 @@ Code: the session of $CLAUDE_PID), print what waits (the asks themselves) and ex
 0; a message already announced to this session waits silently. One such watcher
 runs per session: starting another ends this one (exit 3).
 
-Options:
-  --session     watch every channel of this session instead of one
+Where the channel is (at most one; the server's watch_command names it when the
+agent's shell would not find it): by default BACKCHANNEL_STORE, BACKCHANNEL_STORE_FILE
+or BACKCHANNEL_HOME, as for the server.
+  --home DIR    the file store in the data directory DIR
+  --store URL   the Redis store at URL (redis://[user@]host[:port][/db]); without a
+                password in it, the one in $BACKCHANNEL_STORE for the same server is used
+  --store-file FILE  the Redis store whose URL the file FILE holds
   --url URL     ask the backchannel server at this MCP endpoint (https://host/mcp)
                 instead of reading the store: for an agent on another machine.
                 The token, if the server wants one, comes from $BACKCHANNEL_TOKEN
+
+Options:
+  --session     watch every channel of this session instead of one
   --timeout S   give up after S seconds (default 1800)
   --follow      print one line per new message and keep going until the timeout
   --notify      also show a desktop notification (notify-send, osascript or a
                 PowerShell toast; one note on stderr where none works)
   -h, --help    show this help
 
-Environment: BACKCHANNEL_STORE (a redis:// URL) or BACKCHANNEL_HOME, as the server's;
-with --url, BACKCHANNEL_TOKEN (the bearer token) only.
+Environment: BACKCHANNEL_STORE (a redis:// URL), BACKCHANNEL_STORE_FILE (a file that
+holds one) or BACKCHANNEL_HOME, as the server's; with --url, BACKCHANNEL_TOKEN only.
 
 Exit codes: 0 a message waits (one summary line on stdout), 2 timeout,
 1 bad channel id, unreadable data directory or unreachable Redis, or with --url
@@ -48,6 +57,9 @@ export async function run(args: string[]): Promise<number> {
       follow: { type: "boolean" },
       notify: { type: "boolean" },
       url: { type: "string" },
+      home: { type: "string" },
+      store: { type: "string" },
+      "store-file": { type: "string" },
       session: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -56,9 +68,16 @@ export async function run(args: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  const where = whereOptions(values);
+  if (where.length > 2) {
+    process.stderr.write(`backchannel watch: give at most one of --home, --store, --store-file and --url\n\n${USAGE}\n`);
+    return 1;
+  }
   if (values.session) {
-    if (positionals.length > 0 || values.url !== undefined || values.follow || values.notify) {
-      process.stderr.write(`backchannel watch: --session takes no channel id, --url, --follow or --notify\n\n${USAGE}\n`);
+    if (positionals.length > 0 || where.length > 0 || values.follow || values.notify) {
+      process.stderr.write(
+        `backchannel watch: --session takes no channel id, --home, --store, --store-file, --url, --follow or --notify\n\n${USAGE}\n`,
+      );
       return 1;
     }
   } else if (positionals.length !== 1) {
@@ -82,7 +101,13 @@ export async function run(args: string[]): Promise<number> {
       notify: values.notify ?? false,
     });
   }
-  const location = storeLocationFromEnv();
+  let location: StoreLocation;
+  try {
+    location = storeLocationFromOptions({ home: values.home, store: values.store, storeFile: values["store-file"] });
+  } catch (error) {
+    process.stderr.write(`backchannel watch: ${(error as Error).message}\n`);
+    return 1;
+  }
   const problem = await unusableLocation(location);
   if (problem) {
     process.stderr.write(`backchannel watch: ${problem}\n`);
@@ -96,10 +121,21 @@ export async function run(args: string[]): Promise<number> {
       timeoutMs: timeoutSeconds * 1000,
       follow: values.follow ?? false,
       notify: values.notify ?? false,
+      where,
     });
   } finally {
     await opened.close();
   }
+}
+
+/** The options naming the store, as words of a command line (two per option given), in the order of the usage text. */
+function whereOptions(values: { home?: string; store?: string; "store-file"?: string; url?: string }): string[] {
+  const words: string[] = [];
+  for (const name of ["home", "store", "store-file", "url"] as const) {
+    const value = values[name];
+    if (value !== undefined) words.push(`--${name}`, value);
+  }
+  return words;
 }
 
 /** `watch --session`: 0 and the summary on stdout on mail, 2 on timeout, 3 when superseded or the host is gone, 1 on failure. */

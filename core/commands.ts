@@ -14,12 +14,22 @@ export function backchannelCommand(env: NodeJS.ProcessEnv = process.env): string
   return env.BACKCHANNEL_COMMAND || `node ${shellQuote(CLI_ENTRY)}`;
 }
 
-/**
- * The command that arms the watcher on `channelId` (exit mode, or follow mode with
- * `follow`); with `url`, the remote watcher of the server at that MCP endpoint.
- */
-export function watchCommand(channelId: string, follow = false, url?: string): string {
-  return `${backchannelCommand()} watch ${channelId}${follow ? " --follow" : ""}${url === undefined ? "" : ` --url ${shellQuote(url)}`}`;
+/** Options of {@link watchCommand}. */
+export interface WatchCommandOptions {
+  /** Follow mode (`--follow`) instead of exit mode. Default false. */
+  follow?: boolean;
+  /**
+   * The words that tell the watcher where the store is, e.g. `["--url", endpoint]` or
+   * `["--store-file", path]` (each quoted here). Default none: the watcher's own
+   * environment chooses, which is right only when it is the server's.
+   */
+  where?: readonly string[];
+}
+
+/** The command that arms the watcher on `channelId`, for the store `options.where` names. */
+export function watchCommand(channelId: string, options: WatchCommandOptions = {}): string {
+  const where = (options.where ?? []).map((word) => ` ${shellQuote(word)}`).join("");
+  return `${backchannelCommand()} watch ${channelId}${options.follow ? " --follow" : ""}${where}`;
 }
 
 /**

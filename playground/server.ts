@@ -16,7 +16,7 @@
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
-import { bannerLocation, createMcpRequestListener, listen, MCP_PATH, openStore, storeLocationFromEnv } from "backchannel-mcp/server";
+import { bannerLocation, createMcpRequestListener, listen, MCP_PATH, openStore, storeLocationFromEnv, watcherWhere } from "backchannel-mcp/server";
 
 /** The page Vite built from playground/web/, everything inlined. */
 const PAGE = new URL("./web/index.html", import.meta.url);
@@ -38,7 +38,10 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 // The store the environment chooses, as for `backchannel serve`: BACKCHANNEL_STORE (Redis), else the data directory.
 const location = storeLocationFromEnv();
 const { store } = await openStore(location);
-const mcp = createMcpRequestListener({ store, ...(values["reader-html"] ? { readerHtmlPath: values["reader-html"] } : {}) });
+// The watch command the page shows names the store, for an agent whose shell lacks this environment.
+const { where, warning } = watcherWhere(location);
+if (warning) process.stderr.write(`playground: ${warning}\n`);
+const mcp = createMcpRequestListener({ store, watcherWhere: where, ...(values["reader-html"] ? { readerHtmlPath: values["reader-html"] } : {}) });
 const server = createServer((req, res) => {
   const path = new URL(req.url ?? "/", "http://localhost").pathname;
   if (path === MCP_PATH) {

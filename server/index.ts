@@ -19,6 +19,7 @@ export {
   type OpenStoreOptions,
   type StoreLocation,
   storeLocationFromEnv,
+  watcherWhere,
 } from "../store/open.js";
 export type { JsonValue, QueueMessage } from "../protocol/message.js";
 export type { Wall } from "../protocol/wall.js";

@@ -56,7 +56,7 @@ export function createServer(options: ServerOptions): McpServer {
   registerReaderTools(server, options.store, { ...options, awareness });
   registerWallTools(server, awareness.session);
   registerRecipeTools(server);
-  registerAppTools(server, options.store, { awareness, remoteWatchUrl: options.remoteWatchUrl });
+  registerAppTools(server, options.store, { awareness, watcherWhere: options.watcherWhere });
   registerWatchTools(server, options.store);
   return server;
 }

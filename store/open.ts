@@ -5,29 +5,127 @@
  * the watcher and the status line load no Redis client over the file store, and no lock
  * library over Redis.
  */
+import { readFileSync, statSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Limits } from "../core/limits.js";
 import { resolveDataDir } from "../core/paths.js";
 import { isRedisUrl, parseRedisUrl, InvalidStoreUrlError } from "./redis/location.js";
 import type { ChannelReader, ChannelStore } from "./store.js";
 
-/** Where the channels are: a data directory of the file store, or a Redis store. */
-export type StoreLocation = { kind: "file"; dataDir: string } | { kind: "redis"; url: string; shown: string };
+/**
+ * Where the channels are: a data directory of the file store, or a Redis store (with
+ * `file`, the file its URL was read from).
+ */
+export type StoreLocation = { kind: "file"; dataDir: string } | RedisLocation;
+
+/** A Redis store: `url` with its credentials, `shown` without the password, `file` the file it came from. */
+export type RedisLocation = { kind: "redis"; url: string; shown: string; file?: string };
 
 /** The environment variable that chooses the store. */
 export const STORE_ENV_VAR = "BACKCHANNEL_STORE";
 
 /**
+ * The environment variable naming a file that holds the Redis URL: a URL with a password
+ * stays out of command lines, and the watcher command can name the file instead.
+ */
+export const STORE_FILE_ENV_VAR = "BACKCHANNEL_STORE_FILE";
+
+/** The environment variable naming the file store's data directory. */
+export const HOME_ENV_VAR = "BACKCHANNEL_HOME";
+
+/** A store URL file is a line; anything longer is not one. */
+const MAX_STORE_FILE_BYTES = 4096;
+
+/**
  * The store this process is configured for: `setting` (from `serve --store`) or else
- * `$BACKCHANNEL_STORE` when it is a Redis URL; when neither is set, the file store in
- * the data directory (`$BACKCHANNEL_HOME`, else the per-user default).
- * @throws InvalidStoreUrlError when the setting is not a usable Redis URL.
+ * `$BACKCHANNEL_STORE` when it is a Redis URL; else the URL in the file
+ * `$BACKCHANNEL_STORE_FILE` names; when none is set, the file store in the data directory
+ * (`$BACKCHANNEL_HOME`, else the per-user default).
+ * @throws InvalidStoreUrlError when the setting is not a usable Redis URL, or the file cannot be read or holds none.
  */
 export function storeLocationFromEnv(env: NodeJS.ProcessEnv = process.env, setting: string | undefined = env[STORE_ENV_VAR]): StoreLocation {
   const chosen = setting?.trim() ?? "";
-  if (chosen === "") return { kind: "file", dataDir: resolveDataDir(env) };
-  if (!isRedisUrl(chosen)) throw new InvalidStoreUrlError(JSON.stringify(chosen.slice(0, 200)), "it is not a redis:// or rediss:// URL");
-  const { url, shown } = parseRedisUrl(chosen);
+  if (chosen !== "") return redisLocation(chosen);
+  const file = env[STORE_FILE_ENV_VAR]?.trim() ?? "";
+  if (file !== "") return storeFileLocation(file);
+  return { kind: "file", dataDir: resolveDataDir(env) };
+}
+
+/** How a command line names a store: at most one of these (see {@link storeLocationFromOptions}). */
+export interface StoreOptions {
+  /** A data directory (the file store), as `$BACKCHANNEL_HOME`. */
+  home?: string;
+  /** A Redis URL, as `$BACKCHANNEL_STORE`. */
+  store?: string;
+  /** A file holding a Redis URL, as `$BACKCHANNEL_STORE_FILE`. */
+  storeFile?: string;
+}
+
+/**
+ * The store `options` name, else the environment's ({@link storeLocationFromEnv}). A
+ * `store` URL without a password borrows the one of `$BACKCHANNEL_STORE` when that names
+ * the same server and database: the watcher command leaves passwords out (see
+ * {@link watcherWhere}), and a shell that has them in its environment still connects.
+ * @throws InvalidStoreUrlError as {@link storeLocationFromEnv}.
+ */
+export function storeLocationFromOptions(options: StoreOptions, env: NodeJS.ProcessEnv = process.env): StoreLocation {
+  if (options.home !== undefined) return { kind: "file", dataDir: resolve(options.home) };
+  if (options.storeFile !== undefined) return storeFileLocation(options.storeFile);
+  if (options.store === undefined) return storeLocationFromEnv(env);
+  const given = redisLocation(options.store);
+  const fromEnv = env[STORE_ENV_VAR]?.trim() ?? "";
+  if (new URL(given.url).password !== "" || !isRedisUrl(fromEnv)) return given;
+  const withPassword = redisLocation(fromEnv);
+  return withoutPassword(withPassword.url) === withoutPassword(given.url) ? withPassword : given;
+}
+
+/**
+ * The words a watcher command needs to reach the store at `location` from a shell that
+ * does not have this process's environment (the agent's shell has not): `--home <dir>`
+ * when `$BACKCHANNEL_HOME` chose the data directory, `--store-file <file>`, or `--store
+ * <url>` without its password. `warning` says what to do when that password matters.
+ */
+export function watcherWhere(location: StoreLocation, env: NodeJS.ProcessEnv = process.env): { where: string[]; warning?: string } {
+  if (location.kind === "file") return { where: env[HOME_ENV_VAR] ? ["--home", resolve(location.dataDir)] : [] };
+  if (location.file !== undefined) return { where: ["--store-file", resolve(location.file)] };
+  const where = ["--store", withoutPassword(location.url)];
+  if (new URL(location.url).password === "") return { where };
+  return {
+    where,
+    warning:
+      `the watcher command handed to the agent names ${location.shown} without its password, so the agent's watcher connects only ` +
+      `where ${STORE_ENV_VAR} holds it. To hand over the whole URL, put it in a file only you can read and set ${STORE_FILE_ENV_VAR} to that file instead`,
+  };
+}
+
+function redisLocation(setting: string): RedisLocation {
+  if (!isRedisUrl(setting)) throw new InvalidStoreUrlError(JSON.stringify(setting.slice(0, 200)), "it is not a redis:// or rediss:// URL");
+  const { url, shown } = parseRedisUrl(setting);
   return { kind: "redis", url, shown };
+}
+
+/** The Redis URL in the file at `path`: one line, at most 4 KiB. */
+function storeFileLocation(path: string): RedisLocation {
+  const shown = `in ${JSON.stringify(path.slice(0, 200))}`;
+  let text: string;
+  try {
+    const stats = statSync(path);
+    if (!stats.isFile()) throw new InvalidStoreUrlError(shown, "it is not a file");
+    if (stats.size > MAX_STORE_FILE_BYTES) throw new InvalidStoreUrlError(shown, `the file is larger than ${MAX_STORE_FILE_BYTES} bytes`);
+    text = readFileSync(path, "utf8").trim();
+  } catch (error) {
+    if (error instanceof InvalidStoreUrlError) throw error;
+    throw new InvalidStoreUrlError(shown, `the file cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  if (!isRedisUrl(text)) throw new InvalidStoreUrlError(shown, "the file does not hold a redis:// or rediss:// URL");
+  return { ...redisLocation(text), file: path };
+}
+
+/** `url` with no password (the user name, if any, is kept). */
+function withoutPassword(url: string): string {
+  const copy = new URL(url);
+  copy.password = "";
+  return copy.href.replace(/\/$/, "");
 }
 
 /** Options of {@link openStore}. */

@@ -104,7 +104,7 @@ describe("open_app", () => {
     const opened = structured<Opened>(result);
     assert.match(opened.channel_id, /^ch-[0-9a-z]+-[0-9a-f]{20}$/);
     assert.equal(opened.title, "Quick poll");
-    assert.match(opened.watch_command, new RegExp(` watch ${opened.channel_id}$`));
+    assert.match(opened.watch_command, new RegExp(` watch ${opened.channel_id} --home \\S+$`));
     assert.doesNotMatch(JSON.stringify(result), /backchannel\.on/, "the HTML does not travel back to the model");
     const state = await appState(opened.channel_id);
     assert.equal(state.app?.html, POLL);

@@ -73,7 +73,7 @@ describe("open_reader", () => {
     assert.match(opened.channel_id, /^ch-[a-z0-9]+-[0-9a-f]{20}$/);
     assert.equal(opened.title, "Marmots", "the first heading is the title");
     assert.equal(opened.words, 9, "the heading's # is not a word");
-    assert.match(opened.watch_command, new RegExp(` watch ${opened.channel_id}$`));
+    assert.match(opened.watch_command, new RegExp(` watch ${opened.channel_id} --home \\S+$`));
     const result = await model.callTool({ name: "open_reader", arguments: { markdown: secret, title: "T" } });
     assert.doesNotMatch(JSON.stringify(result), /marmots convene/i);
 

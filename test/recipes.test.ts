@@ -195,7 +195,7 @@ describe("the command placeholders", () => {
       const opened = structured<{ channel_id: string; watch_command: string }>(
         await npx.callTool({ name: "open_reader", arguments: { markdown: "# A\n\nb" } }),
       );
-      assert.equal(opened.watch_command, `npx backchannel watch ${opened.channel_id}`);
+      assert.equal(opened.watch_command, `npx backchannel watch ${opened.channel_id} --home ${dataDir}`);
       const hosts = await readRecipe(npx, "hosts");
       assert.match(hosts, /"command": "npx", "args": \["backchannel"\]/);
       assert.match(hosts, /^claude mcp add backchannel -- npx backchannel$/m);

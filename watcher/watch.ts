@@ -37,6 +37,8 @@ export interface WatchBehaviour {
   out?: (line: string) => void;
   /** Where errors and notes go. Default: stderr, each line made safe for a terminal (`oneLine`). */
   err?: (line: string) => void;
+  /** The words naming the store that the re-arm command printed at the timeout carries (see `watchCommand`). Default none. */
+  where?: readonly string[];
 }
 
 /** Options of {@link watchChannel}. */
@@ -111,7 +113,7 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
     err(`cannot read the agent queue of ${channelId}: ${(error as Error).message}`);
     return WATCH_EXIT.error;
   }
-  out(timeoutLine(channelId, timeoutMs, watchCommand(channelId, follow)));
+  out(timeoutLine(channelId, timeoutMs, watchCommand(channelId, { follow, where: options.where })));
   return WATCH_EXIT.timeout;
 }
 

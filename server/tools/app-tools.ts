@@ -26,8 +26,8 @@ export interface AppToolOptions {
   shellHtmlPath?: string;
   /** The server's awareness (see `ChannelToolOptions.awareness`). Default: these tools' own. */
   awareness?: Awareness;
-  /** The MCP endpoint a remote agent's watcher names (see `ReaderToolOptions.remoteWatchUrl`). Default: none. */
-  remoteWatchUrl?: string;
+  /** The words of `watch_command` that name the store (see `ReaderToolOptions.watcherWhere`). Default: none. */
+  watcherWhere?: readonly string[];
 }
 
 /** `_meta` of a tool only the app may call. Only hosts enforce it; `app_state` returns only what the model wrote itself. */
@@ -75,7 +75,7 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
         };
         await writeChannelApp(store, channelId, app);
         await awareness.useChannel(channelId, "channel", true, app.title);
-        const watch = watchCommand(channelId, false, options.remoteWatchUrl);
+        const watch = watchCommand(channelId, { where: options.watcherWhere });
         const what = saved ? `the saved app ${saved.name} ("${app.title}"; its note: ${saved.description})` : `"${app.title}"`;
         return toolResult(
           { channel_id: channelId, title: app.title, watch_command: watch, ...(saved ? { name: saved.name, description: saved.description } : {}) },

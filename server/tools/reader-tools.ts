@@ -33,11 +33,12 @@ import { compactSchema } from "./schemas.js";
 /** Options of {@link registerReaderTools}. */
 export interface ReaderToolOptions {
   /**
-   * The MCP endpoint an agent on another machine watches through (`watch <id> --url
-   * <it>` in `watch_command`), for a server reached at a public URL. Default: none, and
-   * `watch_command` runs the local watcher, which reads the store itself.
+   * The words of `watch_command` that name the store (see `watchCommand` in
+   * core/commands.ts): `--url <endpoint>` for an agent that watches through this server,
+   * `--store-file`, `--store` or `--home` for the local watcher of a store the agent's
+   * shell would not find on its own. Default none: the watcher's environment chooses.
    */
-  remoteWatchUrl?: string;
+  watcherWhere?: readonly string[];
   /**
    * Whether `open_reader` may read a local file (`path`). Default true, right for stdio,
    * where the server runs as the user on the user's machine; the HTTP transport turns it off.
@@ -149,7 +150,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
         };
         await writeDocument(store, channelId, document);
         await awareness.useChannel(channelId, "reader", true, document.title);
-        const watch = watchCommand(channelId, false, options.remoteWatchUrl);
+        const watch = watchCommand(channelId, { where: options.watcherWhere });
         return toolResult(
           { channel_id: channelId, title: document.title, words: document.words, watch_command: watch },
           `Opened "${document.title}" (${document.words} words) in the reader on channel ${channelId}. ` +

@@ -22,7 +22,7 @@ import { WaitingPolls } from "../tools/waiting-polls.js";
 import { PrincipalUsage, withPrincipalLimits } from "../../store/principal-limits.js";
 import type { ChannelStore } from "../../store/store.js";
 import { startIdleSweep } from "../idle-sweep.js";
-import { bannerLocation, openStore, type StoreLocation, storeLocationFromEnv } from "../../store/open.js";
+import { bannerLocation, openStore, type StoreLocation, storeLocationFromEnv, watcherWhere } from "../../store/open.js";
 import { VERSION } from "../../core/package.js";
 import { warnOnStderr } from "../../core/warn.js";
 import { type HttpAuth, INSECURE_NO_AUTH_WARNING } from "../auth/http-auth.js";
@@ -78,7 +78,7 @@ export function createMcpRequestListener(options: McpListenerOptions, onerror: (
       const server = createServer({
         readLocalFiles: false,
         watchChannels: false,
-        ...(publicUrl ? { remoteWatchUrl: publicUrl.href } : {}),
+        ...(publicUrl ? { watcherWhere: ["--url", publicUrl.href] } : {}),
         ...serverOptions,
         store,
         waitingPolls,
@@ -261,6 +261,7 @@ export async function runHttpServer(options: HttpServerOptions = {}): Promise<vo
     maxUiWaitMs: options.publicUrl ? Math.min(limits.maxUiWaitMs, MAX_REMOTE_WAIT_MS) : limits.maxUiWaitMs,
     authenticate,
     publicUrl: options.publicUrl,
+    watcherWhere: watcherWhereFor(location, endpoint, options.publicUrl, authenticate !== undefined),
   });
   const metadata = protectedResourceMetadata(resource, auth);
   route = async (req, res) => {
@@ -277,6 +278,20 @@ export async function runHttpServer(options: HttpServerOptions = {}): Promise<vo
   process.stderr.write(
     `backchannel ${VERSION}: MCP server at ${endpoint}, ${bannerLocation(location)}, ${describeAuth(auth, tokenFile, resource)}\n`,
   );
+}
+
+/**
+ * How `watch_command` names this server's store: `--url` when the agent watches through
+ * the server (at its public URL; or at its own endpoint when callers authenticate, since
+ * each principal's channels are its own and only the server knows whose a token is), else
+ * the store itself, as the local watcher would not find it from the agent's shell.
+ */
+function watcherWhereFor(location: StoreLocation, endpoint: URL, publicUrl: URL | undefined, authenticated: boolean): readonly string[] {
+  if (publicUrl) return ["--url", publicUrl.href];
+  if (authenticated) return ["--url", endpoint.href];
+  const { where, warning } = watcherWhere(location);
+  if (warning) process.stderr.write(`backchannel: ${warning}\n`);
+  return where;
 }
 
 /** The verifier of `auth`'s tokens, for `resource`; `undefined` without authentication. */

@@ -12,7 +12,7 @@ import { limitsFromEnv } from "../../core/limits.js";
 import { createServer } from "../server.js";
 import { sessionKey } from "../../core/session-key.js";
 import { startIdleSweep } from "../idle-sweep.js";
-import { bannerLocation, openStore, type StoreLocation, storeLocationFromEnv } from "../../store/open.js";
+import { bannerLocation, openStore, type StoreLocation, storeLocationFromEnv, watcherWhere } from "../../store/open.js";
 import { VERSION } from "../../core/package.js";
 import { type Warn, warnOnStderr } from "../../core/warn.js";
 import { LineReader } from "./line-reader.js";
@@ -48,7 +48,11 @@ export async function runStdioServer(options: StdioServerOptions = {}): Promise<
   // Computed once: every connection of this process serves the same host session.
   const key = sessionKey();
   startIdleSweep(store);
+  // The agent's shell does not have this process's environment: the watcher command names the store.
+  const { where, warning } = watcherWhere(location);
+  if (warning) warnOnStderr(warning);
   const serverOptions = {
+    watcherWhere: where,
     store,
     maxAgentWaitMs: limits.maxAgentWaitMs,
     maxUiWaitMs: limits.maxUiWaitMs,
