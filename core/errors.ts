@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   UNSAFE_APPS_FOLDER: "the saved apps' folder is not a real folder",
   STORE_UNAVAILABLE: "the Redis store cannot be reached or stopped answering; nothing was done unless the message says the call was sent",
   STORE_REFUSED: "the Redis store answered a command with an error",
+  STORE_FULL: "the Redis store is at its maxmemory and refused a write; reads and acknowledgements still work",
   INVALID_STORE_URL: "BACKCHANNEL_STORE (or serve --store) is not a usable Redis URL",
   SAVED_APP_TOO_LARGE: "a saved app is larger than its limit",
   DAMAGED_SAVED_APP: "a saved app's record cannot be read",
