@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   QUEUE_FULL: "a queue is at its message or byte limit; nothing was added or dropped",
   STATE_TOO_LARGE: "a state document is larger than its limit; the stored one is unchanged",
   PRINCIPAL_LIMIT: "a remote principal is at its channel, append-rate or byte limit",
+  WAIT_LIMIT: "too many calls wait at once, of one principal or in the server process; nothing was read",
   LOCK_TIMEOUT: "a file of the file store stayed locked by another process for too long",
   LOCK_LOST: "another process broke this process's lock while it stalled; nothing was committed",
   CORRUPT_QUEUE_FILE: "a queue file is not a queue; a writer moves it aside at its next write",
