@@ -25,6 +25,7 @@ import type { QueueMessage } from "../protocol/message.js";
 import { toolErrorCode } from "../protocol/tool-error.js";
 import { WATCH_TOOL } from "../server/tools/watch-tools.js";
 import { desktopNotifier } from "../watcher/notify.js";
+import { AnswerTooLargeError, boundedFetch } from "./bounded-fetch.js";
 import { followLines, invalidChannelMessage, notificationBody, summaryLine, timeoutLine, WATCH_EXIT, type WatchBehaviour } from "../watcher/watch.js";
 
 /** The environment variable that holds the bearer token the remote watcher sends. */
@@ -44,6 +45,13 @@ export interface RemoteWatchOptions extends WatchBehaviour {
 
 /** A failure that ends the watcher: its message says what to do. */
 class RemoteWatchError extends Error {}
+
+/**
+ * The largest answer the watcher reads: a `watch_agent_messages` answer lists at most
+ * one agent queue (8 MiB by default, JSON-escaped in the event's text and again in its
+ * structured copy), so twice that is room enough for any backchannel server.
+ */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
 /** How long after its timeout the watcher gives up on a call that is still running (a server that drips). */
 const DEADLINE_GRACE_MS = 1000;
@@ -83,7 +91,13 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
   const client = new Client({ name: "backchannel-watch", version: VERSION });
   const transport = new StreamableHTTPClientTransport(url, {
     ...(token === undefined ? {} : { authProvider: { token: async () => token } }),
+    // An answer past the limit ends the watcher: the SDK would drop the stream and wait on.
+    fetch: boundedFetch(MAX_ANSWER_BYTES, (error) => {
+      tooLarge = error;
+      void client.close().catch(() => undefined);
+    }),
   });
+  let tooLarge: AnswerTooLargeError | undefined;
   // The watcher keeps its own timeout, whatever the server does: a call still running
   // then (a server that drips, or never ends its answer) is ended by closing the client.
   let timedOut = false;
@@ -109,6 +123,7 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
         if (messages.length === 0 && !first && Date.now() - calledAt < waitMs / 2) await pause(Math.min(retryMs, deadline - Date.now()));
       } catch (error) {
         if (timedOut) break;
+        if (tooLarge) throw tooLarge;
         // At the start, a server that cannot be reached is a wrong URL or a server down: say so and stop.
         if (isRefusal(error) || (first && !(error instanceof ToolCallError))) throw error;
         // Said once per kind of failure: a dying server answers ECONNRESET, then ECONNREFUSED.
@@ -127,7 +142,8 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
       first = false;
       if (Date.now() >= deadline) break;
     }
-  } catch (error) {
+  } catch (caught) {
+    const error = tooLarge ?? caught;
     if (!timedOut) {
       err(describeFailure(error, url, token !== undefined));
       return WATCH_EXIT.error;
@@ -241,6 +257,7 @@ function failureKind(error: unknown): string {
 /** What went wrong, for a person: the cause and what to do. */
 function describeFailure(error: unknown, url: URL, withToken: boolean): string {
   if (error instanceof RemoteWatchError || error instanceof ToolCallError) return error.message;
+  if (error instanceof AnswerTooLargeError) return `${url.href}: ${error.message}`;
   const status = error instanceof SdkHttpError ? error.status : undefined;
   if (error instanceof UnauthorizedError || status === 401) {
     return withToken

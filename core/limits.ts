@@ -34,6 +34,10 @@ export interface Limits {
   maxPrincipalAppendsPerMinute: number;
   /** Largest total size of one remote principal's queued messages and state documents. Default 256 MiB. */
   maxPrincipalBytes: number;
+  /** Most calls of one remote principal that may wait at once in a server process (polls and watches with `wait_ms`). Default 100. */
+  maxPrincipalWaitingCalls: number;
+  /** Most calls that may wait at once in a server process, of every caller together. Default 1,000. */
+  maxWaitingCalls: number;
 }
 
 /** The defaults (docs/ARCHITECTURE.md, "Channels"). */
@@ -50,6 +54,8 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxPrincipalChannels: 100,
   maxPrincipalAppendsPerMinute: 600,
   maxPrincipalBytes: 256 * 1024 * 1024,
+  maxPrincipalWaitingCalls: 100,
+  maxWaitingCalls: 1000,
 });
 
 /** The environment variable that overrides each limit. */
@@ -66,6 +72,8 @@ export const LIMIT_ENV_VARS: Readonly<Record<keyof Limits, string>> = Object.fre
   maxPrincipalChannels: "BACKCHANNEL_MAX_PRINCIPAL_CHANNELS",
   maxPrincipalAppendsPerMinute: "BACKCHANNEL_MAX_PRINCIPAL_APPENDS_PER_MINUTE",
   maxPrincipalBytes: "BACKCHANNEL_MAX_PRINCIPAL_BYTES",
+  maxPrincipalWaitingCalls: "BACKCHANNEL_MAX_PRINCIPAL_WAITING_CALLS",
+  maxWaitingCalls: "BACKCHANNEL_MAX_WAITING_CALLS",
 });
 
 /**

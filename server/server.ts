@@ -12,6 +12,7 @@ import { registerRecipeTools } from "./tools/recipe-tools.js";
 import { registerWallTools } from "./tools/wall-tools.js";
 import { registerAppTools } from "./tools/app-tools.js";
 import { registerWatchTools } from "./tools/watch-tools.js";
+import { WaitSlots } from "./tools/wait-slots.js";
 import { instructions } from "./instructions.js";
 import { NAME, VERSION } from "../core/package.js";
 
@@ -28,6 +29,11 @@ export interface ServerOptions extends Omit<ChannelToolOptions & ReaderToolOptio
    * advertise `tools.listChanged`, which only that sends). Default true; off for stateless HTTP.
    */
   watchChannels?: boolean;
+}
+
+/** What `createServer` needs besides its options: the waiting calls' slots (pass the process's own when several servers share a process). */
+function waitSlotsOf(options: ServerOptions): WaitSlots {
+  return options.waitSlots ?? new WaitSlots(options.store.limits.maxWaitingCalls, "server");
 }
 
 /**
@@ -52,11 +58,12 @@ export function createServer(options: ServerOptions): McpServer {
     },
   );
   const awareness = new Awareness(server, options.store, { sessionKey: options.sessionKey, claudeChannel, watchChannels });
-  registerChannelTools(server, options.store, { ...options, awareness });
+  const waitSlots = waitSlotsOf(options);
+  registerChannelTools(server, options.store, { ...options, awareness, waitSlots });
   registerReaderTools(server, options.store, { ...options, awareness });
   registerWallTools(server, awareness.session);
   registerRecipeTools(server);
   registerAppTools(server, options.store, { awareness, watcherWhere: options.watcherWhere });
-  registerWatchTools(server, options.store);
+  registerWatchTools(server, options.store, waitSlots);
   return server;
 }

@@ -13,7 +13,7 @@ import { after, before, describe, test } from "node:test";
 import { InvalidStoreUrlError } from "../store/redis/location.js";
 import { keyList, ROOT_KEYS } from "../store/redis/keys.js";
 import { RedisStore } from "../store/redis/redis-store.js";
-import { StoreRefusedError, StoreUnavailableError } from "../store/redis/errors.js";
+import { StoreFullError, StoreUnavailableError } from "../store/redis/errors.js";
 import { settingsWarnings } from "../store/redis/health.js";
 import { storeLocationFromEnv } from "../store/open.js";
 import { CLI, connectServer, spawnWatcher, stderrOf, structured, tempDataDir } from "./support/helpers.js";
@@ -136,14 +136,17 @@ describe("on a real redis-server", { skip }, () => {
     }
   });
 
-  test("an error reply of Redis (out of memory) is refused with Redis's words; nothing queued is lost, and it works again after", async () => {
+  test("a write into a Redis out of memory is refused as full, saying what still works; nothing queued is lost, and it works again after", async () => {
     const store = new RedisStore({ url: redis.url(2), checkSettings: false });
     try {
       await store.append("oom", "ui", "e", { n: 1 });
       await redis.admin(0, (client) => client.configSet("maxmemory", "1"));
       await assert.rejects(store.append("oom", "ui", "e", { n: 2 }), (error: unknown) => {
-        assert.ok(error instanceof StoreRefusedError);
-        assert.match(error.message, /the Redis store at redis:\/\/127\.0\.0\.1:\d+\/2 refused the call: OOM .*Check the Redis server/);
+        assert.ok(error instanceof StoreFullError);
+        assert.match(
+          error.message,
+          /the Redis store at redis:\/\/127\.0\.0\.1:\d+\/2 is full \(maxmemory\): nothing was written\. .*raise its maxmemory/,
+        );
         return true;
       });
       await redis.admin(0, (client) => client.configSet("maxmemory", "0"));

@@ -6,6 +6,7 @@
  * restart, and says what to do when the URL or the server is wrong.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { createServer as createHttpServer } from "node:http";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -166,7 +167,7 @@ describe("a server without the watch tool", () => {
 
 describe("backchannel watch --url against a server that lies", () => {
   /** What the hostile server's watch tool does. */
-  let mode: "escapes" | "repeats" | "hangs" = "escapes";
+  let mode: "escapes" | "repeats" | "hangs" | "endless" = "escapes";
   let http: ReturnType<typeof createHttpServer>;
   let hostileUrl: string;
   const UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/u;
@@ -183,7 +184,23 @@ describe("backchannel watch --url against a server that lies", () => {
       });
       return hostile;
     });
-    http = createHttpServer(toNodeHandler(handler));
+    const serveMcp = toNodeHandler(handler);
+    http = createHttpServer(async (req, res) => {
+      let text = "";
+      for await (const chunk of req) text += String(chunk);
+      const body = text === "" ? undefined : (JSON.parse(text) as { method?: string; id?: number });
+      if (mode === "endless" && body?.method === "tools/call") {
+        // An answer that never ends: one event whose text goes on as fast as the watcher reads it.
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(`data: {"jsonrpc":"2.0","id":${body.id},"result":{"content":[{"type":"text","text":"`);
+        const chunk = "x".repeat(64 * 1024);
+        while (!res.destroyed) {
+          if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve).once("close", resolve));
+        }
+        return;
+      }
+      await serveMcp(req, res, body);
+    });
     hostileUrl = new URL("/mcp", await listen(http)).href;
   });
   after(async () => {
@@ -208,6 +225,29 @@ describe("backchannel watch --url against a server that lies", () => {
       .split("\n")
       .filter((line) => line.includes("#1 ask"));
     assert.equal(lines.length, 1, watcher.stdout().slice(0, 500));
+  });
+
+  test("an answer that never ends is cut at its size limit: the watcher's memory stays bounded, and it says why it stops", async (t) => {
+    mode = "endless";
+    const watcher = watch(["ch", "--url", hostileUrl, "--timeout", "5"]);
+    // The peak resident memory the kernel recorded for the watcher, read until it exits.
+    let peakKiB = 0;
+    const sampler = setInterval(() => {
+      try {
+        const status = readFileSync(`/proc/${watcher.child.pid}/status`, "utf8");
+        peakKiB = Math.max(peakKiB, Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0));
+      } catch {
+        // It has exited.
+      }
+    }, 50);
+    const code = await watcher.exited;
+    clearInterval(sampler);
+    const peakMiB = Math.round(peakKiB / 1024);
+    t.diagnostic(`the watcher's peak RSS: ${peakMiB} MiB`);
+    // Before the limit it grew as fast as the server sent (341 MiB in the 5 s of its timeout).
+    assert.ok(peakMiB < 200, `the watcher grew to ${peakMiB} MiB`);
+    assert.match(watcher.stderr(), /answer is larger than 16 MiB, more than any backchannel answer can be/);
+    assert.equal(code, 1, watcher.stderr());
   });
 
   test("--timeout holds against a server that never answers", async () => {

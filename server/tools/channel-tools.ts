@@ -15,6 +15,7 @@ import type { Wall } from "../../protocol/wall.js";
 import { Awareness } from "../awareness/awareness.js";
 import { progressTicker } from "./progress.js";
 import type { WaitingPolls } from "./waiting-polls.js";
+import type { WaitSlots } from "./wait-slots.js";
 import { toolError, toolResult } from "./results.js";
 import { compactSchema, notifyInput, notifyOutput, notifyUiInput, pollInput, pollOutput, uiPollOutput } from "./schemas.js";
 import { DEFAULT_LIMITS } from "../../core/limits.js";
@@ -33,6 +34,11 @@ export interface ChannelToolOptions {
    * one). Default: none (a cancel reaches its own connection's poll).
    */
   waitingPolls?: WaitingPolls;
+  /**
+   * The slots a poll with `wait_ms` takes while it runs (./wait-slots.ts): the caller's,
+   * inside the process's. Default: none (no cap; `createServer` always passes one).
+   */
+  waitSlots?: WaitSlots;
   /**
    * What tells the agent and the human that something waits. Pass the server's one
    * (`createServer` does) to every `register…Tools` call on the same server. Default:
@@ -95,6 +101,7 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
         waitMs: wait_ms,
         ctx,
         progressIntervalMs: options.progressIntervalMs,
+        waitSlots: options.waitSlots,
       });
       // The poll took what it returned: the description drops it now, not at the next file event.
       await awareness.refresh(channel_id);
@@ -113,7 +120,8 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       outputSchema: compactSchema(uiPollOutput),
       _meta: APP_ONLY,
     },
-    ({ channel_id, after, wait_ms }, ctx) => pollUi(store, awareness, { channelId: channel_id, after, waitMs: wait_ms, ctx }, options.waitingPolls),
+    ({ channel_id, after, wait_ms }, ctx) =>
+      pollUi(store, awareness, { channelId: channel_id, after, waitMs: wait_ms, ctx, waitSlots: options.waitSlots }, options.waitingPolls),
   );
 
   registerAppTool(
@@ -164,14 +172,29 @@ interface PollCall {
   ctx: ServerContext;
   /** How often a waiting poll sends progress; see {@link ChannelToolOptions.progressIntervalMs}. */
   progressIntervalMs?: number | undefined;
+  /** See {@link ChannelToolOptions.waitSlots}. */
+  waitSlots?: WaitSlots | undefined;
+}
+
+/**
+ * A slot of `call.waitSlots` when the call may wait (`wait_ms` > 0).
+ * @returns the function that gives it back (nothing to give back for a call that does not wait).
+ * @throws WaitLimitError when no slot is free.
+ */
+function takeWaitSlot(call: PollCall): () => void {
+  return (call.waitMs ?? 0) > 0 && call.waitSlots ? call.waitSlots.take() : () => undefined;
 }
 
 async function poll(store: ChannelStore, queue: QueueName, call: PollCall) {
+  let giveBack = () => {};
   try {
+    giveBack = takeWaitSlot(call);
     const result = await waitingPoll(store, queue, call, call.ctx.mcpReq.signal);
     return toolResult({ ...result }, describePoll(result.messages, result.cursor, result.pending));
   } catch (error) {
     return toolError(error);
+  } finally {
+    giveBack();
   }
 }
 
@@ -181,6 +204,20 @@ async function poll(store: ChannelStore, queue: QueueName, call: PollCall) {
  * wait, so an open reader shows it at once. It never sends progress.
  */
 async function pollUi(store: ChannelStore, awareness: Awareness, call: PollCall, waitingPolls: WaitingPolls | undefined) {
+  let giveBack: () => void;
+  try {
+    giveBack = takeWaitSlot(call);
+  } catch (error) {
+    return toolError(error);
+  }
+  try {
+    return await waitingUiPoll(store, awareness, call, waitingPolls);
+  } finally {
+    giveBack();
+  }
+}
+
+async function waitingUiPoll(store: ChannelStore, awareness: Awareness, call: PollCall, waitingPolls: WaitingPolls | undefined) {
   const stop = new AbortController();
   const cancel = () => stop.abort();
   const callSignal = call.ctx.mcpReq.signal;

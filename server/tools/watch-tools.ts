@@ -18,6 +18,7 @@ import { changes } from "../../store/changes.js";
 import type { ChannelReader } from "../../store/store.js";
 import { toolError, toolResult } from "./results.js";
 import { channelIdSchema, compactSchema, messageSchema, waitSchema } from "./schemas.js";
+import type { WaitSlots } from "./wait-slots.js";
 
 /** The tool's name. */
 export const WATCH_TOOL = "watch_agent_messages";
@@ -43,8 +44,8 @@ export const watchOutput = z.object({
   messages: z.array(messageSchema).describe("The messages waiting in the agent queue with seq > after_seq, left in place."),
 });
 
-/** Registers `watch_agent_messages` on `server`, reading `reader`. */
-export function registerWatchTools(server: McpServer, reader: ChannelReader): void {
+/** Registers `watch_agent_messages` on `server`, reading `reader`; a call with `wait_ms` takes one of `waitSlots` while it runs. */
+export function registerWatchTools(server: McpServer, reader: ChannelReader, waitSlots: WaitSlots): void {
   server.registerTool(
     WATCH_TOOL,
     {
@@ -57,7 +58,9 @@ export function registerWatchTools(server: McpServer, reader: ChannelReader): vo
       annotations: { readOnlyHint: true },
     },
     async ({ channel_id, after_seq = 0, wait_ms = 0 }, ctx) => {
+      let giveBack = () => {};
       try {
+        if (wait_ms > 0) giveBack = waitSlots.take();
         const messages = await waitForMessages(reader, channel_id, after_seq, wait_ms, ctx.mcpReq.signal);
         const text =
           messages.length === 0
@@ -66,6 +69,8 @@ export function registerWatchTools(server: McpServer, reader: ChannelReader): vo
         return toolResult({ messages }, text);
       } catch (error) {
         return toolError(error);
+      } finally {
+        giveBack();
       }
     },
   );

@@ -19,6 +19,7 @@ import { limitsFromEnv, MAX_REMOTE_WAIT_MS } from "../../core/limits.js";
 import { resolveDataDir } from "../../core/paths.js";
 import { createServer, type ServerOptions } from "../server.js";
 import { WaitingPolls } from "../tools/waiting-polls.js";
+import { WaitSlots } from "../tools/wait-slots.js";
 import { PrincipalUsage, withPrincipalLimits } from "../../store/principal-limits.js";
 import type { ChannelStore } from "../../store/store.js";
 import { startIdleSweep } from "../idle-sweep.js";
@@ -69,12 +70,14 @@ export function createMcpRequestListener(options: McpListenerOptions, onerror: (
   const { authenticate, publicUrl, ...serverOptions } = options;
   // One entry per principal seen (or one for everyone, without authentication), kept for the life of the process.
   const callers = new Map<string, Caller>();
+  // The waiting calls of every caller of this listener together (../tools/wait-slots.ts).
+  const processSlots = new WaitSlots(serverOptions.store.limits.maxWaitingCalls, "server");
   const handler = createMcpHandler(
     ({ authInfo }) => {
       const namespace = callerNamespace(authInfo, authenticate !== undefined);
-      const caller = callers.get(namespace ?? "") ?? newCaller(serverOptions.store, namespace);
+      const caller = callers.get(namespace ?? "") ?? newCaller(serverOptions.store, namespace, processSlots);
       callers.set(namespace ?? "", caller);
-      const { store, waitingPolls } = caller;
+      const { store, waitingPolls, waitSlots } = caller;
       const server = createServer({
         readLocalFiles: false,
         watchChannels: false,
@@ -82,6 +85,7 @@ export function createMcpRequestListener(options: McpListenerOptions, onerror: (
         ...serverOptions,
         store,
         waitingPolls,
+        waitSlots,
       });
       // A 2025-11-25 client's cancel comes in a request of its own, to this fresh instance: end the poll it names (see waiting-polls.ts).
       server.server.setNotificationHandler("notifications/cancelled", (notification) => {
@@ -135,12 +139,18 @@ interface Caller {
   store: ChannelStore;
   /** Its waiting polls: a cancel names a request id, which each client picks, so one principal cannot end another's waits. */
   waitingPolls: WaitingPolls;
+  /** The slots its waiting calls take: a principal's own inside the process's; without authentication, the process's. */
+  waitSlots: WaitSlots;
 }
 
-function newCaller(store: ChannelStore, namespace: string | undefined): Caller {
+function newCaller(store: ChannelStore, namespace: string | undefined, processSlots: WaitSlots): Caller {
   const waitingPolls = new WaitingPolls();
-  if (namespace === undefined) return { store, waitingPolls };
-  return { store: withPrincipalLimits(store.forPrincipal(namespace), new PrincipalUsage(store.limits)), waitingPolls };
+  if (namespace === undefined) return { store, waitingPolls, waitSlots: processSlots };
+  return {
+    store: withPrincipalLimits(store.forPrincipal(namespace), new PrincipalUsage(store.limits)),
+    waitingPolls,
+    waitSlots: new WaitSlots(store.limits.maxPrincipalWaitingCalls, "account", processSlots),
+  };
 }
 
 /**

@@ -13,11 +13,12 @@
  *   (a stopped server, a partition without a reset) starts an outage too: it fails, the
  *   connection is remade, and calls fail at once until Redis answers again;
  * - an outage and the recovery are reported once each through `warn`, never per retry;
- * - an error reply of Redis becomes a {@link StoreRefusedError} with Redis's own words.
+ * - an error reply of Redis becomes a {@link StoreRefusedError} with Redis's own words, but
+ *   OOM (Redis at its maxmemory) a {@link StoreFullError} that says what still works.
  */
 import { createClient, ErrorReply } from "@redis/client";
 import { callerErrorCode } from "../../core/errors.js";
-import { StoreRefusedError, StoreUnavailableError } from "./errors.js";
+import { StoreFullError, StoreRefusedError, StoreUnavailableError } from "./errors.js";
 import type { RedisAddress } from "./location.js";
 import { SCRIPTS } from "./scripts.js";
 
@@ -120,8 +121,9 @@ export class RedisConnection {
    * Runs `operation` once the connection is ready.
    * @throws StoreUnavailableError when Redis cannot be reached within the ready wait (at
    *   once when an outage has already lasted that long), or the connection fails during
-   *   the call, or Redis answers "not yet" (LOADING after a restart, say); StoreRefusedError
-   *   when Redis answers with any other error; CallerError thrown by
+   *   the call, or Redis answers "not yet" (LOADING after a restart, say); StoreFullError
+   *   when Redis is at its maxmemory and refuses a write; StoreRefusedError when Redis
+   *   answers with any other error; CallerError thrown by
    *   `operation` as it is.
    */
   async run<T>(operation: (client: StoreClient) => Promise<T>): Promise<T> {
@@ -156,9 +158,9 @@ export class RedisConnection {
     if (callerErrorCode(error) !== undefined) return error as Error;
     if (error instanceof ErrorReply) {
       // A Redis error reply starts with its error code, one upper-case word (RESP "simple errors").
-      return TRANSIENT_REPLIES.has(error.message.split(" ", 1)[0]!)
-        ? new StoreUnavailableError(this.shown, error.message)
-        : new StoreRefusedError(this.shown, error.message);
+      const code = error.message.split(" ", 1)[0]!;
+      if (code === "OOM") return new StoreFullError(this.shown);
+      return TRANSIENT_REPLIES.has(code) ? new StoreUnavailableError(this.shown, error.message) : new StoreRefusedError(this.shown, error.message);
     }
     if (error instanceof Error) return new StoreUnavailableError(this.shown, describeFailure(error));
     return new StoreUnavailableError(this.shown, String(error));

@@ -37,3 +37,20 @@ export class StoreRefusedError extends CallerError {
     super(`the Redis store at ${shown} refused the call: ${reply}. Check the Redis server (its log, maxmemory, persistence, ACL), then try again`);
   }
 }
+
+/**
+ * Redis is at its maxmemory (with `noeviction`) and refused a write: nothing of that
+ * command was written. Reads and acknowledgements still run (./scripts.ts flags them
+ * `allow-oom`), so what is queued can still be read.
+ */
+export class StoreFullError extends CallerError {
+  override readonly name = "StoreFullError";
+  override readonly code = "STORE_FULL";
+  constructor(readonly shown: string) {
+    super(
+      `the Redis store at ${shown} is full (maxmemory): nothing was written. ` +
+        "Polls, reads and acknowledgements still work, so what is queued can still be read, but nothing new fits. " +
+        "Whoever runs this Redis must free memory or raise its maxmemory (CONFIG SET maxmemory, or maxmemory in redis.conf); then try again",
+    );
+  }
+}

@@ -7,7 +7,12 @@
  * state; one hash slot) and, first in ARGV, the channel TTL and how often a read marks
  * the channel as used. They carry the `#!lua` shebang (Redis 7): Redis then refuses a
  * script that would write while it is out of memory or cannot persist, before it runs,
- * rather than in the middle.
+ * rather than in the middle. Scripts that only read or free memory (polls, which
+ * acknowledge by deleting; removal; the sweep) are flagged `allow-oom`, so that a Redis
+ * full to its maxmemory still serves them (docs/ARCHITECTURE.md, "Redis store"): reading
+ * and acknowledging is how room is made. Such a script must never grow Redis: it creates
+ * no key, and sets only fields that already exist (the one exception, a meta hash rebuilt
+ * after its fields were lost, is a few bytes once).
  *
  * Invariants the scripts keep:
  * - `seq:<queue>` in the meta hash is the last seq handed out; it only grows, so a seq
@@ -24,8 +29,13 @@
  */
 import { type CommandParser, defineScript } from "@redis/client";
 
-/** What every channel script starts with: its helpers. */
-const CHANNEL_PRELUDE = `#!lua
+/** The first line of a script that may write: Redis refuses it, unrun, when out of memory. */
+const WRITES = "#!lua";
+/** The first line of a script that only reads or frees memory: Redis runs it when out of memory too. */
+const FREES = "#!lua flags=allow-oom";
+
+/** What every channel script has after its first line: its helpers. */
+const CHANNEL_PRELUDE = `
 local function num(value) return tonumber(value) or 0 end
 
 local function now_ms()
@@ -71,9 +81,17 @@ end
 -- Marks the channel as used now (a change always; a read at most every ARGV[2] ms), and
 -- makes its keys expire after ARGV[1] ms once both queues are empty, never while one
 -- holds a message. 'holds' is true when the caller knows a queue holds one (an append).
+-- A read that changed nothing creates nothing: a channel never written keeps no key.
 local function settle(changed, holds)
   local now = now_ms()
-  if not changed and now - num(redis.call('HGET', KEYS[1], 'touched')) < tonumber(ARGV[2]) then return end
+  if not changed then
+    local touched = redis.call('HGET', KEYS[1], 'touched')
+    if touched then
+      if now - tonumber(touched) < tonumber(ARGV[2]) then return end
+    elseif redis.call('EXISTS', KEYS[1]) == 0 then
+      return
+    end
+  end
   redis.call('HSET', KEYS[1], 'touched', now)
   if holds or redis.call('XLEN', KEYS[2]) + redis.call('XLEN', KEYS[3]) > 0 then
     -- Keys with an expiry all got it together: the meta key tells for the four.
@@ -133,7 +151,7 @@ end
  * max bytes, wake channel.
  * Returns `{"ok", seq, pending}` or `{"full", "messages" | "bytes"}` (nothing changed).
  */
-const APPEND_LUA = `${CHANNEL_PRELUDE}
+const APPEND_LUA = `${WRITES}${CHANNEL_PRELUDE}
 local queue, event, data, ts = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local stream = stream_of(queue)
 local count = redis.call('XLEN', stream)
@@ -155,7 +173,7 @@ return {'ok', seq_text, string.format('%d', count + 1)}
  * queue from its start with the cursor to go on with. ARGV: ttl, touch, queue, after,
  * max batch bytes, wake channel. Returns `{cursor, pending, seq, event, data, ts, …}`.
  */
-const READ_AFTER_LUA = `${CHANNEL_PRELUDE}
+const READ_AFTER_LUA = `${FREES}${CHANNEL_PRELUDE}
 local queue, after = ARGV[3], tonumber(ARGV[4])
 local stream = stream_of(queue)
 local last_handed_out = last_seq(queue, stream)
@@ -185,7 +203,7 @@ return reply
  * Returns `{cursor, pending, seq, event, data, ts, …}`; the cursor is the last seq
  * handed out when nothing was waiting.
  */
-const DRAIN_LUA = `${CHANNEL_PRELUDE}
+const DRAIN_LUA = `${FREES}${CHANNEL_PRELUDE}
 local queue = ARGV[3]
 local stream = stream_of(queue)
 local out, count, last, records = take_batch(stream, '-', tonumber(ARGV[4]))
@@ -208,7 +226,7 @@ return reply
  * ARGV: ttl, touch, name, expected version (0: never written), JSON. Returns 1, or 0
  * when another writer came first (nothing changed).
  */
-const STATE_SET_LUA = `${CHANNEL_PRELUDE}
+const STATE_SET_LUA = `${WRITES}${CHANNEL_PRELUDE}
 local name = ARGV[3]
 local version = num(redis.call('HGET', KEYS[4], 'v:' .. name))
 if version ~= tonumber(ARGV[4]) then return 0 end
@@ -218,7 +236,7 @@ return 1
 `;
 
 /** Removes a channel. ARGV: ttl, touch, wake channel of ui, of agent. Returns 1 when it existed. */
-const REMOVE_LUA = `${CHANNEL_PRELUDE}
+const REMOVE_LUA = `${FREES}${CHANNEL_PRELUDE}
 local existed = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
 redis.call('SPUBLISH', ARGV[3], 'removed')
 redis.call('SPUBLISH', ARGV[4], 'removed')
@@ -231,7 +249,7 @@ return 0
  * ARGV[3] ms, unless a queue holds a message. ARGV: ttl, touch, shift, wake channel of
  * ui, of agent. Returns 1 when it was removed.
  */
-const SWEEP_LUA = `${CHANNEL_PRELUDE}
+const SWEEP_LUA = `${FREES}${CHANNEL_PRELUDE}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if redis.call('XLEN', KEYS[2]) + redis.call('XLEN', KEYS[3]) > 0 then return 0 end
 if now_ms() + tonumber(ARGV[3]) - num(redis.call('HGET', KEYS[1], 'touched')) <= tonumber(ARGV[1]) then return 0 end
@@ -242,7 +260,7 @@ return 1
 `;
 
 /** What session scripts start with. KEYS[1] is the session record; ARGV[1] the TTL. */
-const SESSION_PRELUDE = `#!lua
+const SESSION_PRELUDE = `
 local function num(value) return tonumber(value) or 0 end
 
 local function now_ms()
@@ -255,7 +273,7 @@ end
  * Replaces a session record if its version is still the one read. ARGV: ttl, expected
  * version, JSON, wake channel. Returns 1, or 0 when another writer came first.
  */
-const SESSION_SET_LUA = `${SESSION_PRELUDE}
+const SESSION_SET_LUA = `${WRITES}${SESSION_PRELUDE}
 local version = num(redis.call('HGET', KEYS[1], 'v'))
 if version ~= tonumber(ARGV[2]) then return 0 end
 redis.call('HSET', KEYS[1], 'json', ARGV[3], 'v', version + 1, 'touched', now_ms())
@@ -265,7 +283,7 @@ return 1
 `;
 
 /** Removes a session record not written for longer than the TTL (Redis's clock shifted by ARGV[2] ms). Returns 1 when removed. */
-const SESSION_SWEEP_LUA = `${SESSION_PRELUDE}
+const SESSION_SWEEP_LUA = `${FREES}${SESSION_PRELUDE}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if now_ms() + tonumber(ARGV[2]) - num(redis.call('HGET', KEYS[1], 'touched')) <= tonumber(ARGV[1]) then return 0 end
 redis.call('DEL', KEYS[1])

@@ -1,0 +1,176 @@
+/**
+ * Waiting calls are capped per principal and per process, through real processes: a
+ * `serve --http --auth tokens` flooded with thousands of long-polls of one principal over
+ * real HTTP (one socket each), while another principal works beside it.
+ */
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { request } from "node:http";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { CLI, tempDataDir } from "./support/helpers.js";
+
+const FLOOD = 2000;
+
+const running = new Set<ChildProcess>();
+after(() => {
+  for (const child of running) child.kill();
+});
+
+/** Starts `backchannel serve --http --port 0 --auth tokens` and resolves with its URL and process once it prints the URL. */
+function serve(dir: string, tokens: string, env: Record<string, string> = {}): Promise<{ url: URL; child: ChildProcess }> {
+  const child = spawn(process.execPath, [CLI, "serve", "--http", "--port", "0", "--auth", "tokens", "--tokens", tokens], {
+    env: { ...(process.env as Record<string, string>), BACKCHANNEL_HOME: dir, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  running.add(child);
+  child.once("exit", () => running.delete(child));
+  let stderr = "";
+  return new Promise((resolve, reject) => {
+    child.stderr!.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = /MCP server at (http:\/\/[^\s,]+)/.exec(stderr);
+      if (match) resolve({ url: new URL(match[1]!), child });
+    });
+    child.once("exit", (code) => reject(new Error(`serve exited (${code}): ${stderr}`)));
+  });
+}
+
+/** A new token for `principal` in the token file at `tokens`. */
+function addToken(tokens: string, principal: string): string {
+  const run = spawnSync(process.execPath, [CLI, "token", "add", principal, "--tokens", tokens], { encoding: "utf8", timeout: 20_000 });
+  assert.equal(run.status, 0, run.stderr);
+  return run.stdout.trim().split(/\s+/).at(-1)!;
+}
+
+/** The resident memory of process `pid`, in MiB. */
+function rssMiB(pid: number): number {
+  const kib = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+  return Math.round(kib / 1024);
+}
+
+/** One waiting call, sent on a socket of its own. */
+interface Flooded {
+  /** Resolves when the server took the request (its answer's headers came). */
+  taken: Promise<void>;
+  /** What the server has answered so far. */
+  body(): string;
+  /** Whether the answer is complete. */
+  done(): boolean;
+  end(): void;
+}
+
+/** POSTs one `tools/call` of `tool` with `args` as `token`, without a client library: as many at once as a flood wants. */
+function flood(url: URL, token: string, id: number, tool: string, args: Record<string, unknown>): Flooded {
+  let body = "";
+  let complete = false;
+  const payload = JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: tool, arguments: args } });
+  const req = request(url, {
+    method: "POST",
+    agent: false,
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+    },
+  });
+  const taken = new Promise<void>((resolve, reject) => {
+    req.on("response", (res) => {
+      resolve();
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => (complete = true));
+      res.on("error", () => undefined);
+    });
+    req.on("error", reject);
+  });
+  req.end(payload);
+  return { taken, body: () => body, done: () => complete, end: () => req.destroy() };
+}
+
+test(`two waves of ${FLOOD} waiting polls of one principal: the others stay fast, the server's memory stops growing, the calls past the cap are refused at once with WAIT_LIMIT`, {
+  timeout: 300_000,
+}, async (t) => {
+  const { dir, cleanup } = await tempDataDir();
+  const tokens = join(dir, "tokens.json");
+  const mallory = addToken(tokens, "mallory");
+  const bob = addToken(tokens, "bob");
+  const { url, child } = await serve(dir, tokens);
+  const connect = async (token: string) => {
+    const client = new Client({ name: "waiting-calls-test", version: "0.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    return client;
+  };
+  const [bobClient, malloryClient] = [await connect(bob), await connect(mallory)];
+  const flooded: Flooded[] = [];
+  try {
+    /** Bob's notify_ui and poll, one after the other, in ms. */
+    const bobsTurn = async () => {
+      const started = Date.now();
+      const sent = await bobClient.callTool({ name: "notify_ui", arguments: { channel_id: "bobs", event: "e", data: {} } });
+      assert.notEqual(sent.isError, true);
+      const polled = await bobClient.callTool({ name: "poll_ui_messages", arguments: { channel_id: "bobs" } });
+      assert.notEqual(polled.isError, true);
+      return Date.now() - started;
+    };
+    /** Mallory's next `FLOOD` waiting polls, once the server took them all. */
+    const wave = async () => {
+      const sent = Array.from({ length: FLOOD }, (_, index) =>
+        flood(url, mallory, flooded.length + index + 1, "poll_agent_messages", { channel_id: `m-${index % 50}`, wait_ms: 240_000 }),
+      );
+      flooded.push(...sent);
+      await Promise.all(sent.map((one) => one.taken));
+    };
+    const quiet = await bobsTurn();
+    const rss = [rssMiB(child.pid!)];
+    const turns = [quiet];
+    for (let index = 0; index < 2; index++) {
+      await wave();
+      turns.push(await bobsTurn());
+      rss.push(rssMiB(child.pid!));
+    }
+    const refused = flooded.filter((one) => one.done() && /WAIT_LIMIT/.test(one.body()));
+    const waiting = flooded.filter((one) => !one.done());
+    t.diagnostic(
+      `Bob's notify_ui + poll: ${turns.join(" → ")} ms (quiet, beside ${FLOOD}, beside ${2 * FLOOD} sent waits); server RSS ${rss.join(" → ")} MiB; ` +
+        `${waiting.length} waiting, ${refused.length} refused`,
+    );
+
+    assert.ok(Math.max(turns[1]!, turns[2]!) < 2000, `Bob's notify_ui + poll took ${turns.slice(1).join(", ")} ms beside the flood`);
+    assert.ok(rss[2]! - rss[1]! < 60, `the second wave grew the server by ${rss[2]! - rss[1]!} MiB more (${rss.join(" → ")} MiB)`);
+    assert.equal(waiting.length, 100, "as many of Mallory's calls wait as the cap per principal");
+    assert.equal(refused.length + waiting.length, 2 * FLOOD, "every call past the cap is refused at once");
+    assert.match(
+      refused[0]!.body(),
+      /too many waiting calls: your account has 100 waiting calls on this server \(its limit per account\); nothing was read or acknowledged/,
+    );
+
+    // Every tool that waits takes a slot; one that does not wait needs none.
+    for (const [name, args] of [
+      ["watch_agent_messages", { channel_id: "m-1", wait_ms: 20_000 }],
+      ["poll_ui_messages", { channel_id: "m-1", wait_ms: 20_000 }],
+    ] as const) {
+      const result = await malloryClient.callTool({ name, arguments: args });
+      assert.equal((result.structuredContent as { error?: { code?: string } } | undefined)?.error?.code, "WAIT_LIMIT", name);
+    }
+    const unwaited = await malloryClient.callTool({ name: "poll_agent_messages", arguments: { channel_id: "m-1" } });
+    assert.notEqual(unwaited.isError, true, "a poll without wait_ms is served");
+    // A slot is given back when its call ends.
+    for (const one of flooded) one.end();
+    const freed = Date.now();
+    let watched = await malloryClient.callTool({ name: "watch_agent_messages", arguments: { channel_id: "m-1", wait_ms: 10 } });
+    while (watched.isError && Date.now() - freed < 30_000) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      watched = await malloryClient.callTool({ name: "watch_agent_messages", arguments: { channel_id: "m-1", wait_ms: 10 } });
+    }
+    assert.notEqual(watched.isError, true, "the slots came back once the waiting calls ended");
+  } finally {
+    for (const one of flooded) one.end();
+    await bobClient.close();
+    await malloryClient.close();
+    await cleanup();
+  }
+});
