@@ -11,7 +11,7 @@
  *   ./session-files.ts    session records
  *   ./channel-folders.ts  channel folders: made, listed, removed
  *   ./sweep.ts            the idle sweep
- *   ./seq-mark.ts         the highest seq each queue handed out
+ *   ./queue-mark.ts       what an append needs of a queue (seq, count, bytes), checked against its log
  *   ./log-append.ts, ./folder-watch.ts
  *
  * on the safe file-system helpers of core/fs/ (safe open, locks, atomic writes).
