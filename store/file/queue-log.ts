@@ -40,7 +40,7 @@
 import { lstatSync, type Stats } from "node:fs";
 import type { Limits } from "../../core/limits.js";
 import type { QueueName } from "../../core/paths.js";
-import type { JsonValue, QueueMessage } from "../../protocol/message.js";
+import type { JsonValue } from "../../protocol/message.js";
 import { CorruptQueueFileError, QueueFullError } from "../errors.js";
 import type { AppendResult, PollResult } from "../store.js";
 import { takeBatch } from "../validate.js";
