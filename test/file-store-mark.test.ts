@@ -9,6 +9,7 @@ import { appendFile, writeFile } from "node:fs/promises";
 import { syncBuiltinESMExports } from "node:module";
 import { after, before, describe, test } from "node:test";
 import { queueFile, queueSeqFile } from "../core/paths.js";
+import type { Limits } from "../core/limits.js";
 import { FileStore } from "../store/file/file-store.js";
 import { QueueFullError } from "../store/errors.js";
 import { tempDataDir } from "./support/helpers.js";
@@ -18,7 +19,7 @@ let cleanup: () => Promise<void>;
 before(async () => ({ dir: dataDir, cleanup } = await tempDataDir()));
 after(() => cleanup());
 
-function quietStore(limits: ConstructorParameters<typeof FileStore>[0]["limits"] = {}) {
+function quietStore(limits: Partial<Limits> = {}) {
   const warnings: string[] = [];
   return { store: new FileStore({ dataDir, limits, warn: (message) => warnings.push(message) }), warnings };
 }
@@ -31,7 +32,7 @@ function quietStore(limits: ConstructorParameters<typeof FileStore>[0]["limits"]
 async function readOpensOf(path: string, action: () => Promise<unknown>): Promise<number> {
   const original = fs.openSync;
   let opens = 0;
-  fs.openSync = ((file: fs.PathLike, flags?: fs.OpenMode, mode?: fs.Mode) => {
+  fs.openSync = ((file: fs.PathLike, flags: fs.OpenMode = "r", mode?: fs.Mode) => {
     const { O_RDONLY, O_WRONLY, O_RDWR } = fs.constants;
     const access = typeof flags === "number" ? flags & (O_RDONLY | O_WRONLY | O_RDWR) : O_RDONLY;
     if (String(file) === path && access !== fs.constants.O_WRONLY) opens += 1;

@@ -46,7 +46,7 @@ import type { AppendResult, PollResult } from "../store.js";
 import { takeBatch } from "../validate.js";
 import { moveAside } from "../../core/fs/aside.js";
 import { writeFileAtomic } from "../../core/fs/atomic-write.js";
-import { type LockOptions, withLock } from "../../core/fs/lock.js";
+import { type HeldLock, type LockOptions, withLock } from "../../core/fs/lock.js";
 import { ALREADY_DURABLE, appendToLog, type PendingSync, truncateLog } from "./log-append.js";
 import {
   COMPACT_SLACK_BYTES,
@@ -140,14 +140,11 @@ export async function readAfter(log: QueueLogContext, after: number): Promise<Po
   // A cursor at or past next_seq but within the mark: this file went back; readLocked raises it.
   if (after >= current.next_seq || current.messages.some((message) => message.seq <= after)) {
     const ahead = after >= current.next_seq;
-    const acknowledged = await withLock(log.path, lockOptions(log), (lock) =>
-      withMark(log, (mark) => {
-        const locked = readLocked(log, mark.seq);
-        if (after >= locked.queue.next_seq) return { queue: locked.queue, pending: ALREADY_DURABLE, ahead: true };
-        lock.assertHeld();
-        return { ...acknowledge(log, mark, locked, after), ahead: false };
-      }),
-    ).catch((error: unknown) => {
+    const acknowledged = await withQueueLocked(log, (locked, mark, lock) => {
+      if (after >= locked.queue.next_seq) return { queue: locked.queue, pending: ALREADY_DURABLE, ahead: true };
+      lock.assertHeld();
+      return { ...acknowledge(log, mark, locked, after), ahead: false };
+    }).catch((error: unknown) => {
       // A full disk must not lock the reader out: the read is answered from the whole
       // lines read above, and the acknowledgement waits for the next read with a cursor.
       if (ahead || !isOutOfSpace(error)) throw error;
@@ -178,15 +175,12 @@ function fromStart(log: QueueLogContext, queue: QueueFile, last: number): PollRe
 export async function drain(log: QueueLogContext): Promise<PollResult> {
   const current = await readUnlocked(log);
   if (!current || current.messages.length === 0) return { messages: [], cursor: (current?.next_seq ?? 1) - 1, pending: 0 };
-  const drained = await withLock(log.path, lockOptions(log), (lock) =>
-    withMark(log, (mark) => {
-      const locked = readLocked(log, mark.seq);
-      const batch = takeBatch(locked.queue.messages, log.limits.maxBatchBytes);
-      if (batch.length === 0) return { batch, queue: locked.queue, pending: ALREADY_DURABLE };
-      lock.assertHeld();
-      return { batch, ...acknowledge(log, mark, locked, batch.at(-1)!.seq) };
-    }),
-  );
+  const drained = await withQueueLocked(log, (locked, mark, lock) => {
+    const batch = takeBatch(locked.queue.messages, log.limits.maxBatchBytes);
+    if (batch.length === 0) return { batch, queue: locked.queue, pending: ALREADY_DURABLE };
+    lock.assertHeld();
+    return { batch, ...acknowledge(log, mark, locked, batch.at(-1)!.seq) };
+  });
   drained.pending.sync();
   const { batch, queue } = drained;
   return { messages: batch, cursor: batch.at(-1)?.seq ?? queue.next_seq - 1, pending: queue.messages.length };
@@ -194,6 +188,11 @@ export async function drain(log: QueueLogContext): Promise<PollResult> {
 
 function lockOptions(log: QueueLogContext): LockOptions {
   return { staleMs: log.limits.lockStaleMs, remakeFolder: log.remakeFolder, warn: log.warn };
+}
+
+/** Runs `action` under the queue's lock on the queue read whole ({@link readLocked}: repaired), its mark open. */
+function withQueueLocked<T>(log: QueueLogContext, action: (locked: ParsedQueue, mark: QueueMark, lock: HeldLock) => T): Promise<T> {
+  return withLock(log.path, lockOptions(log), (lock) => withMark(log, (mark) => action(readLocked(log, mark.seq), mark, lock)));
 }
 
 /** Runs `action` with the queue's mark open. Call only under the lock. */
@@ -281,7 +280,7 @@ async function readUnlocked(log: QueueLogContext): Promise<QueueFile | null> {
     return readQueue(log.path, maxQueueFileBytes(log.limits))?.queue ?? null;
   } catch (error) {
     if (!(error instanceof CorruptQueueFileError)) throw error;
-    return withLock(log.path, lockOptions(log), () => withMark(log, (mark) => readLocked(log, mark.seq).queue));
+    return withQueueLocked(log, (locked) => locked.queue);
   }
 }
 

@@ -115,6 +115,7 @@ export class QueueMark {
    * @throws I/O errors; the mark is then left as it was or torn, and the next write rebuilds it.
    */
   write(state: QueueState, log: Stats): void {
+    // ctime goes last: a line cut short ends, if it parses at all, in the old line's bytes, so its ctime is not the log's now.
     const record: MarkRecord = { ...state, seq: Math.max(state.seq, this.seq ?? 0), ino: log.ino, size: log.size, ctime: log.ctimeMs };
     const line = `${JSON.stringify(record).padEnd(MARK_WIDTH, " ")}\n`;
     writeAll(this.file.fd, line, this.path, 0);
