@@ -40,7 +40,13 @@ const fast = (design: Design) => design.name !== "baseline";
 export const QUICK: Plan = {
   wake: (design) => ({ exit: fast(design) ? 12 : 6, follow: 30 }),
   delivery: (design) => ({ delivery: 30, roundTrip: fast(design) ? 10 : 4 }),
-  throughput: { processes: [1, 4, 16], messages: 1000, durationMs: 500, repeats: 1 },
+  throughput: {
+    processes: [1, 4, 16],
+    messages: 1000,
+    durationMs: 500,
+    repeats: 1,
+    depth: { queued: [1, 100, 1000], processes: [1, 4], messages: 300, durationMs: 2000, repeats: 3 },
+  },
   // Three slices, so that the median is the steady cost: a fresh process pays a one-off
   // garbage collection some 30–40 s after start (about 100 ms for a watcher that loaded the Redis client).
   idle: { windowMs: 90_000, sliceMs: 30_000 },
@@ -57,7 +63,13 @@ export const QUICK: Plan = {
 export const FULL: Plan = {
   wake: (design) => ({ exit: fast(design) ? 150 : 60, follow: 200 }),
   delivery: (design) => ({ delivery: 200, roundTrip: fast(design) ? 100 : 40 }),
-  throughput: { processes: [1, 4, 16], messages: 1000, durationMs: 5000, repeats: 5 },
+  throughput: {
+    processes: [1, 4, 16],
+    messages: 1000,
+    durationMs: 5000,
+    repeats: 5,
+    depth: { queued: [1, 100, 1000], processes: [1, 4], messages: 1000, durationMs: 5000, repeats: 5 },
+  },
   idle: { windowMs: 600_000, sliceMs: 60_000 },
   scale: { channels: [1, 100, 10_000], starts: 10, deliveries: 50, append: { messages: 1000, durationMs: 3000 } },
   awareness: { statuslineRounds: 200, pushes: 150 },

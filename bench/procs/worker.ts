@@ -41,6 +41,18 @@ export async function runTogether(runs: readonly { worker: WorkerProcess; task: 
   return runs.map(({ worker }) => worker.go());
 }
 
+/** Writer `writer`'s part of `messages` spread evenly over `processes`; the first writers take the remainder. */
+export function share(messages: number, processes: number, writer: number): number {
+  return Math.floor(messages / processes) + (writer < messages % processes ? 1 : 0);
+}
+
+/** `operations` per second over the span of `reports`, from the earliest start to the latest last operation. */
+export function rate(operations: number, reports: readonly WorkerReport[]): number {
+  const start = Math.min(...reports.map((report) => report.startedAt));
+  const end = Math.max(...reports.map((report) => report.lastAt));
+  return end > start ? (operations * 1000) / (end - start) : 0;
+}
+
 function startWorker(): { ready: Promise<void>; process: WorkerProcess } {
   const child = spawn(process.execPath, [WORKER], { stdio: ["pipe", "pipe", "pipe"] });
   let buffered = "";

@@ -26,7 +26,8 @@ import type { Figure, RunContext } from "../figures.js";
 import { REDIS_BENCHMARK, redisSetCeiling } from "../procs/redis-benchmark.js";
 import type { SoloFigure } from "../solo.js";
 import { assertExactlyOnce, type Tally } from "../integrity.js";
-import { runTogether, startWorkers, type WorkerProcess } from "../procs/worker.js";
+import { rate, runTogether, share, startWorkers, type WorkerProcess } from "../procs/worker.js";
+import { type DepthPlan, depthFigures } from "./append-depth.js";
 import { withTimeout } from "../timing.js";
 import { openReader } from "../../store/open.js";
 import type { WorkerReport } from "../workers/queue-worker.js";
@@ -41,6 +42,8 @@ export interface ThroughputPlan {
   durationMs: number;
   /** Runs per process count and design. */
   repeats: number;
+  /** The file store's appends on a queue already holding messages, beside the floor (./append-depth.ts). */
+  depth: DepthPlan;
 }
 
 /** How much one run appends. */
@@ -139,6 +142,15 @@ export async function throughputFigures(designs: readonly Design[], plan: Throug
         samples: mixedDrain,
       },
     );
+  }
+  const fileStore = designs.find((design) => design.name === "backchannel");
+  if (fileStore) {
+    const workers = await startWorkers(Math.max(...plan.depth.processes));
+    try {
+      figures.push(...(await depthFigures(fileStore, workers, plan.depth, ctx)));
+    } finally {
+      for (const worker of workers) worker.close();
+    }
   }
   const total = (field: "lost" | "duplicated" | "errors") =>
     Object.fromEntries(designs.map((design) => [design.name, [totals.get(design.name)?.[field] ?? 0]])) as Record<DesignName, number[]>;
@@ -267,18 +279,6 @@ async function appendAndDrain(
     errors: errorCount([...appended, ...drainReports]),
     tally,
   };
-}
-
-/** Writer `writer`'s part of `messages` spread evenly over `processes`; the first writers take the remainder. */
-function share(messages: number, processes: number, writer: number): number {
-  return Math.floor(messages / processes) + (writer < messages % processes ? 1 : 0);
-}
-
-/** Operations per second over the span from the earliest start to the latest last operation. */
-function rate(operations: number, reports: WorkerReport[]): number {
-  const start = Math.min(...reports.map((report) => report.startedAt));
-  const end = Math.max(...reports.map((report) => report.lastAt));
-  return end > start ? (operations * 1000) / (end - start) : 0;
 }
 
 function errorCount(reports: WorkerReport[]): number {

@@ -4,6 +4,7 @@
  *
  *     {"task": WorkerTask}   open the store and read once, then print "armed"
  *     {"go": true}           start the armed task: append or drain as fast as it can
+ *                            (or, for the floor, append and fdatasync lines to a bare file)
  *     {"stop": true}         a drainer finishes its task once the queue is empty
  *
  * It prints "ready" once loaded, so that process start-up is never measured, and is
@@ -13,6 +14,8 @@
  *
  *     node dist/bench/workers/queue-worker.js
  */
+import { closeSync, fdatasyncSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { openStore, type StoreLocation } from "../../store/open.js";
@@ -20,6 +23,7 @@ import type { ChannelStore } from "../../store/store.js";
 import type { QueueMessage } from "../../protocol/message.js";
 import { PollingStore } from "../baseline/polling-store.js";
 import type { DesignName } from "../designs.js";
+import type { Limits } from "../../core/limits.js";
 
 /** What a worker is asked to do. */
 export interface WorkerTask {
@@ -27,13 +31,16 @@ export interface WorkerTask {
   /** Where the design's channels live (the baseline's: a data directory). */
   location: StoreLocation;
   channelId: string;
-  role: "append" | "drain";
+  /** `floor`: a bare O_APPEND write + fdatasync loop on `floor.log` in the data directory, no store (the physical floor of an append). */
+  role: "append" | "drain" | "floor";
   /** The appender's number, part of each message's key "<writer>:<index>". */
   writer: number;
   /** How many messages an appender appends at most. */
   count: number;
   /** How long an appender appends at most. */
   durationMs: number;
+  /** Limits that differ from the defaults (a queue longer than 1,000 messages). */
+  limits?: Partial<Limits>;
 }
 
 /** What a worker reports. Times are milliseconds since the epoch, with sub-ms precision. */
@@ -66,7 +73,7 @@ const now = () => performance.timeOrigin + performance.now();
 
 async function main(): Promise<void> {
   let stop = new AbortController();
-  let armed: { store: ChannelStore; task: WorkerTask } | undefined;
+  let armed: { store: ChannelStore | undefined; task: WorkerTask } | undefined;
   const running: Promise<void>[] = [];
   process.stdout.write("ready\n");
   for await (const line of createInterface({ input: process.stdin })) {
@@ -75,8 +82,8 @@ async function main(): Promise<void> {
       stop.abort();
     } else if ("task" in command) {
       const { task } = command;
-      const store = await storeFor(task);
-      await warmUp(store, task.channelId);
+      const store = task.role === "floor" ? undefined : await storeFor(task);
+      if (store) await warmUp(store, task.channelId);
       armed = { store, task };
       process.stdout.write("armed\n");
     } else if (armed) {
@@ -84,7 +91,7 @@ async function main(): Promise<void> {
       const { store, task } = armed;
       armed = undefined;
       // Not awaited here: a drainer must keep reading stdin to hear "stop".
-      const work = task.role === "append" ? append(store, task) : drain(store, task, stop.signal);
+      const work = !store ? appendToFloor(task) : task.role === "append" ? append(store, task) : drain(store, task, stop.signal);
       running.push(work.then((report) => void process.stdout.write(`${JSON.stringify(report)}\n`)));
     }
   }
@@ -116,14 +123,14 @@ async function warmUp(store: ChannelStore, channelId: string): Promise<void> {
 const stores = new Map<string, Promise<{ store: ChannelStore; close(): Promise<void> }>>();
 
 async function storeFor(task: WorkerTask): Promise<ChannelStore> {
-  const key = JSON.stringify([task.design, task.location]);
+  const key = JSON.stringify([task.design, task.location, task.limits]);
   let opened = stores.get(key);
   if (!opened) {
     const { location } = task;
     opened =
       task.design === "baseline" && location.kind === "file"
         ? Promise.resolve({ store: new PollingStore(location.dataDir), close: async () => undefined })
-        : openStore(location, { warn: () => undefined });
+        : openStore(location, { warn: () => undefined, limits: task.limits });
     stores.set(key, opened);
   }
   return (await opened).store;
@@ -142,6 +149,31 @@ async function append(store: ChannelStore, task: WorkerTask): Promise<WorkerRepo
       report.errors.push((error as Error).message);
     }
     report.lastAt = now();
+  }
+  return report;
+}
+
+/**
+ * The physical floor of a durable append: lines as long as a store's record, appended to
+ * one file with O_APPEND and made durable with fdatasync one by one, with no lock, no
+ * check and no mark. Several workers append to the same file, as appenders to one queue.
+ */
+async function appendToFloor(task: WorkerTask): Promise<WorkerReport> {
+  await Promise.resolve(); // a task runs after main() has set it going, as the others do
+  if (task.location.kind !== "file") throw new Error("the floor is measured in a data directory");
+  const fd = openSync(join(task.location.dataDir, "floor.log"), "a", 0o600);
+  const report: WorkerReport = { startedAt: now(), lastAt: now(), operations: 0, keys: [], errors: [] };
+  const deadline = report.startedAt + task.durationMs;
+  try {
+    for (let index = 0; index < task.count && now() < deadline; index += 1) {
+      const line = `${JSON.stringify({ seq: index + 1, event: "ask", data: { key: `${task.writer}:${index}` }, ts: new Date().toISOString() })}\n`;
+      writeSync(fd, line);
+      fdatasyncSync(fd);
+      report.operations += 1;
+      report.lastAt = now();
+    }
+  } finally {
+    closeSync(fd);
   }
   return report;
 }

@@ -2,19 +2,8 @@
  * The file store (docs/ARCHITECTURE.md, "The file store"): every channel is a folder of
  * queue logs that all processes of the user share. Nothing lives in process memory, so
  * any number of server processes see the same channels. This class is the facade; each
- * job is a module of its own:
- *
- *   ./queue-log.ts        append, read with a cursor, drain (under the queue's lock)
- *   ./log-format.ts       the log's lines, parsed and checked
- *   ./queue-reader.ts     the read-only view: peek and watch, no lock, no repair
- *   ./state-files.ts      per-channel state documents
- *   ./session-files.ts    session records
- *   ./channel-folders.ts  channel folders: made, listed, removed
- *   ./sweep.ts            the idle sweep
- *   ./seq-mark.ts         the highest seq each queue handed out
- *   ./log-append.ts, ./folder-watch.ts
- *
- * on the safe file-system helpers of core/fs/ (safe open, locks, atomic writes).
+ * job is a module of its own (the table in docs/ARCHITECTURE.md, "Modules"), on the safe
+ * file-system helpers of core/fs/ (safe open, locks, atomic writes).
  */
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import { readdir } from "node:fs/promises";

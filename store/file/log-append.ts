@@ -9,14 +9,15 @@
  *
  * Invariant: a torn record never becomes part of the log. Until the cut, it is a last
  * line without a newline, which readers ignore; should the cut itself fail or the
- * process die first, the next writer cuts it under the lock before appending
- * (./queue-log.ts `readLocked`), so no record is ever glued onto a torn one.
+ * process die first, the log no longer matches its mark (./queue-mark.ts), so the next
+ * writer reads it whole and cuts it under the lock before appending (./queue-log.ts
+ * `readLocked`): no record is ever glued onto a torn one.
  *
  * The fsync is left to the caller, to run once the lock is released:
  * several writers' fsyncs then share one journal commit, and the lock is held for
  * microseconds instead of the millisecond an fsync takes.
  */
-import { closeSync, fdatasyncSync, ftruncateSync } from "node:fs";
+import { closeSync, fdatasyncSync, fstatSync, ftruncateSync, type Stats } from "node:fs";
 import { openFile } from "../../core/fs/safe-open.js";
 import { writeAll } from "../../core/fs/write-all.js";
 
@@ -29,6 +30,12 @@ export interface PendingSync {
 /** A write that is already durable (a whole-file replacement fsyncs before its rename). */
 export const ALREADY_DURABLE: PendingSync = { sync() {} };
 
+/** An append done: the log's stats after it (for its mark), and its fsync to come. */
+export interface Appended {
+  stats: Stats;
+  pending: PendingSync;
+}
+
 /**
  * Appends `text` to the log at `path`, whose first `validBytes` bytes are its whole
  * records, opened through core/fs/safe-open.ts (no link followed, never blocking, a regular
@@ -36,10 +43,12 @@ export const ALREADY_DURABLE: PendingSync = { sync() {} };
  * @throws the I/O error (ENOSPC, EROFS, …), after cutting the file back to `validBytes`;
  *   NotRegularFileError, UnsafeLayoutError when something else took the log's place.
  */
-export function appendToLog(path: string, text: string, validBytes: number): PendingSync {
+export function appendToLog(path: string, text: string, validBytes: number): Appended {
   const { fd } = openFile(path, "append", Number.MAX_SAFE_INTEGER)!;
+  let stats: Stats;
   try {
     writeAll(fd, text, path);
+    stats = fstatSync(fd);
   } catch (error) {
     try {
       ftruncateSync(fd, validBytes);
@@ -48,7 +57,7 @@ export function appendToLog(path: string, text: string, validBytes: number): Pen
     }
     throw error;
   }
-  return {
+  const pending = {
     sync() {
       try {
         fdatasyncSync(fd);
@@ -57,6 +66,7 @@ export function appendToLog(path: string, text: string, validBytes: number): Pen
       }
     },
   };
+  return { stats, pending };
 }
 
 /**

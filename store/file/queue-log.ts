@@ -3,18 +3,28 @@
  * with a cursor, read and clear. Each change happens under the queue's lock and is
  * durable before its caller hears of it.
  *
+ * An append does the same few steps whatever the queue holds: take the lock, read the
+ * queue's mark (./queue-mark.ts) and check it against the log's lstat, check the limits,
+ * append one line (./log-append.ts), write the mark, release the lock, fdatasync. The log
+ * is read whole only when its mark does not describe it ({@link queueState}, which also
+ * repairs it). Reads parse the log (they return its messages), and compaction is done by
+ * their acknowledgements, never by an append.
+ *
  * Invariants:
  * - every change to a queue file happens under its lock: one appended line (a message
  *   or an ack), or an atomic replacement (compaction, a fresh queue after
  *   corruption, a queue raised above its mark); a reader without the lock acts only on
  *   whole lines of whole files;
+ * - every change to the log is followed, under the same lock, by its mark's; a change
+ *   whose mark is not written (a crash, a failed write) leaves a mark that no longer
+ *   describes the log, so the next writer reads the log whole;
  * - an append or an ack is durable (fdatasync) before its caller hears of it; the sync
  *   runs after the lock is released, so that writers share journal commits;
  * - `seq` never repeats in a queue: `next_seq` only grows and is kept when the queue
- *   drains; every seq handed out is recorded in the queue's mark (./seq-mark.ts), and a
- *   queue file whose `next_seq` is not above its mark (put back from an older copy) goes
- *   on above the mark, keeping every message it holds; a queue restarted after
- *   corruption starts above every seq it may have handed out;
+ *   drains; every seq handed out is recorded in the queue's mark, and a queue file whose
+ *   `next_seq` is not above its mark (put back from an older copy) goes on above the
+ *   mark, keeping every message it holds; a queue restarted after corruption starts
+ *   above every seq it may have handed out;
  * - a cursor moves nothing but acknowledgements up to itself, and never past the last
  *   seq handed out: a cursor above it (a hostile caller, or a reader of a queue that was
  *   deleted) acknowledges nothing and gets the queue's messages from its start;
@@ -27,15 +37,16 @@
  *   lost and no seq repeats; only a read-and-clear, which must delete what it returns,
  *   fails when not even its acknowledgement fits.
  */
+import { lstatSync, type Stats } from "node:fs";
 import type { Limits } from "../../core/limits.js";
 import type { QueueName } from "../../core/paths.js";
-import type { JsonValue, QueueMessage } from "../../protocol/message.js";
+import type { JsonValue } from "../../protocol/message.js";
 import { CorruptQueueFileError, QueueFullError } from "../errors.js";
 import type { AppendResult, PollResult } from "../store.js";
 import { takeBatch } from "../validate.js";
 import { moveAside } from "../../core/fs/aside.js";
 import { writeFileAtomic } from "../../core/fs/atomic-write.js";
-import { type LockOptions, withLock } from "../../core/fs/lock.js";
+import { type HeldLock, type LockOptions, withLock } from "../../core/fs/lock.js";
 import { ALREADY_DURABLE, appendToLog, type PendingSync, truncateLog } from "./log-append.js";
 import {
   COMPACT_SLACK_BYTES,
@@ -50,8 +61,8 @@ import {
   salvageSeqFloor,
   serializeLog,
 } from "./log-format.js";
-import { readFileEnds } from "../../core/fs/safe-open.js";
-import { readSeqMark, SeqMark } from "./seq-mark.js";
+import { lstatOrNull, readFileEnds } from "../../core/fs/safe-open.js";
+import { QueueMark, type QueueState, readMarkSeq } from "./queue-mark.js";
 import { isOutOfSpace } from "../../core/fs/write-all.js";
 
 /** How much of each end of a corrupt file is read for salvage: its header and its last records. */
@@ -77,28 +88,40 @@ export interface QueueLogContext {
  * @throws QueueFullError (nothing changed), LockTimeoutError, I/O errors.
  */
 export async function appendMessage(log: QueueLogContext, event: string, data: JsonValue): Promise<AppendResult> {
-  const { path, limits } = log;
-  const { result, pending } = await withLock(path, lockOptions(log), (lock) => {
-    const mark = SeqMark.open(log.seqPath, log.warn);
-    try {
-      const current = readLocked(log, mark.value);
-      const { messages, next_seq: seq } = current.queue;
-      if (messages.length >= limits.maxQueueMessages) throw new QueueFullError(log.channelId, log.queue, "messages", limits.maxQueueMessages);
-      const message: QueueMessage = { seq, event, data, ts: new Date().toISOString() };
-      const record = logRecord(message);
-      const liveBytes = current.liveBytes + Buffer.byteLength(record);
-      if (liveBytes > limits.maxQueueBytes) throw new QueueFullError(log.channelId, log.queue, "bytes", limits.maxQueueBytes);
+  const { limits } = log;
+  const { result, pending } = await withLock(log.path, lockOptions(log), (lock) =>
+    withMark(log, (mark) => {
+      const { state, size } = queueState(log, mark);
+      if (state.count >= limits.maxQueueMessages) throw new QueueFullError(log.channelId, log.queue, "messages", limits.maxQueueMessages);
+      const seq = state.seq + 1;
+      const record = logRecord({ seq, event, data, ts: new Date().toISOString() });
+      const bytes = state.bytes + Buffer.byteLength(record);
+      if (bytes > limits.maxQueueBytes) throw new QueueFullError(log.channelId, log.queue, "bytes", limits.maxQueueBytes);
       lock.assertHeld();
-      const next: QueueFile = { next_seq: seq + 1, messages: [...messages, message] };
-      const written = writeRecord(log, current, record, next, liveBytes);
-      raiseMark(log, mark, seq);
-      return { result: { seq, pending: next.messages.length }, pending: written };
-    } finally {
-      mark.close();
-    }
-  });
+      const appended = appendToLog(log.path, size === 0 ? logHeader(seq) + record : record, size);
+      const count = state.count + 1;
+      writeMark(log, mark, { seq, count, bytes }, appended.stats);
+      return { result: { seq, pending: count }, pending: appended.pending };
+    }),
+  );
   pending.sync();
   return result;
+}
+
+/**
+ * What an append needs of the queue, and its log's length: the mark's record when it
+ * describes the log (constant work), else the log read whole ({@link readLocked}, which
+ * repairs it) and the mark written from it at once, so that the next append is constant
+ * work again, even when this one is refused. Call only under the lock.
+ */
+function queueState(log: QueueLogContext, mark: QueueMark): { state: QueueState; size: number } {
+  const stats = lstatOrNull(log.path);
+  const cached = stats && mark.stateOf(stats);
+  if (stats && cached) return { state: cached, size: stats.size };
+  const parsed = readLocked(log, mark.seq);
+  const state = { seq: parsed.queue.next_seq - 1, count: parsed.queue.messages.length, bytes: parsed.liveBytes };
+  writeMark(log, mark, state, statsOrNull(log.path));
+  return { state, size: parsed.validBytes };
 }
 
 /**
@@ -111,17 +134,16 @@ export async function appendMessage(log: QueueLogContext, event: string, data: J
 export async function readAfter(log: QueueLogContext, after: number): Promise<PollResult> {
   let current = (await readUnlocked(log)) ?? emptyQueue();
   if (after >= current.next_seq) {
-    const last = Math.max(current.next_seq - 1, readSeqMark(log.seqPath) ?? 0);
+    const last = Math.max(current.next_seq - 1, readMarkSeq(log.seqPath) ?? 0);
     if (after > last) return fromStart(log, current, last);
   }
   // A cursor at or past next_seq but within the mark: this file went back; readLocked raises it.
   if (after >= current.next_seq || current.messages.some((message) => message.seq <= after)) {
     const ahead = after >= current.next_seq;
-    const acknowledged = await withLock(log.path, lockOptions(log), (lock) => {
-      const locked = readLocked(log, readSeqMark(log.seqPath));
+    const acknowledged = await withQueueLocked(log, (locked, mark, lock) => {
       if (after >= locked.queue.next_seq) return { queue: locked.queue, pending: ALREADY_DURABLE, ahead: true };
       lock.assertHeld();
-      return { ...acknowledge(log, locked, after), ahead: false };
+      return { ...acknowledge(log, mark, locked, after), ahead: false };
     }).catch((error: unknown) => {
       // A full disk must not lock the reader out: the read is answered from the whole
       // lines read above, and the acknowledgement waits for the next read with a cursor.
@@ -153,12 +175,11 @@ function fromStart(log: QueueLogContext, queue: QueueFile, last: number): PollRe
 export async function drain(log: QueueLogContext): Promise<PollResult> {
   const current = await readUnlocked(log);
   if (!current || current.messages.length === 0) return { messages: [], cursor: (current?.next_seq ?? 1) - 1, pending: 0 };
-  const drained = await withLock(log.path, lockOptions(log), (lock) => {
-    const locked = readLocked(log, readSeqMark(log.seqPath));
+  const drained = await withQueueLocked(log, (locked, mark, lock) => {
     const batch = takeBatch(locked.queue.messages, log.limits.maxBatchBytes);
     if (batch.length === 0) return { batch, queue: locked.queue, pending: ALREADY_DURABLE };
     lock.assertHeld();
-    return { batch, ...acknowledge(log, locked, batch.at(-1)!.seq) };
+    return { batch, ...acknowledge(log, mark, locked, batch.at(-1)!.seq) };
   });
   drained.pending.sync();
   const { batch, queue } = drained;
@@ -169,13 +190,30 @@ function lockOptions(log: QueueLogContext): LockOptions {
   return { staleMs: log.limits.lockStaleMs, remakeFolder: log.remakeFolder, warn: log.warn };
 }
 
-/** Writes the ack of every message up to `seq` (at most the last seq handed out). Call only under the lock. */
-function acknowledge(log: QueueLogContext, current: ParsedQueue, seq: number): { queue: QueueFile; pending: PendingSync } {
+/** Runs `action` under the queue's lock on the queue read whole ({@link readLocked}: repaired), its mark open. */
+function withQueueLocked<T>(log: QueueLogContext, action: (locked: ParsedQueue, mark: QueueMark, lock: HeldLock) => T): Promise<T> {
+  return withLock(log.path, lockOptions(log), (lock) => withMark(log, (mark) => action(readLocked(log, mark.seq), mark, lock)));
+}
+
+/** Runs `action` with the queue's mark open. Call only under the lock. */
+function withMark<T>(log: QueueLogContext, action: (mark: QueueMark) => T): T {
+  const mark = QueueMark.open(log.seqPath, log.warn);
+  try {
+    return action(mark);
+  } finally {
+    mark.close();
+  }
+}
+
+/** Writes the ack of every message up to `seq` (at most the last seq handed out), then the mark. Call only under the lock. */
+function acknowledge(log: QueueLogContext, mark: QueueMark, current: ParsedQueue, seq: number): { queue: QueueFile; pending: PendingSync } {
   const kept = current.queue.messages.filter((message) => message.seq > seq);
   const gone = current.queue.messages.slice(0, current.queue.messages.length - kept.length);
-  const liveBytes = current.liveBytes - gone.reduce((sum, message) => sum + Buffer.byteLength(logRecord(message)), 0);
+  const bytes = current.liveBytes - gone.reduce((sum, message) => sum + Buffer.byteLength(logRecord(message)), 0);
   const queue: QueueFile = { next_seq: current.queue.next_seq, messages: kept };
-  return { queue, pending: writeRecord(log, current, logRecord({ ack: seq }), queue, liveBytes) };
+  const written = writeRecord(log, current, logRecord({ ack: seq }), queue, bytes);
+  writeMark(log, mark, { seq: queue.next_seq - 1, count: kept.length, bytes }, written.stats);
+  return { queue, pending: written.pending };
 }
 
 /**
@@ -187,13 +225,19 @@ function acknowledge(log: QueueLogContext, current: ParsedQueue, seq: number): {
  * need room for a copy of the queue), as long as the log stays within half the size a
  * reader accepts. Call only under the lock.
  */
-function writeRecord(log: QueueLogContext, current: ParsedQueue, record: string, next: QueueFile, liveBytes: number): PendingSync {
+function writeRecord(
+  log: QueueLogContext,
+  current: ParsedQueue,
+  record: string,
+  next: QueueFile,
+  liveBytes: number,
+): { stats: Stats | null; pending: PendingSync } {
   const { path } = log;
   const fileBytes = current.validBytes + Buffer.byteLength(record);
   if (fileBytes > 2 * liveBytes + COMPACT_SLACK_BYTES) {
     try {
       writeFileAtomic(path, serializeLog(next));
-      return ALREADY_DURABLE;
+      return { stats: statsOrNull(path), pending: ALREADY_DURABLE };
     } catch (error) {
       if (!isOutOfSpace(error) || fileBytes > maxQueueFileBytes(log.limits) / 2) throw error;
       log.warn(`${errorText(error)}: could not compact ${path}; appended to it instead`);
@@ -207,12 +251,26 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Records `seq` in the mark. A mark that cannot be written is reported, not thrown: the message is already in the log. */
-function raiseMark(log: QueueLogContext, mark: SeqMark, seq: number): void {
+/**
+ * Writes the mark for the log whose stats are `stats` (none: nothing is written). A mark
+ * that cannot be written is reported, not thrown: the log holds the change, and the mark
+ * left behind no longer describes it, so the next write reads the log whole.
+ */
+function writeMark(log: QueueLogContext, mark: QueueMark, state: QueueState, stats: Stats | null): void {
+  if (!stats) return;
   try {
-    mark.raise(seq);
+    mark.write(state, stats);
   } catch (error) {
-    log.warn(`could not record seq ${seq} in ${log.seqPath} (${(error as Error).message}); the queue goes on`);
+    log.warn(`could not write ${log.seqPath} (${errorText(error)}); the queue goes on`);
+  }
+}
+
+/** The log's lstat, or `null` when it cannot be had (then its mark is left to be rebuilt). */
+function statsOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
   }
 }
 
@@ -222,7 +280,7 @@ async function readUnlocked(log: QueueLogContext): Promise<QueueFile | null> {
     return readQueue(log.path, maxQueueFileBytes(log.limits))?.queue ?? null;
   } catch (error) {
     if (!(error instanceof CorruptQueueFileError)) throw error;
-    return withLock(log.path, lockOptions(log), () => readLocked(log, readSeqMark(log.seqPath)).queue);
+    return withQueueLocked(log, (locked) => locked.queue);
   }
 }
 
