@@ -118,7 +118,7 @@ export type ThreadDraft = {
  * The document as `reader_state` carries it: the stored one, with its text as it is, or,
  * when the reader asked with `gzip: true`, gzip-compressed and base64-encoded in
  * `text_gzip` instead. A host that logs every message it relays re-renders them all for
- * each new one (MCP Inspector's Messages panel, docs/hosts.md): the document is by far the
+ * each new one (MCP Inspector's Messages panel, docs/ARCHITECTURE.md "Hosts"): the document is by far the
  * largest, and compressed it is a third of the size or less.
  */
 export type ReaderStateDocument = Omit<ReaderDocument, "text"> & ({ text: string; text_gzip?: never } | { text_gzip: string; text?: never });
