@@ -9,19 +9,19 @@
  * This file wires the parts together; each job has its module: document rendering
  * (document.ts, toc.ts), the keyboard route (keyboard.ts), the Ask button
  * (ask-button.ts), the threads (thread-list.ts), their cards (threads.ts) and places
- * (layout.ts), fitting an ask into the message limit (ask-budget.ts), the state tools
+ * (layout.ts), fitting an ask into the message limit (protocol/ask-budget.ts), the state tools
  * (reader-server.ts), presence and the no-agent offer (presence.ts, chat-message.ts),
  * the host's frame (viewport.ts), the agent's ambient lines (status-line.ts) and what
  * a person reads (wording.ts).
  */
 import { App } from "@modelcontextprotocol/ext-apps";
-import type { AnswerData, ReaderState, StatusData } from "../protocol/reader.js";
+import type { AnswerData, StatusData } from "../protocol/reader.js";
 import { AskButton } from "./ask-button.js";
 import { AppChannel, textOf } from "./channel.js";
 import { blockOf, renderDocument } from "./document.js";
 import { BlockKeys } from "./keyboard.js";
 import { Presence } from "./presence.js";
-import { ReaderServer } from "./reader-server.js";
+import { ReaderServer, type RestoredState } from "./reader-server.js";
 import { StatusLine } from "./status-line.js";
 import { ThreadList } from "./thread-list.js";
 import { renderToc, renderTocSummary } from "./toc.js";
@@ -109,7 +109,7 @@ async function open(id: string): Promise<void> {
   performance.mark("reader:open");
   server.channelId = id;
   channel?.stop();
-  let state: ReaderState;
+  let state: RestoredState;
   try {
     state = await server.readState();
     performance.mark("reader:state");

@@ -4,8 +4,14 @@
  * or withdraw one message of a thread, or keep the question typed in it).
  */
 import type { App } from "@modelcontextprotocol/ext-apps";
-import type { ReaderState, ReaderThread, ThreadDraft, ThreadRole } from "../protocol/reader.js";
+import type { ReaderDocument, ReaderState, ReaderStateDocument, ReaderThread, ThreadDraft, ThreadRole } from "../protocol/reader.js";
 import { textOf } from "./channel.js";
+
+/** The reader's state with its document's text decoded. */
+export type RestoredState = Omit<ReaderState, "document"> & { document: ReaderDocument | null };
+
+/** Whether this browser can gunzip (DecompressionStream: Chromium 80, Safari 16.4, Firefox 113); else the text comes as it is. */
+const CAN_GUNZIP = typeof DecompressionStream === "function";
 
 /** The reader's state tools, for one channel at a time. */
 export class ReaderServer {
@@ -15,13 +21,20 @@ export class ReaderServer {
   constructor(private readonly app: App) {}
 
   /**
-   * The document and threads of the channel.
-   * @throws Error with the server's or host's message when the call fails.
+   * The document and threads of the channel. The document's text comes compressed where
+   * the browser can gunzip it: hosts that log what they relay pay for its size again
+   * with every later message (protocol/reader.ts, `ReaderStateDocument`).
+   * @throws Error with the server's or host's message when the call fails, or when the
+   * compressed text cannot be decoded.
    */
-  async readState(): Promise<ReaderState> {
-    const result = await this.app.callServerTool({ name: "reader_state", arguments: { channel_id: this.channelId } });
+  async readState(): Promise<RestoredState> {
+    const result = await this.app.callServerTool({
+      name: "reader_state",
+      arguments: { channel_id: this.channelId, ...(CAN_GUNZIP ? { gzip: true } : {}) },
+    });
     if (result.isError) throw new Error(textOf(result.content));
-    return result.structuredContent as ReaderState;
+    const state = result.structuredContent as ReaderState;
+    return { ...state, document: state.document && (await decoded(state.document)) };
   }
 
   /**
@@ -60,4 +73,13 @@ export class ReaderServer {
     if (result.isError) throw new Error(textOf(result.content));
     return (result.structuredContent as { recorded?: unknown } | undefined)?.recorded === true;
   }
+}
+
+/** `document` with its text as it is, gunzipped from `text_gzip` when it came compressed. */
+async function decoded(document: ReaderStateDocument): Promise<ReaderDocument> {
+  const { text, text_gzip, ...rest } = document;
+  if (text_gzip === undefined) return { ...rest, text: text ?? "" };
+  const bytes = Uint8Array.from(atob(text_gzip), (char) => char.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return { ...rest, text: await new Response(stream).text() };
 }

@@ -6,9 +6,10 @@
  * a reload keeps them), and putting waiting questions into the chat.
  */
 import type { App } from "@modelcontextprotocol/ext-apps";
-import type { AnswerData, AskData, PassageAnchor, ReaderThread, ThreadDraft } from "../protocol/reader.js";
-import { fitAsk } from "./ask-budget.js";
-import type { AppChannel } from "./channel.js";
+import type { AnswerData, AskBySend, AskData, PassageAnchor, ReaderThread, ThreadDraft } from "../protocol/reader.js";
+import { fitAsk } from "../protocol/ask-budget.js";
+import { historyDigest } from "../protocol/history-digest.js";
+import { type AppChannel, ChannelError } from "./channel.js";
 import { chatMessage } from "./chat-message.js";
 import { anchorOf, highlight, unhighlight } from "./document.js";
 import { type LayoutElements, neighbourCard, placeCards } from "./layout.js";
@@ -273,7 +274,9 @@ export class ThreadList {
    * Sends `question` in `card`'s thread. It is recorded on the server BEFORE it is sent
    * (both calls leave in this order, in the same task), so a reader closed just after
    * Enter shows the thread again and receives its answer; a send that fails withdraws
-   * the record. The ask is fitted into the server's message limit first.
+   * the record. The ask is fitted into the server's message limit first. A follow-up
+   * names the thread's history instead of carrying it (the server holds it), and
+   * carries it only when the server's record turns out not to match.
    */
   private async ask(card: ThreadCard, question: string): Promise<void> {
     if (!this.channel) return;
@@ -294,7 +297,7 @@ export class ThreadList {
         return false;
       },
     );
-    const sent = this.channel.send("ask", fitted.data);
+    const sent = sendAsk(this.channel, whole, fitted.data);
     // The card changes after both calls have left: its rendering and layout are not on the question's way.
     card.add(id, "user", question);
     card.setWaiting(Date.now());
@@ -340,4 +343,21 @@ export class ThreadList {
 
 function randomId(): string {
   return [...crypto.getRandomValues(new Uint8Array(6))].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Sends a follow-up by reference (protocol/reader.ts, `AskBySend`), the whole `fitted`
+ * ask when the server's record of the thread does not hold that history, and a first
+ * question as it is. Resolves with the seq of the ask sent.
+ */
+async function sendAsk(channel: AppChannel, whole: AskData, fitted: AskData): Promise<number> {
+  if (whole.history.length === 0) return channel.send("ask", fitted);
+  const { history, ...rest } = whole;
+  const byRef: AskBySend = { ...rest, history: [], history_ref: { turns: history.length, digest: historyDigest(history) } };
+  try {
+    return await channel.send("ask", byRef);
+  } catch (error) {
+    if (!(error instanceof ChannelError && error.code === "HISTORY_MISMATCH")) throw error;
+    return channel.send("ask", fitted);
+  }
 }

@@ -13,6 +13,7 @@ import type { AwarenessPlan } from "./suites/awareness.js";
 import type { DeliveryCounts } from "./suites/delivery.js";
 import type { IdlePlan } from "./suites/idle.js";
 import type { InspectorPlan } from "./suites/inspector.js";
+import type { InspectorLongPlan } from "./suites/inspector-long.js";
 import type { ReaderLongPlan } from "./suites/reader-long.js";
 import type { ScalePlan } from "./suites/scale.js";
 import type { ThroughputPlan } from "./suites/throughput.js";
@@ -28,6 +29,7 @@ export interface Plan {
   awareness: AwarenessPlan;
   inspector: InspectorPlan;
   readerLong: ReaderLongPlan;
+  inspectorLong: InspectorLongPlan;
 }
 
 /** The reader the long-document figures are read against: the last commit before the reader bounded its height. */
@@ -57,6 +59,8 @@ export const QUICK: Plan = {
   inspector: { asks: 9, idleMs: 80_000 },
   // A few minutes: the reader before this work spends seconds on every change of a 1 MiB document.
   readerLong: { loads: 3, asks: 3, beforeCommit: READER_BEFORE },
+  // Three Inspector pages of the 718 KB document: about 2 minutes.
+  inspectorLong: { followUps: 5, stateCalls: 5 },
 };
 
 /** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
@@ -75,4 +79,5 @@ export const FULL: Plan = {
   awareness: { statuslineRounds: 200, pushes: 150 },
   inspector: { asks: 30, idleMs: 300_000 },
   readerLong: { loads: 10, asks: 40, beforeCommit: READER_BEFORE },
+  inspectorLong: { followUps: 20, stateCalls: 20 },
 };

@@ -12,7 +12,8 @@
  * run starts (appendonly yes, appendfsync always: durable as the file store); `--no-redis`,
  * or no redis-server installed, leaves it out. Figures of backchannel alone (awareness:
  * the baseline has no status line and no push; inspector: the reader in a real MCP Apps
- * host; reader: a 1 MiB document against an earlier reader; the redis-server's own idle
+ * host; reader: a 1 MiB document against an earlier reader in the playground, then a
+ * 718 KB one in Inspector; the redis-server's own idle
  * cost) get a second table, and go to the JSON as `solo`.
  * The run fails (exit 1) when any message was lost or duplicated, whatever else it
  * measured.
@@ -35,6 +36,7 @@ import { contextFigures } from "./suites/context.js";
 import { deliveryFigures } from "./suites/delivery.js";
 import { idleFigures } from "./suites/idle.js";
 import { inspectorFigures } from "./suites/inspector.js";
+import { inspectorLongFigures } from "./suites/inspector-long.js";
 import { readerLongFigures } from "./suites/reader-long.js";
 import { scaleFigures } from "./suites/scale.js";
 import { throughputFigures } from "./suites/throughput.js";
@@ -54,7 +56,8 @@ const SUITES: Record<string, (plan: Plan, ctx: RunContext, stores: readonly Desi
   scale: (plan, ctx) => scaleFigures(DESIGNS, plan.scale, ctx),
   awareness: (plan, ctx) => awarenessFigures(plan.awareness, ctx),
   inspector: (plan, ctx) => inspectorFigures(plan.inspector, ctx),
-  reader: (plan, ctx) => readerLongFigures(plan.readerLong, ctx),
+  // The long document in the playground, then in Inspector: both hosts' figures in one run.
+  reader: async (plan, ctx) => [...(await readerLongFigures(plan.readerLong, ctx)), ...(await inspectorLongFigures(plan.inspectorLong, ctx))],
   cluster: (plan, ctx) => clusterFigures(plan, ctx),
 };
 

@@ -45,6 +45,7 @@ export const ERROR_CODES = {
   NO_DOCUMENT: "the reader was given no document to open",
   DOCUMENT_FILE: "the reader's document file cannot be read",
   CORRUPT_READER_STATE: "the reader's stored state cannot be read",
+  HISTORY_MISMATCH: "an ask named a thread history (history_ref) the server's record of the thread does not hold; send the whole history",
   READER_NOT_BUILT: "the reader app was not built",
   SHELL_NOT_BUILT: "the app shell was not built",
   TOKEN_FILE: "the token file of serve --http --auth tokens is unusable",

@@ -46,6 +46,20 @@ export interface AskData {
   omitted?: number;
 }
 
+/**
+ * An `ask` as the reader may send it: instead of `history`, which the server already
+ * holds in the thread's record, `history_ref` names it (how many turns, and their
+ * {@link historyDigest}). The server fills the history in from its record when the
+ * digest matches, so the agent gets a plain {@link AskData}; when it does not (a turn
+ * not recorded yet, a record lost), the send is refused with `HISTORY_MISMATCH` and
+ * the reader sends the whole history. A host that logs every message it relays then
+ * never carries a long thread again with each follow-up.
+ */
+export type AskBySend = Omit<AskData, "history"> & { history: []; history_ref: HistoryRef };
+
+/** Which history an ask means: the thread's first `turns` messages, whose {@link historyDigest} is `digest`. */
+export type HistoryRef = { turns: number; digest: string };
+
 /** `answer` (agent → app): markdown, rendered with raw HTML off. */
 export interface AnswerData {
   thread_id: string;
@@ -100,10 +114,19 @@ export type ThreadDraft = {
   after: string | null;
 };
 
+/**
+ * The document as `reader_state` carries it: the stored one, with its text as it is, or,
+ * when the reader asked with `gzip: true`, gzip-compressed and base64-encoded in
+ * `text_gzip` instead. A host that logs every message it relays re-renders them all for
+ * each new one (MCP Inspector's Messages panel, docs/ARCHITECTURE.md "Hosts"): the document is by far the
+ * largest, and compressed it is a third of the size or less.
+ */
+export type ReaderStateDocument = Omit<ReaderDocument, "text"> & ({ text: string; text_gzip?: never } | { text_gzip: string; text?: never });
+
 /** What `reader_state` returns: all a re-rendered reader needs to restore itself. */
 export interface ReaderState {
   channel_id: string;
-  document: ReaderDocument | null;
+  document: ReaderStateDocument | null;
   threads: ReaderThread[];
   /** Questions typed but not sent, one per thread at most. */
   drafts: ThreadDraft[];

@@ -10,6 +10,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { createServer as createHttpServer, request, type Server } from "node:http";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { gunzipSync } from "node:zlib";
+import { historyDigest } from "../protocol/history-digest.js";
 import { createMcpRequestListener, FileStore, listen } from "../server/index.js";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 
@@ -208,6 +210,68 @@ describe("reader_record", () => {
     assert.match(errorText(both), /message or draft/);
     const withdrawn = await app.callTool({ name: "reader_record", arguments: { ...passage, draft: { text: "x", after: null }, withdraw: true } });
     assert.match(errorText(withdrawn), /withdraw goes with a message/);
+  });
+
+  test("reader_state with gzip: true sends the document's text compressed, and it unpacks to the stored text", async () => {
+    const text = `${"A line of the manual that repeats. ".repeat(2_000)}\nThe end: é ✓ 🙂.\n`;
+    const { channel_id } = structured<Opened>(await model.callTool({ name: "open_reader", arguments: { markdown: text } }));
+    const plain = structured<ReaderStateResult>(await app.callTool({ name: "reader_state", arguments: { channel_id } }));
+    assert.equal(plain.document?.text, text, "without gzip the text comes as it is");
+    const packed = structured<{ document: { text?: string; text_gzip?: string; title: string } }>(
+      await app.callTool({ name: "reader_state", arguments: { channel_id, gzip: true } }),
+    );
+    assert.equal(packed.document.text, undefined);
+    assert.equal(packed.document.title, plain.document?.title);
+    assert.ok(packed.document.text_gzip!.length < text.length / 10, `${packed.document.text_gzip!.length} characters for ${text.length}`);
+    assert.equal(gunzipSync(Buffer.from(packed.document.text_gzip!, "base64")).toString("utf8"), text);
+  });
+
+  test("an ask that names its history (history_ref) reaches the agent with the recorded history; a wrong one is refused", async () => {
+    const { channel_id } = structured<Opened>(await model.callTool({ name: "open_reader", arguments: { text: "One two three." } }));
+    const passage = { thread_id: "t-ref", quote: "two", paragraph: "One two three." };
+    const record = (id: string, role: "user" | "agent", text: string) =>
+      app.callTool({
+        name: "reader_record",
+        arguments: { channel_id, ...passage, anchor: { block: 0, start: 4, end: 7 }, message: { id, role, text } },
+      });
+    const history = [
+      { role: "user" as const, text: "Why two?" },
+      { role: "agent" as const, text: `Because ${"it is ".repeat(9_000)}so.` },
+    ];
+    await record("q-1", "user", history[0]!.text);
+    await record("ui:1", "agent", history[1]!.text);
+    // The follow-up itself is recorded before it is sent: the record holds one turn more than the history.
+    await record("q-2", "user", "And three?");
+    const ask = (ref: { turns: number; digest: string }) =>
+      app.callTool({
+        name: "notify_agent",
+        arguments: { channel_id, event: "ask", data: { ...passage, question: "And three?", history: [], history_ref: ref } },
+      });
+    structured(await ask({ turns: 2, digest: historyDigest(history) }));
+    const { messages } = structured<{ messages: { event: string; data: Record<string, unknown> }[] }>(
+      await model.callTool({ name: "poll_agent_messages", arguments: { channel_id } }),
+    );
+    assert.deepEqual(messages.at(-1)?.data, { ...passage, question: "And three?", history });
+
+    const refused = [
+      await ask({ turns: 2, digest: historyDigest([history[0]!, { role: "agent", text: "Something else." }]) }),
+      await ask({ turns: 4, digest: historyDigest(history) }),
+    ];
+    for (const result of refused) {
+      assert.match(errorText(result), /send the ask with its whole history/);
+      assert.equal((result.structuredContent as { error: { code: string } }).error.code, "HISTORY_MISMATCH");
+    }
+    const malformed = await app.callTool({
+      name: "notify_agent",
+      arguments: {
+        channel_id,
+        event: "ask",
+        data: { ...passage, question: "?", history: [{ role: "user", text: "x" }], history_ref: { turns: 1, digest: "zz" } },
+      },
+    });
+    assert.equal((malformed.structuredContent as { error: { code: string } }).error.code, "INVALID_DATA");
+    const { messages: after } = structured<{ messages: unknown[] }>(await model.callTool({ name: "poll_agent_messages", arguments: { channel_id } }));
+    assert.equal(after.length, 0, "nothing refused was queued");
   });
 
   test("a channel without a document: reader_state says so, harmlessly", async () => {

@@ -103,12 +103,15 @@ export const documentSchema = z.object({
 });
 
 /** The input of `reader_state`. */
-export const readerStateInput = z.object({ channel_id: channelIdSchema });
+export const readerStateInput = z.object({
+  channel_id: channelIdSchema,
+  gzip: z.boolean().optional().describe("Send the document's text gzip-compressed and base64-encoded, as text_gzip."),
+});
 
 /** The output of `reader_state`. */
 export const readerStateOutput = z.object({
   channel_id: z.string(),
-  document: documentSchema.nullable(),
+  document: documentSchema.omit({ text: true }).extend({ text: z.string().optional(), text_gzip: z.string().optional() }).nullable(),
   threads: z.array(threadSchema),
   drafts: z.array(draftSchema),
   max_message_bytes: z.number().int().describe("Largest JSON encoding of one message's data: every ask must fit in it."),

@@ -13,6 +13,7 @@ import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import type { ChannelStore, PollResult } from "../../store/store.js";
 import type { Wall } from "../../protocol/wall.js";
 import { Awareness } from "../awareness/awareness.js";
+import { fillAskHistory, storeMaxMessageBytes } from "../reader/ask-history.js";
 import { progressTicker } from "./progress.js";
 import type { WaitingPolls } from "./waiting-polls.js";
 import type { WaitSlots } from "./wait-slots.js";
@@ -61,6 +62,7 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
   const awareness = options.awareness ?? new Awareness(server, store);
   const maxAgentWaitMs = options.maxAgentWaitMs ?? DEFAULT_LIMITS.maxAgentWaitMs;
   const maxUiWaitMs = options.maxUiWaitMs ?? DEFAULT_LIMITS.maxUiWaitMs;
+  const maxMessageBytes = storeMaxMessageBytes(store);
 
   server.registerTool(
     "notify_ui",
@@ -134,7 +136,16 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       outputSchema: compactSchema(notifyOutput),
       _meta: APP_ONLY,
     },
-    ({ channel_id, event, data }) => notify(store, channel_id, "agent", event, data),
+    async ({ channel_id, event, data }) => {
+      let filled: JsonValue | undefined;
+      try {
+        // The reader's asks may name the thread's history instead of carrying it (server/reader/ask-history.ts).
+        filled = await fillAskHistory(store, channel_id, event, data, maxMessageBytes);
+      } catch (error) {
+        return toolError(error);
+      }
+      return notify(store, channel_id, "agent", event, filled);
+    },
   );
 }
 

@@ -11,6 +11,8 @@ import { mintChannelId } from "../../core/ids.js";
 import type { ChannelStore } from "../../store/store.js";
 import { Awareness } from "../awareness/awareness.js";
 import type { ReaderDocument } from "../../protocol/reader.js";
+import { storeMaxMessageBytes } from "../reader/ask-history.js";
+import { compressedDocument } from "../reader/compressed-document.js";
 import { readDocument, readThreads, recordDraft, recordMessage, writeDocument } from "../reader/reader-state.js";
 import { READER_RESOURCE_URI, readReaderHtml } from "../reader/resource.js";
 import {
@@ -26,7 +28,6 @@ import {
 } from "../reader/schemas.js";
 import { askForDocument, type DocumentAnswer } from "../reader/ask-document.js";
 import { chooseTitle, countWords, DEFAULT_MAX_FILE_BYTES, readDocumentFile, type DocumentSource } from "../reader/source.js";
-import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import { messageError, toolError, toolResult } from "./results.js";
 import { compactSchema } from "./schemas.js";
 
@@ -95,8 +96,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
   const awareness = options.awareness ?? new Awareness(server, store);
   const readLocalFiles = options.readLocalFiles ?? true;
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
-  const maxMessageBytes =
-    options.maxMessageBytes ?? (store as { limits?: Partial<Limits> }).limits?.maxMessageBytes ?? DEFAULT_LIMITS.maxMessageBytes;
+  const maxMessageBytes = options.maxMessageBytes ?? storeMaxMessageBytes(store);
   const openReaderSchema: StandardSchemaWithJSON<OpenReaderArgs, OpenReaderArgs> = readLocalFiles ? openReaderInput : openReaderRemoteInput;
 
   registerAppResource(
@@ -172,12 +172,18 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       outputSchema: compactSchema(readerStateOutput),
       _meta: APP_ONLY,
     },
-    async ({ channel_id }) => {
+    async ({ channel_id, gzip }) => {
       try {
         const [document, { threads, drafts }] = await Promise.all([readDocument(store, channel_id), readThreads(store, channel_id)]);
         const summary = document ? `"${document.title}" with ${threads.length} thread${threads.length === 1 ? "" : "s"}` : "no document";
         return toolResult(
-          { channel_id, document, threads, drafts, max_message_bytes: maxMessageBytes },
+          {
+            channel_id,
+            document: document && gzip ? await compressedDocument(document) : document,
+            threads,
+            drafts,
+            max_message_bytes: maxMessageBytes,
+          },
           `Reader state of channel ${channel_id}: ${summary}.`,
         );
       } catch (error) {

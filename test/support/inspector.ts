@@ -90,6 +90,12 @@ export interface SentMessage {
   answeredAt?: number;
   /** The JSON-RPC response to this request, once the page's event stream brought it. */
   answer?: JsonRpcAnswer;
+  /**
+   * `Date.now()` when the response reached the page on its event stream (read through
+   * the DevTools protocol, so a little after the network): Inspector's backend is done;
+   * from here on the time is the page's.
+   */
+  streamedAt?: number;
 }
 
 /** A task that kept the Inspector page's main thread busy 50 ms or more (the Long Tasks API). */
@@ -392,15 +398,16 @@ async function recordCalls(page: Page): Promise<CallRecorder> {
   const calls: SentMessage[] = [];
   const byRequest = new WeakMap<object, SentMessage>();
   /** Responses by JSON-RPC id, kept until their request is recorded (both arrive through the DevTools protocol, in no promised order). */
-  const unclaimed = new Map<number | string, JsonRpcAnswer>();
+  const unclaimed = new Map<number | string, { answer: JsonRpcAnswer; at: number }>();
   const waiters = new Set<() => void>();
   const expected = new Set<{ tool: string; resolve(message: SentMessage): void }>();
   const claim = (message: SentMessage) => {
     if (message.id === undefined || message.answer) return;
-    const answer = unclaimed.get(message.id);
-    if (!answer) return;
+    const streamed = unclaimed.get(message.id);
+    if (!streamed) return;
     unclaimed.delete(message.id);
-    message.answer = answer;
+    message.answer = streamed.answer;
+    message.streamedAt = streamed.at;
   };
   page.on("request", (request) => {
     if (request.method() !== "POST" || !request.url().endsWith("/api/mcp/send")) return;
@@ -424,10 +431,11 @@ async function recordCalls(page: Page): Promise<CallRecorder> {
   const streams = new Map<string, EventStreamParser>();
   const onResponse = (message: StreamedMessage) => {
     if (message.id === undefined || message.method !== undefined) return;
-    unclaimed.set(message.id, {
+    const answer: JsonRpcAnswer = {
       ...(message.result !== undefined ? { result: message.result as Record<string, unknown> } : {}),
       ...(message.error !== undefined ? { error: message.error as JsonRpcAnswer["error"] } : {}),
-    });
+    };
+    unclaimed.set(message.id, { answer, at: Date.now() });
     // The newest request with this id (ids are the page client's own, one counter per connection).
     const request = calls.findLast((call) => call.id === message.id && !call.answer);
     if (request) claim(request);

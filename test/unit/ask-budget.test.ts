@@ -1,10 +1,10 @@
 /**
- * Unit tests of the reader's ask budget (app/ask-budget.ts): every ask it lets through
+ * Unit tests of the reader's ask budget (protocol/ask-budget.ts): every ask it lets through
  * fits the limit, the question is never cut, and what was left out is counted.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { fitAsk, jsonBytes } from "../../app/ask-budget.js";
+import { fitAsk, jsonBytes } from "../../protocol/ask-budget.js";
 import type { AskData, HistoryEntry } from "../../protocol/reader.js";
 
 const LIMIT = 64 * 1024;

@@ -1,5 +1,7 @@
 /**
- * Keeping every `ask` within the server's message limit. An ask carries the thread's
+ * Keeping every `ask` within the server's message limit (one rule for the reader, which
+ * fits the asks it sends whole, and the server, which fits those whose history it fills
+ * in, server/reader/ask-history.ts). An ask carries the thread's
  * whole history so that the agent keeps no state; a thread with long answers outgrows
  * the limit after a few turns, and a refused ask can never succeed when retried
  * because the history only grows. So the reader fits each ask before sending it:
@@ -11,7 +13,7 @@
  * The question itself is never cut: a question that does not fit alone is refused
  * with the number of characters that would.
  */
-import type { AskData, HistoryEntry } from "../protocol/reader.js";
+import type { AskData, HistoryEntry } from "./reader.js";
 
 /** Room kept free under the limit, for what the server adds around `data` in its own count. */
 const MARGIN_BYTES = 512;

@@ -1,0 +1,18 @@
+/**
+ * The reader's document with its text gzip-compressed and base64-encoded, as
+ * `reader_state` sends it to a reader that asked (protocol/reader.ts,
+ * `ReaderStateDocument`): a host that logs and re-renders every message it relays pays
+ * for the document's size on every message after it, so it travels as small as it can.
+ */
+import { promisify } from "node:util";
+import { gzip } from "node:zlib";
+import type { ReaderDocument, ReaderStateDocument } from "../../protocol/reader.js";
+
+const gzipAsync = promisify(gzip);
+
+/** `document` with `text_gzip` (base64 of the gzip of its UTF-8 text) in place of `text`. Compressed off the main thread (zlib's pool). */
+export async function compressedDocument(document: ReaderDocument): Promise<ReaderStateDocument> {
+  const { text, ...rest } = document;
+  const compressed = await gzipAsync(Buffer.from(text, "utf8"));
+  return { ...rest, text_gzip: compressed.toString("base64") };
+}
