@@ -4,6 +4,7 @@
  * file store.
  */
 import type { Summary } from "./stats.js";
+import { PATHS } from "./suites/claude-code-paths.js";
 
 /** A target and how to check it. */
 export interface Target {
@@ -41,6 +42,12 @@ export const TARGETS: readonly Target[] = [
   { key: "reader.long.load", text: "p50 ≤ 1,000", met: (backchannel) => backchannel.p50 <= 1000 },
   { key: "reader.long.ask", text: "p50 ≤ 100", met: (backchannel) => backchannel.p50 <= 100 },
   { key: "reader.long.answer", text: "p50 ≤ 100", met: (backchannel) => backchannel.p50 <= 100 },
+  // Claude Code (issue 25): ask → answer within 2× Claude Code's floor for the requests the path needs, no more requests than it needs, none idle.
+  ...PATHS.flatMap((path): Target[] => [
+    { key: `claude-code.${path.name}.askToAnswer`, text: "p50 ≤ 2× floor", met: (_summary, _floor, ratio) => ratio <= 2 },
+    { key: `claude-code.${path.name}.requests`, text: `≤ ${path.turnsPerAsk}`, met: (summary) => summary.max <= path.turnsPerAsk },
+    { key: `claude-code.${path.name}.idle`, text: "0", met: (summary) => summary.max === 0 },
+  ]),
 ];
 
 /** A target of the Redis store and how to check it. */
