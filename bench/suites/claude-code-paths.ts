@@ -26,6 +26,7 @@ import { PLUGIN_ROOT, pluginPolicy, pluginTool, waitForWatcher } from "../../tes
 import { hostTool, readerLoopPolicy } from "../../test/support/claude-code/reader-policy.js";
 import { type ClaudeOptions, startSession } from "../../test/support/claude-code/session.js";
 import { connectServer, structured } from "../../test/support/helpers.js";
+import { type ClaimLog, logClaims } from "./claude-code-claims.js";
 
 /** A wake path of the suite. */
 export type PathName = "exit" | "monitor" | "plugin";
@@ -64,6 +65,12 @@ export interface PathRun {
   setupRequests: number;
   /** The idle stretch between settling and the first ask. */
   firstQuiet: { from: number; to: number };
+  /**
+   * The plugin only, per ask: when its wake hook announced the wake (wrote its claim
+   * with the ask's seq), and when it gave the claim up just before exiting 2
+   * (claude-code-claims.ts); NaN where the log saw neither.
+   */
+  hook?: { announcedAt: number[]; releasedAt: number[] };
 }
 
 /** Longest any one step (the session's start, an answer, a turn's end) may take before the run fails. */
@@ -79,6 +86,7 @@ export async function runPath(spec: PathSpec, plan: PathPlan, ctx: RunContext): 
   const setup = pathSetup(spec.name);
   const ends = turnEnds(setup.policy);
   const model = await startModelServer(ends.policy);
+  const claims: ClaimLog | undefined = spec.name === "plugin" ? await logClaims(dataDir) : undefined;
   const session = await startSession({ model, dataDir, ...setup.claude });
   let app: Client | undefined;
   try {
@@ -102,12 +110,13 @@ export async function runPath(spec: PathSpec, plan: PathPlan, ctx: RunContext): 
     }
     const setupRequests = model.turns().length;
     const asks: AskTimes[] = [];
+    const seqs: number[] = [];
     const settledAt = performance.now();
     for (let index = 0; index < plan.asks; index++) {
       await pause(plan.gapMs);
       const thread = `t-${index + 1}`;
       const question = `Question ${index + 1}?`;
-      await reader.send("ask", { thread_id: thread, quote: "The queue is the truth.", paragraph: "", question, history: [] });
+      const seq = await reader.send("ask", { thread_id: thread, quote: "The queue is the truth.", paragraph: "", question, history: [] });
       const askedAt = performance.now();
       if (index > 0) asks[index - 1]!.quietUntil = askedAt;
       const answer = await within(
@@ -116,6 +125,7 @@ export async function runPath(spec: PathSpec, plan: PathPlan, ctx: RunContext): 
       );
       const endedAt = await within(ends.after(askedAt), `the turn that answered ${thread} to end`);
       asks.push({ askedAt, answeredAt: answer.at, endedAt, quietUntil: Number.NaN });
+      seqs.push(seq);
     }
     await pause(plan.gapMs);
     asks[asks.length - 1]!.quietUntil = performance.now();
@@ -126,8 +136,15 @@ export async function runPath(spec: PathSpec, plan: PathPlan, ctx: RunContext): 
       requestTimes: model.turns().map((turn) => turn.at),
       setupRequests,
       firstQuiet: { from: settledAt, to: asks[0]?.askedAt ?? settledAt },
+      ...(claims && {
+        hook: {
+          announcedAt: seqs.map((seq) => claims.announcedAt(channelId, seq)),
+          releasedAt: seqs.map((seq) => claims.releasedAt(channelId, seq)),
+        },
+      }),
     };
   } finally {
+    claims?.close();
     await app?.close();
     await session.stop();
     await model.close();
@@ -202,8 +219,10 @@ class AppReader {
     private readonly channelId: string,
   ) {}
 
-  async send(event: string, data: Record<string, unknown>): Promise<void> {
-    structured(await this.client.callTool({ name: "notify_agent", arguments: { channel_id: this.channelId, event, data } }));
+  /** Sends `event` with notify_agent; resolves with its seq. */
+  async send(event: string, data: Record<string, unknown>): Promise<number> {
+    return structured<{ seq: number }>(await this.client.callTool({ name: "notify_agent", arguments: { channel_id: this.channelId, event, data } }))
+      .seq;
   }
 
   /** The first message not yet returned that `match` accepts, with `performance.now()` when its poll returned. */

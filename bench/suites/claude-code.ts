@@ -53,6 +53,20 @@ function pathFigures(spec: PathSpec, run: Awaited<ReturnType<typeof runPath>>, f
   const turns = spec.turnsToAnswer;
   const key = `claude-code.${spec.name}`;
   const details = { setupRequests: run.setupRequests, turnsToAnswer: turns, turnsPerAsk: spec.turnsPerAsk };
+  const hook = run.hook
+    ? [
+        solo(
+          `${key}.askToHook`,
+          `${spec.label}: ask → the hook announces its wake`,
+          run.hook.announcedAt.map((at, index) => at - run.asks[index]!.askedAt),
+        ),
+        solo(
+          `${key}.hookToTurn`,
+          `${spec.label}: the hook gives up its claim (then exits 2) → model request`,
+          run.hook.releasedAt.map((at, index) => asks[index]!.askToTurnMs + run.asks[index]!.askedAt - at),
+        ),
+      ]
+    : [];
   return [
     solo(
       `${key}.askToTurn`,
@@ -84,6 +98,7 @@ function pathFigures(spec: PathSpec, run: Awaited<ReturnType<typeof runPath>>, f
       ),
       details: { ...details, idleStretches: asks.length + 1 },
     },
+    ...hook,
   ];
 }
 
