@@ -43,7 +43,8 @@ export interface PluginPolicyOptions {
 
 /**
  * The policy: its first request opens the reader; a wake is answered with notify_ui
- * (the answer's text is "Answer to <thread id>"); every other request ends the turn.
+ * (the answer's text is "Answer #<seq of the ask> to <thread id>", so that each answer
+ * of a thread differs); every other request ends the turn.
  */
 export function pluginPolicy(options: PluginPolicyOptions = {}): Policy {
   const markdown = options.markdown ?? "# Notes\n\nThe queue is the truth.";
@@ -54,7 +55,12 @@ export function pluginPolicy(options: PluginPolicyOptions = {}): Policy {
     if (wake) {
       return {
         tool: pluginTool("notify_ui"),
-        input: { channel_id: wake.channel, event: "answer", data: { thread_id: wake.thread, text: `Answer to ${wake.thread}` }, ack: wake.ack },
+        input: {
+          channel_id: wake.channel,
+          event: "answer",
+          data: { thread_id: wake.thread, text: `Answer #${wake.ack} to ${wake.thread}` },
+          ack: wake.ack,
+        },
       };
     }
     if (turn.index === 0) return { tool: pluginTool("open_reader"), input: { title: "Plugin notes", markdown } };

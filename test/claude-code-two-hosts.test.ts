@@ -1,0 +1,126 @@
+/**
+ * The whole reader loop across two real hosts: the reader in the playground (a real MCP
+ * Apps host) in Chromium, where a person highlights a passage, asks and reads the card;
+ * and the agent in the real Claude Code (the pinned version, see
+ * test/support/claude-code/), with the plugin loaded, whose scripted model opens the
+ * reader and answers each wake as the wake hook's reminder says (plugin-policy.ts). The
+ * two share one data directory, as a chat and its app do on one machine. Five asks, two
+ * of them follow-ups in a card already answered: every answer appears in its card.
+ */
+/// <reference lib="dom" />
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { chromium, type Browser, type Frame, type Page } from "playwright-core";
+import { askAbout, askFollowUp } from "./support/reader-driver.js";
+import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, startPlayground, tempDataDir, type PlaygroundProcess } from "./support/helpers.js";
+import { claudeCodeSkipReason } from "./support/claude-code/install.js";
+import { type ModelServer, startModelServer } from "./support/claude-code/model-server.js";
+import { PLUGIN_ROOT, pluginPolicy, pluginTool, waitForWatcher } from "./support/claude-code/plugin-policy.js";
+import { type ClaudeSession, startSession } from "./support/claude-code/session.js";
+
+const skip = claudeCodeSkipReason() ?? browserSkipReason();
+
+const DOCUMENT = [
+  "# Field notes",
+  "",
+  "The queue is the truth, and the watcher only peeks at it.",
+  "",
+  "Every answer clears what it answered, so nothing is lost when a session dies.",
+  "",
+  "The reader asks in the margin; the agent answers in the same card.",
+].join("\n");
+
+/** The person's five asks: a passage and a question, or a follow-up in the card of an earlier ask (by its index). */
+const ASKS: ({ passage: string; question: string } | { followUp: number; question: string })[] = [
+  { passage: "The queue is the truth", question: "Why the queue?" },
+  { passage: "nothing is lost", question: "How is nothing lost?" },
+  { followUp: 0, question: "And the watcher?" },
+  { passage: "answers in the same card", question: "Which card?" },
+  { followUp: 1, question: "Even on a crash?" },
+];
+
+describe("two real hosts: the reader in the playground in Chromium, the agent in Claude Code with the plugin", { skip }, () => {
+  let dataDir: string;
+  let cleanup: () => Promise<void>;
+  let model: ModelServer;
+  let session: ClaudeSession;
+  let playground: PlaygroundProcess;
+  let browser: Browser;
+  const pageErrors: string[] = [];
+
+  before(async () => {
+    ({ dir: dataDir, cleanup } = await tempDataDir());
+    model = await startModelServer(pluginPolicy({ markdown: DOCUMENT }));
+    session = await startSession({
+      model,
+      dataDir,
+      configure: "none",
+      args: ["--plugin-dir", PLUGIN_ROOT],
+      allowedTools: ["mcp__plugin_backchannel_backchannel", "ToolSearch"],
+    });
+    playground = await startPlayground(dataDir);
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await playground?.stop();
+    await session?.stop();
+    await model?.close();
+    await cleanup?.();
+  });
+
+  test("five asks, follow-ups included: every answer appears in its card", { timeout: 150_000 }, async () => {
+    session.send("Open the reader on my field notes.");
+    const opened = await model.waitForTurn((turn) => turn.result(pluginTool("open_reader")) !== undefined, { timeoutMs: 90_000 });
+    const channelId = /"channel_id":"([\w-]+)"/.exec(opened.result(pluginTool("open_reader"))!.text)?.[1];
+    assert.ok(channelId, "open_reader named its channel");
+    await waitForWatcher(dataDir);
+
+    // The chat shows the channel the agent opened, with its document (the playground's ?agent=off: no agent of its own).
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    await page.goto(new URL(`/?agent=off#${channelId}`, playground.url).href);
+    const frame = await readerFrame(page);
+    assert.match((await frame.locator("#doc").textContent()) ?? "", /The queue is the truth/);
+
+    const threads: string[] = [];
+    for (const [index, ask] of ASKS.entries()) {
+      let thread: string;
+      if ("passage" in ask) {
+        const before = await cardThreads(frame);
+        await askAbout(frame, ask.passage, ask.question);
+        thread = (await cardThreads(frame)).find((id) => !before.includes(id)) ?? "";
+        assert.notEqual(thread, "", `ask ${index + 1} made a card`);
+        threads.push(thread);
+      } else {
+        thread = threads[ask.followUp]!;
+        await askFollowUp(frame, thread, ask.question);
+      }
+      const answers = frame.locator(`.card[data-thread="${thread}"] .message.agent`);
+      const expected = "passage" in ask ? 1 : 2;
+      // The answer the model wrote for this ask: "Answer #<seq> to <thread>", the thread's newest agent message.
+      await answers.nth(expected - 1).waitFor({ timeout: 60_000 });
+      assert.match(((await answers.nth(expected - 1).textContent()) ?? "").trim(), new RegExp(`^Answer #\\d+ to ${thread}$`));
+      assert.equal(await answers.count(), expected, `the card of ask ${index + 1} holds its answers only`);
+      // The turn that answered ends, and the wake hook listens again, before the person asks again.
+      await waitForWatcher(dataDir);
+    }
+    assert.deepEqual(model.errors, []);
+    assert.deepEqual(pageErrors, []);
+  });
+});
+
+/** The reader's frame, once its document is in. */
+async function readerFrame(page: Page): Promise<Frame> {
+  await page.locator("#frame iframe").waitFor();
+  const frame = await (await page.locator("#frame iframe").elementHandle())?.contentFrame();
+  if (!frame) throw new Error("the playground shows no reader");
+  await frame.locator("#doc [data-block]").first().waitFor();
+  return frame;
+}
+
+/** The thread ids of the cards the reader shows. */
+function cardThreads(frame: Frame): Promise<string[]> {
+  return frame.evaluate(() => [...document.querySelectorAll<HTMLElement>(".card[data-thread]")].map((card) => card.dataset.thread ?? ""));
+}
