@@ -62,7 +62,7 @@ const AGENTS: (() => Agent)[] = [
     openReader: hostTool("open_reader"),
     // The watcher is armed in the turn that opened the reader; an ask before it runs still wakes it (it peeks first).
     listening: async (model) => void (await model.waitForTurn((turn) => turn.result("Bash") !== undefined, { timeoutMs: 90_000 })),
-    answer: (_thread, question) => new RegExp(`^Answer to “${escape(question)}”\\.$`),
+    answer: (_thread, question) => new RegExp(`^Answer to “${literal(question)}”\\.$`),
   }),
   () => ({
     name: "the plugin, a model that arms nothing",
@@ -70,7 +70,7 @@ const AGENTS: (() => Agent)[] = [
     claude: { configure: "none", args: ["--plugin-dir", PLUGIN_ROOT], allowedTools: ["mcp__plugin_backchannel_backchannel", "ToolSearch"] },
     openReader: pluginTool("open_reader"),
     listening: (_model, dataDir) => waitForWatcher(dataDir),
-    answer: (thread) => new RegExp(`^Answer #\\d+ to ${escape(thread)}$`),
+    answer: (thread) => new RegExp(`^Answer #\\d+ to ${literal(thread)}$`),
   }),
 ];
 
@@ -153,7 +153,7 @@ async function readerFrame(page: Page): Promise<Frame> {
 }
 
 /** `text` for a regular expression. */
-function escape(text: string): string {
+function literal(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
