@@ -10,6 +10,7 @@
  */
 import type { Design } from "./designs.js";
 import type { AwarenessPlan } from "./suites/awareness.js";
+import type { ClaudeCodePlan } from "./suites/claude-code.js";
 import type { DeliveryCounts } from "./suites/delivery.js";
 import type { IdlePlan } from "./suites/idle.js";
 import type { InspectorPlan } from "./suites/inspector.js";
@@ -30,6 +31,7 @@ export interface Plan {
   inspector: InspectorPlan;
   readerLong: ReaderLongPlan;
   inspectorLong: InspectorLongPlan;
+  claudeCode: ClaudeCodePlan;
 }
 
 /** The reader the long-document figures are read against: the last commit before the reader bounded its height. */
@@ -61,6 +63,8 @@ export const QUICK: Plan = {
   readerLong: { loads: 3, asks: 3, beforeCommit: READER_BEFORE },
   // Three Inspector pages of the 718 KB document: about 2 minutes.
   inspectorLong: { followUps: 5, stateCalls: 5 },
+  // Three sessions of 4 asks and a floor of 8 turns: 2–4 minutes (each session takes 10–30 s to start on 2 busy cores).
+  claudeCode: { asks: 4, gapMs: [1_500, 3_000], floorSamples: 8 },
 };
 
 /** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
@@ -80,4 +84,5 @@ export const FULL: Plan = {
   inspector: { asks: 30, idleMs: 300_000 },
   readerLong: { loads: 10, asks: 40, beforeCommit: READER_BEFORE },
   inspectorLong: { followUps: 20, stateCalls: 20 },
+  claudeCode: { asks: 20, gapMs: [2_000, 8_000], floorSamples: 40 },
 };

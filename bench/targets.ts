@@ -4,6 +4,7 @@
  * file store.
  */
 import type { Summary } from "./stats.js";
+import { PATHS } from "./suites/claude-code-paths.js";
 
 /** A target and how to check it. */
 export interface Target {
@@ -46,6 +47,12 @@ export const TARGETS: readonly Target[] = [
     { key: `inspector.long.${sidebar}.firstScreen`, text: "≤ 2,000", met: (backchannel: Summary) => backchannel.p50 <= 2000 },
     { key: `inspector.long.${sidebar}.followUpAsk`, text: "p50 ≤ 300", met: (backchannel: Summary) => backchannel.p50 <= 300 },
     { key: `inspector.long.${sidebar}.followUpAnswer`, text: "p50 ≤ 300", met: (backchannel: Summary) => backchannel.p50 <= 300 },
+  ]),
+  // Claude Code: ask → answer within 2× Claude Code's floor for the requests the path needs, no more requests than it needs, none idle.
+  ...PATHS.flatMap((path): Target[] => [
+    { key: `claude-code.${path.name}.askToAnswer`, text: "p50 ≤ 2× floor", met: (_summary, _floor, ratio) => ratio <= 2 },
+    { key: `claude-code.${path.name}.requests`, text: `≤ ${path.turnsPerAsk}`, met: (summary) => summary.max <= path.turnsPerAsk },
+    { key: `claude-code.${path.name}.idle`, text: "0", met: (summary) => summary.max === 0 },
   ]),
 ];
 

@@ -7,18 +7,16 @@
  * with ack; its result → end of turn), and no request happens that no message caused.
  */
 import assert from "node:assert/strict";
-import { readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import type { Client } from "@modelcontextprotocol/client";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 import { claudeCodeSkipReason } from "./support/claude-code/install.js";
-import { type ModelServer, startModelServer, textOf, type Turn } from "./support/claude-code/model-server.js";
+import { type ModelServer, startModelServer } from "./support/claude-code/model-server.js";
+import { PLUGIN_ROOT, pluginPolicy, pluginTool as tool, sinceLastReply, waitForWatcher } from "./support/claude-code/plugin-policy.js";
 import { type ClaudeSession, descendants, startSession } from "./support/claude-code/session.js";
 
 const skip = claudeCodeSkipReason();
-const PLUGIN_ROOT = fileURLToPath(new URL("../../plugin", import.meta.url));
 /**
  * Idle seconds before each ask: none by default (3 asks). The long run of
  * docs/claude-code-plugin.md sets BACKCHANNEL_PLUGIN_GAPS_S=0,620,100,100,100: 5 asks
@@ -27,25 +25,6 @@ const PLUGIN_ROOT = fileURLToPath(new URL("../../plugin", import.meta.url));
 const GAPS_S = (process.env.BACKCHANNEL_PLUGIN_GAPS_S ?? "0,0,0").split(",").map(Number);
 const ASKS = GAPS_S.length;
 const IDLE_MS = GAPS_S.reduce((sum, gap) => sum + gap, 0) * 1000;
-
-/** Claude Code's name for a tool of the plugin's server. */
-const tool = (name: string) => `mcp__plugin_backchannel_backchannel__${name}`;
-
-/** The text Claude Code added since the model last spoke (a prompt, tool results, a hook's reminder). */
-function sinceLastReply(turn: Turn): string {
-  const messages = turn.request.messages;
-  const lastReply = messages.findLastIndex((message) => message.role === "assistant");
-  return messages
-    .slice(lastReply + 1)
-    .map((message) => textOf(message.content))
-    .join("\n");
-}
-
-/** The call the wake's summary names, when this turn is a wake. */
-function answerFromWake(text: string): { channel: string; thread: string; ack: number } | undefined {
-  const match = /"channel_id":"([^"]+)","event":"answer","data":\{"thread_id":"([^"]+)","text":"…"\},"ack":(\d+)/.exec(text);
-  return match ? { channel: match[1]!, thread: match[2]!, ack: Number(match[3]) } : undefined;
-}
 
 describe("the plugin keeps the agent reachable in Claude Code without arming anything", { skip }, () => {
   let dataDir: string;
@@ -57,19 +36,7 @@ describe("the plugin keeps the agent reachable in Claude Code without arming any
 
   before(async () => {
     ({ dir: dataDir, cleanup } = await tempDataDir());
-    model = await startModelServer((turn) => {
-      if (turn.result(tool("open_reader"))) return { text: "The reader is open." };
-      if (turn.result(tool("notify_ui"))) return { text: "Answered." };
-      const wake = answerFromWake(sinceLastReply(turn));
-      if (wake) {
-        return {
-          tool: tool("notify_ui"),
-          input: { channel_id: wake.channel, event: "answer", data: { thread_id: wake.thread, text: `Answer to ${wake.thread}` }, ack: wake.ack },
-        };
-      }
-      if (turn.index === 0) return { tool: tool("open_reader"), input: { title: "Plugin notes", markdown: "# Notes\n\nThe queue is the truth." } };
-      return { text: "Nothing to do." };
-    });
+    model = await startModelServer(pluginPolicy());
     session = await startSession({
       model,
       dataDir,
@@ -132,18 +99,3 @@ describe("the plugin keeps the agent reachable in Claude Code without arming any
     assert.ok(watchers.length <= 1, `${watchers.length} wake hooks running`);
   });
 });
-
-/** Resolves once a session watcher holds a claim in `dataDir` (the Stop hook runs and is subscribed). */
-async function waitForWatcher(dataDir: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const folder = join(dataDir, "watchers");
-    const names = await readdir(folder).catch(() => [] as string[]);
-    for (const name of names.filter((entry) => entry.endsWith(".json"))) {
-      const claim = JSON.parse(await readFile(join(folder, name), "utf8").catch(() => "{}")) as { pid?: number };
-      if ((claim.pid ?? 0) > 0) return;
-    }
-    if (Date.now() > deadline) throw new Error("no wake hook claimed the session within 30 s");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

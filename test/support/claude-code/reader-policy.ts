@@ -40,6 +40,8 @@ export interface ReaderLoop {
 /** Options of {@link readerLoopPolicy}. */
 export interface ReaderLoopOptions {
   wake: Wake;
+  /** The document for open_reader's `markdown` (the instructions write "..."). Default the instructions' "...". */
+  markdown?: string;
 }
 
 /**
@@ -118,7 +120,9 @@ export function readerLoopPolicy(options: ReaderLoopOptions): ReaderLoop {
     else if (options.wake === "exit" && (polled || exit)) replies.push(arm());
     if (replies.length > 0) return replies;
     if (channelId || turn.results.length > 0) return { text: "Waiting for the reader." }; // nothing to do: the turn ends
-    return call(findCall(calls, "open_reader"), {});
+    const open = call(findCall(calls, "open_reader"), {});
+    if (options.markdown !== undefined) open.input.markdown = options.markdown;
+    return open;
   };
   return loop;
 }

@@ -1,0 +1,88 @@
+/**
+ * The scripted model of the plugin's path (docs/claude-code-plugin.md): it opens the
+ * reader once and never arms or re-arms anything. Woken by the plugin's Stop hook, it
+ * answers the ask its reminder names with the `notify_ui` call written there (with
+ * `ack`), and ends the turn on that call's result. Used by test/claude-code-plugin.test.ts
+ * and the Claude Code bench suite.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Policy, Turn } from "./model-server.js";
+import { textOf } from "./model-server.js";
+
+/** The checkout's plugin folder, for `claude --plugin-dir`. */
+export const PLUGIN_ROOT = fileURLToPath(new URL("../../../../plugin", import.meta.url));
+
+/** Claude Code's name for a tool of the plugin's MCP server. */
+export function pluginTool(name: string): string {
+  return `mcp__plugin_backchannel_backchannel__${name}`;
+}
+
+/** The text Claude Code added since the model last spoke (a prompt, tool results, a hook's reminder). */
+export function sinceLastReply(turn: Turn): string {
+  const messages = turn.request.messages;
+  const lastReply = messages.findLastIndex((message) => message.role === "assistant");
+  return messages
+    .slice(lastReply + 1)
+    .map((message) => textOf(message.content))
+    .join("\n");
+}
+
+/** The `notify_ui` call a wake's reminder names (the first, when it names several), or `undefined` when the text is no wake. */
+export function answerFromWake(text: string): { channel: string; thread: string; ack: number } | undefined {
+  const match = /"channel_id":"([^"]+)","event":"answer","data":\{"thread_id":"([^"]+)","text":"…"\},"ack":(\d+)/.exec(text);
+  return match ? { channel: match[1]!, thread: match[2]!, ack: Number(match[3]) } : undefined;
+}
+
+/** Options of {@link pluginPolicy}. */
+export interface PluginPolicyOptions {
+  /** The document open_reader shows. Default a two-line note. */
+  markdown?: string;
+}
+
+/**
+ * The policy: its first request opens the reader; a wake is answered with notify_ui
+ * (the answer's text is "Answer #<seq of the ask> to <thread id>", so that each answer
+ * of a thread differs); every other request ends the turn.
+ */
+export function pluginPolicy(options: PluginPolicyOptions = {}): Policy {
+  const markdown = options.markdown ?? "# Notes\n\nThe queue is the truth.";
+  return (turn) => {
+    if (turn.result(pluginTool("open_reader"))) return { text: "The reader is open." };
+    if (turn.result(pluginTool("notify_ui"))) return { text: "Answered." };
+    const wake = answerFromWake(sinceLastReply(turn));
+    if (wake) {
+      return {
+        tool: pluginTool("notify_ui"),
+        input: {
+          channel_id: wake.channel,
+          event: "answer",
+          data: { thread_id: wake.thread, text: `Answer #${wake.ack} to ${wake.thread}` },
+          ack: wake.ack,
+        },
+      };
+    }
+    if (turn.index === 0) return { tool: pluginTool("open_reader"), input: { title: "Plugin notes", markdown } };
+    return { text: "Nothing to do." };
+  };
+}
+
+/**
+ * Resolves once a session watcher (the plugin's wake hook) holds a claim in `dataDir`:
+ * the Stop hook runs and is subscribed.
+ * @throws when none does within `timeoutMs` (default 30,000).
+ */
+export async function waitForWatcher(dataDir: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const folder = join(dataDir, "watchers");
+    const names = await readdir(folder).catch(() => [] as string[]);
+    for (const name of names.filter((entry) => entry.endsWith(".json"))) {
+      const claim = JSON.parse(await readFile(join(folder, name), "utf8").catch(() => "{}")) as { pid?: number };
+      if ((claim.pid ?? 0) > 0) return;
+    }
+    if (Date.now() > deadline) throw new Error(`no wake hook claimed the session within ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
