@@ -54,7 +54,7 @@ export function createServer(options: ServerOptions): McpServer {
         resources: { listChanged: false },
         ...(claudeChannel ? { experimental: { [CLAUDE_CHANNEL_CAPABILITY]: {} } } : {}),
       },
-      instructions: instructions(options.readLocalFiles ?? true),
+      instructions: instructions(options.readLocalFiles ?? true, options.watcherWhere),
     },
   );
   const awareness = new Awareness(server, options.store, { sessionKey: options.sessionKey, claudeChannel, watchChannels });

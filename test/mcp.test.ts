@@ -42,7 +42,11 @@ describe("tools/list", () => {
 
   test("the server sends instructions that name the loop", () => {
     const instructions = agent.getInstructions() ?? "";
-    assert.match(instructions, /`node \S+main\.js watch <channel_id>`/, "the exact watcher command of this installation");
+    assert.match(
+      instructions,
+      /`node \S+main\.js watch <channel_id> --home \S+`/,
+      "the exact watcher command of this installation, with its data directory",
+    );
     assert.match(instructions, /poll_agent_messages/);
     assert.ok(instructions.length < 2048, `instructions are ${instructions.length} characters`);
   });

@@ -51,7 +51,10 @@ describe("the instructions", () => {
   test("fit in 2 KB and name the loop with this installation's exact watcher command", () => {
     const instructions = client.getInstructions() ?? "";
     assert.ok(Buffer.byteLength(instructions) < 2048, `${Buffer.byteLength(instructions)} bytes`);
-    assert.ok(instructions.includes(`\`${backchannelCommand()} watch <channel_id>\``), "the exact command");
+    assert.ok(
+      instructions.includes(`\`${backchannelCommand()} watch <channel_id> --home ${dataDir}\``),
+      "the exact command, with the data directory",
+    );
     for (const step of [
       "open_reader",
       "background",
@@ -191,7 +194,7 @@ describe("the command placeholders", () => {
   test("BACKCHANNEL_COMMAND names the command everywhere: instructions, open_reader, recipes", async () => {
     const npx = await connectServer(dataDir, { BACKCHANNEL_COMMAND: "npx backchannel" });
     try {
-      assert.ok(npx.getInstructions()?.includes("`npx backchannel watch <channel_id>`"));
+      assert.ok(npx.getInstructions()?.includes(`\`npx backchannel watch <channel_id> --home ${dataDir}\``));
       const opened = structured<{ channel_id: string; watch_command: string }>(
         await npx.callTool({ name: "open_reader", arguments: { markdown: "# A\n\nb" } }),
       );
