@@ -24,12 +24,14 @@ export interface WatchCommandOptions {
    * environment chooses, which is right only when it is the server's.
    */
   where?: readonly string[];
+  /** The command prefix. Default: {@link backchannelCommand}. */
+  command?: string;
 }
 
 /** The command that arms the watcher on `channelId`, for the store `options.where` names. */
 export function watchCommand(channelId: string, options: WatchCommandOptions = {}): string {
   const where = (options.where ?? []).map((word) => ` ${shellQuote(word)}`).join("");
-  return `${backchannelCommand()} watch ${channelId}${options.follow ? " --follow" : ""}${where}`;
+  return `${options.command ?? backchannelCommand()} watch ${channelId}${options.follow ? " --follow" : ""}${where}`;
 }
 
 /**

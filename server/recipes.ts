@@ -8,11 +8,13 @@
  * - `{{backchannel.command}}` and `{{backchannel.args}}`: the same as a JSON string and a
  *   JSON array, for host configuration files (`"command": …, "args": …`);
  * - `{{backchannel.json}}`: the shell command escaped to sit inside a JSON string
- *   (a Windows path's backslashes, a quoted path's quotes).
+ *   (a Windows path's backslashes, a quoted path's quotes);
+ * - and `{{backchannel}} watch <channel_id>` becomes the watcher command exactly as
+ *   `watch_command` will be, with the words that name the store (see `watchCommand`).
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { backchannelCommand, shellWords } from "../core/commands.js";
+import { backchannelCommand, shellWords, watchCommand } from "../core/commands.js";
 import { RECIPES_DIR } from "../core/package.js";
 import { CallerError } from "../core/errors.js";
 
@@ -64,21 +66,23 @@ export async function listRecipes(): Promise<RecipeSummary[]> {
 }
 
 /**
- * The recipe `name`, its placeholders filled with this installation's command.
+ * The recipe `name`, its placeholders filled with this installation's command and the
+ * watcher's store words `where` (default none).
  * @throws UnknownRecipeError when there is no such recipe.
  */
-export async function readRecipe(name: string): Promise<Recipe> {
+export async function readRecipe(name: string, where: readonly string[] = []): Promise<Recipe> {
   const names = await recipeNames();
   // The name is checked against the folder's listing, never joined into a path unchecked.
   if (!RECIPE_NAME_PATTERN.test(name) || !names.includes(name)) throw new UnknownRecipeError(name, names);
-  const text = fillPlaceholders(await readFile(join(RECIPES_DIR, `${name}.md`), "utf8"), backchannelCommand());
+  const text = fillPlaceholders(await readFile(join(RECIPES_DIR, `${name}.md`), "utf8"), backchannelCommand(), where);
   return { name, ...describeRecipe(text), uri: recipeUri(name), text };
 }
 
-/** `text` with the placeholders of `command` (a shell command line) filled in. */
-export function fillPlaceholders(text: string, command: string): string {
+/** `text` with the placeholders of `command` (a shell command line) and the watcher's store words `where` filled in. */
+export function fillPlaceholders(text: string, command: string, where: readonly string[] = []): string {
   const [program = "", ...args] = shellWords(command);
   return text
+    .replaceAll("{{backchannel}} watch <channel_id>", watchCommand("<channel_id>", { command, where }))
     .replaceAll("{{backchannel}}", command)
     .replaceAll("{{backchannel.json}}", JSON.stringify(command).slice(1, -1))
     .replaceAll("{{backchannel.command}}", JSON.stringify(program))

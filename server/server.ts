@@ -62,7 +62,7 @@ export function createServer(options: ServerOptions): McpServer {
   registerChannelTools(server, options.store, { ...options, awareness, waitSlots });
   registerReaderTools(server, options.store, { ...options, awareness });
   registerWallTools(server, awareness.session);
-  registerRecipeTools(server);
+  registerRecipeTools(server, { watcherWhere: options.watcherWhere });
   registerAppTools(server, options.store, { awareness, watcherWhere: options.watcherWhere });
   registerWatchTools(server, options.store, waitSlots);
   return server;

@@ -27,8 +27,17 @@ export const readRecipeOutput = z.object({
   recipe: summarySchema.extend({ text: z.string() }).optional(),
 });
 
-/** Registers `read_recipe` and the `backchannel://recipes/{name}` resources on `server`, from this installation's `recipes/`. */
-export function registerRecipeTools(server: McpServer): void {
+/** Options of {@link registerRecipeTools}. */
+export interface RecipeToolOptions {
+  /** The words of the watcher command that name the store (see `ReaderToolOptions.watcherWhere`). Default none. */
+  watcherWhere?: readonly string[];
+}
+
+/**
+ * Registers `read_recipe` and the `backchannel://recipes/{name}` resources on `server`,
+ * from this installation's `recipes/`, their watcher commands written as `watch_command` will be.
+ */
+export function registerRecipeTools(server: McpServer, options: RecipeToolOptions = {}): void {
   server.registerTool(
     "read_recipe",
     {
@@ -44,7 +53,7 @@ export function registerRecipeTools(server: McpServer): void {
           const lines = recipes.map((recipe) => `- ${recipe.name}: ${recipe.title}`);
           return toolResult({ recipes }, [`${recipes.length} recipes; read one with read_recipe {"name": "<name>"}:`, ...lines].join("\n"));
         }
-        const recipe = await readRecipe(name);
+        const recipe = await readRecipe(name, options.watcherWhere);
         return toolResult({ recipe }, recipe.text);
       } catch (error) {
         return toolError(error);
@@ -68,7 +77,7 @@ export function registerRecipeTools(server: McpServer): void {
     { title: "backchannel recipe", description: "A playbook for the agent.", mimeType: "text/markdown" },
     async (uri, { name }) => {
       try {
-        const recipe = await readRecipe(String(name));
+        const recipe = await readRecipe(String(name), options.watcherWhere);
         return { contents: [{ uri: recipe.uri, mimeType: "text/markdown", text: recipe.text }] };
       } catch (error) {
         if (error instanceof UnknownRecipeError) throw new ResourceNotFoundError(uri.href, error.message);
