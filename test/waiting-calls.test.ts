@@ -139,7 +139,7 @@ test(`two waves of ${FLOOD} waiting polls of one principal: the others stay fast
         `${waiting.length} waiting, ${refused.length} refused`,
     );
 
-    assert.ok(Math.max(turns[1]!, turns[2]!) < 2000, `Bob's notify_ui + poll took ${turns.slice(1).join(", ")} ms beside the flood`);
+    assert.ok(Math.max(turns[1]!, turns[2]!) < 5000, `Bob's notify_ui + poll took ${turns.slice(1).join(", ")} ms beside the flood`);
     assert.ok(rss[2]! - rss[1]! < 60, `the second wave grew the server by ${rss[2]! - rss[1]!} MiB more (${rss.join(" → ")} MiB)`);
     assert.equal(waiting.length, 100, "as many of Mallory's calls wait as the cap per principal");
     assert.equal(refused.length + waiting.length, 2 * FLOOD, "every call past the cap is refused at once");
