@@ -88,7 +88,11 @@ describe("a long document in MCP Inspector's Apps host", { skip, timeout: 300_00
           `follow-up ${i} lacks the long answer in its history`,
         );
         // What crossed the host: the question and a reference to the history the server holds, not the 60 KB again.
-        const call = opened.toolCalls("notify_agent").findLast((candidate) => (candidate.params.data as { question?: string }).question === question);
+        // The page's request reaches this process through DevTools, possibly after the agent got the ask: wait for it (5 s at most).
+        const recorded = () =>
+          opened.toolCalls("notify_agent").findLast((candidate) => (candidate.params.data as { question?: string }).question === question);
+        for (const until = Date.now() + 5_000; !recorded() && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 50));
+        const call = recorded();
         const bytes = Buffer.byteLength(JSON.stringify(call?.params ?? {}));
         assert.ok(call && bytes < 8_192, `follow-up ${i} carried ${bytes} bytes through the host`);
         await answerIt(`Answer to follow-up ${i}.`, `follow-up ${i}.`);
