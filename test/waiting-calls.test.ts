@@ -1,7 +1,9 @@
 /**
  * Waiting calls are capped per principal and per process, through real processes: a
  * `serve --http --auth tokens` flooded with thousands of long-polls of one principal over
- * real HTTP (one socket each), while another principal works beside it.
+ * real HTTP (one socket each), while another principal works beside it. Past the cap a
+ * call is refused before a server instance is built for it (server/transports/wait-refusal.ts):
+ * without that, a loaded CI saw the second wave of refusals alone grow the server by 237 MiB.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";

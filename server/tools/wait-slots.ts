@@ -13,6 +13,14 @@
  */
 import { CallerError } from "../../core/errors.js";
 
+/** The tools whose calls with `wait_ms` above 0 wait, and so take a slot. */
+export const WAITING_TOOLS: ReadonlySet<string> = new Set(["poll_agent_messages", "poll_ui_messages", "watch_agent_messages"]);
+
+/** Whether a call of tool `name` with `waitMs` may wait, and so takes a slot. */
+export function callMayWait(name: string, waitMs: unknown): boolean {
+  return WAITING_TOOLS.has(name) && typeof waitMs === "number" && waitMs > 0;
+}
+
 /** Whose slots ran out: one principal's, or the whole server process's. */
 export type WaitScope = "account" | "server";
 
@@ -53,6 +61,12 @@ export class WaitSlots {
   /** How many calls wait here now. */
   get size(): number {
     return this.waiting;
+  }
+
+  /** The error {@link take} would throw now, or `undefined` when a slot is free here and in the outer slots. */
+  refusal(): WaitLimitError | undefined {
+    if (this.waiting >= this.max) return new WaitLimitError(this.scope, this.max);
+    return this.outer?.refusal();
   }
 
   /**

@@ -31,6 +31,7 @@ import { principalNamespace, principalOf } from "../auth/principal.js";
 import { defaultTokenFile, readTokenFile } from "../auth/token-file.js";
 import { jwtVerifier, staticTokenVerifier } from "../auth/verifiers.js";
 import { BindAddressError, bindRefusal } from "./bind-address.js";
+import { refuseWaitWithoutSlot } from "./wait-refusal.js";
 import { type BearerGate, bearerGate } from "./bearer-gate.js";
 import { isMetadataPath, protectedResourceMetadata, sendMetadata } from "./protected-resource.js";
 
@@ -72,12 +73,15 @@ export function createMcpRequestListener(options: McpListenerOptions, onerror: (
   const callers = new Map<string, Caller>();
   // The waiting calls of every caller of this listener together (../tools/wait-slots.ts).
   const processSlots = new WaitSlots(serverOptions.store.limits.maxWaitingCalls, "server");
+  const callerOf = (authInfo: AuthInfo | undefined): Caller => {
+    const namespace = callerNamespace(authInfo, authenticate !== undefined);
+    const caller = callers.get(namespace ?? "") ?? newCaller(serverOptions.store, namespace, processSlots);
+    callers.set(namespace ?? "", caller);
+    return caller;
+  };
   const handler = createMcpHandler(
     ({ authInfo }) => {
-      const namespace = callerNamespace(authInfo, authenticate !== undefined);
-      const caller = callers.get(namespace ?? "") ?? newCaller(serverOptions.store, namespace, processSlots);
-      callers.set(namespace ?? "", caller);
-      const { store, waitingPolls, waitSlots } = caller;
+      const { store, waitingPolls, waitSlots } = callerOf(authInfo);
       const server = createServer({
         readLocalFiles: false,
         watchChannels: false,
@@ -100,9 +104,10 @@ export function createMcpRequestListener(options: McpListenerOptions, onerror: (
   return async (req, res) => {
     if (!hostIsAllowed(req, res, publicUrl) || !originIsAllowed(req, res)) return;
     sendStreamHeadersAtOnce(res);
-    if (!authenticate) return serve(req, res);
-    const auth = await authenticate(req, res);
-    if (auth) await serve(Object.assign(req, { auth }), res);
+    const auth = authenticate ? await authenticate(req, res) : undefined;
+    if (authenticate && !auth) return;
+    const notRefused = await refuseWaitWithoutSlot(req, res, callerOf(auth).waitSlots);
+    if (notRefused) await serve(Object.assign(req, auth ? { auth } : {}), res, notRefused.parsedBody);
   };
 }
 
