@@ -2,7 +2,8 @@
  * `backchannel hook post-tool-use`: Claude Code's PostToolUse hook (claude-code/hook.ts);
  * `backchannel hook stop`: its wake hook (claude-code/stop-hook.ts).
  */
-import { parseArgs } from "node:util";
+import { parseCommandLine } from "./args.js";
+import { THIS_INSTALLATION } from "../core/commands.js";
 import { WAKE_HOOK_TIMEOUT_S } from "../core/limits.js";
 
 /** The wake hook's own timeout: a minute less than the hook's `timeout` in Claude Code. */
@@ -31,19 +32,19 @@ tools, error results and results over 9,000 characters. Always exits 0.
 
 Add to settings.json (user or project):
   {"hooks":{"PostToolUse":[{"matcher":"mcp__backchannel__.*","hooks":[{"type":"command","command":"backchannel hook post-tool-use"}]}]}}
-Without backchannel on your PATH, use the published package as the command:
-"npx -y backchannel-mcp hook post-tool-use" ("npx backchannel" is another package).
+Without backchannel on your PATH, use this installation's command,
+"${THIS_INSTALLATION} hook post-tool-use", or "npx -y backchannel-mcp hook post-tool-use"
+once the package is published ("npx backchannel" is another package).
 Use your server's name in the matcher if it is not "backchannel".
 
 Options:
-  -h, --help  show this help`;
+  --timeout S  stop only: give up after S seconds without mail (default 604740)
+  -h, --help   show this help`;
 
 /** Runs the command with `args` (after its name); resolves to the exit code. */
 export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
+  const { values, positionals } = parseCommandLine("backchannel hook", args, {
     allowPositionals: true,
-    strict: true,
     options: { timeout: { type: "string" }, help: { type: "boolean", short: "h" } },
   });
   if (values.help) {

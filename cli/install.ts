@@ -2,7 +2,7 @@
  * `backchannel install statusline|hook` and `uninstall statusline|hook`: Claude Code's
  * settings (claude-code/install.ts, claude-code/install-hook.ts).
  */
-import { parseArgs } from "node:util";
+import { parseCommandLine } from "./args.js";
 
 /** The usage text of this command. */
 export const USAGE = `Usage: backchannel install statusline|hook [--settings FILE]
@@ -28,10 +28,8 @@ JSON object (left as it is; message on stderr).`;
 
 /** Runs `install` or `uninstall` (`command`) with `args` (after it); resolves to the exit code. */
 export async function run(command: "install" | "uninstall", args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
+  const { values, positionals } = parseCommandLine(`backchannel ${command}`, args, {
     allowPositionals: true,
-    strict: true,
     options: {
       settings: { type: "string" },
       help: { type: "boolean", short: "h" },

@@ -28,11 +28,15 @@ Usage:
 Data directory: $BACKCHANNEL_HOME, else ${resolveDataDir()}
 Channels across machines: BACKCHANNEL_STORE=redis://host:port (or serve --store), for every command`;
 
+/** The commands, for the suggestion of the closest one. */
+const COMMANDS = ["serve", "watch", "statusline", "install", "uninstall", "hook", "token", "help"];
+
 /** Runs the command line `argv` (without node and the script); resolves to the exit code. */
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case undefined:
+      return (await import("./serve.js")).run(rest, "backchannel");
     case "serve":
       return (await import("./serve.js")).run(rest);
     case "watch":
@@ -57,9 +61,21 @@ async function main(argv: string[]): Promise<number> {
     case "help":
       process.stdout.write(`${USAGE}\n`);
       return 0;
-    default:
-      process.stderr.write(`backchannel: unknown command ${JSON.stringify(command)}\n\n${USAGE}\n`);
-      return 1;
+    default: {
+      const { closest, usageError } = await import("./args.js");
+      if (command.startsWith("-")) {
+        // Options first are serve's, the default command's (the usage's `backchannel [serve] [--store URL]`),
+        // but a word near one of this command's own (--version) is meant for it.
+        const serve = await import("./serve.js");
+        const name = command.replace(/^--?/, "").split("=")[0]!;
+        const own = Object.hasOwn(serve.OPTIONS, name) ? undefined : closest(name, ["help", "version"]);
+        if (own !== undefined) throw usageError("backchannel", "backchannel --help", `unknown option ${command} (did you mean --${own}?)`);
+        return serve.run(argv, "backchannel");
+      }
+      const near = closest(command, COMMANDS);
+      const suggestion = near === undefined ? "" : ` (did you mean ${near}?)`;
+      throw usageError("backchannel", "backchannel --help", `unknown command ${JSON.stringify(command)}${suggestion}`);
+    }
   }
 }
 
@@ -69,8 +85,9 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (error: Error) => {
-    const usage = (error as NodeJS.ErrnoException).code?.startsWith("ERR_PARSE_ARGS") ? " (see --help)" : "";
-    process.stderr.write(`backchannel: ${error.message}${usage}\n`);
+    // A command line a command cannot read: the message names the command and its --help (./args.ts).
+    const usage = (error as { code?: unknown }).code === "INVALID_COMMAND_LINE";
+    process.stderr.write(usage ? `${error.message}\n` : `backchannel: ${error.message}\n`);
     process.exitCode = 1;
   },
 );

@@ -1,8 +1,9 @@
 /**
  * `backchannel serve`: the MCP server on stdio (what hosts start), or over Streamable HTTP.
  */
-import { parseArgs } from "node:util";
+import { THIS_INSTALLATION } from "../core/commands.js";
 import { callerErrorCode } from "../core/errors.js";
+import { parseCommandLine, usageError } from "./args.js";
 import type { HttpAuthSettings } from "../server/auth/http-auth.js";
 import { STORE_ENV_VAR, type StoreLocation, storeLocationFromEnv } from "../store/open.js";
 
@@ -11,8 +12,8 @@ export const USAGE = `Usage: backchannel [serve] [--store URL] [--claude-channel
 
 Runs the MCP server on stdin/stdout. stdout carries MCP only; notes go to stderr.
 Add it to a host as the command "backchannel" when it is on your PATH, else as
-"npx -y backchannel-mcp" (the published package; "npx backchannel" is another one).
-See the README.
+"${THIS_INSTALLATION}" (this installation), or "npx -y backchannel-mcp"
+once the package is published ("npx backchannel" is another package). See the README.
 
 Options:
   --store URL   keep the channels in Redis at URL, redis://[user:password@]host[:port][/db]
@@ -53,26 +54,30 @@ Environment:
   BACKCHANNEL_HOME                    the data directory shared by every process
   BACKCHANNEL_MAX_QUEUE_MESSAGES, …   limits (see the README)`;
 
-/** Runs the command with `args` (after its name); resolves to the exit code, -1 for a server that keeps running. */
-export async function run(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: {
-      help: { type: "boolean", short: "h" },
-      http: { type: "boolean" },
-      port: { type: "string" },
-      host: { type: "string" },
-      "claude-channel": { type: "boolean" },
-      store: { type: "string" },
-      auth: { type: "string" },
-      tokens: { type: "string" },
-      issuer: { type: "string" },
-      "jwks-url": { type: "string" },
-      "public-url": { type: "string" },
-      "insecure-no-auth": { type: "boolean" },
-    },
-  });
+/** The options of this command, as ./args.ts takes them. */
+export const OPTIONS = {
+  help: { type: "boolean", short: "h" },
+  http: { type: "boolean" },
+  port: { type: "string" },
+  host: { type: "string" },
+  "claude-channel": { type: "boolean" },
+  store: { type: "string" },
+  auth: { type: "string" },
+  tokens: { type: "string" },
+  issuer: { type: "string" },
+  "jwks-url": { type: "string" },
+  "public-url": { type: "string" },
+  "insecure-no-auth": { type: "boolean" },
+} as const;
+
+/**
+ * Runs the command with `args` (after its name); resolves to the exit code, -1 for a
+ * server that keeps running. `command` is what the user typed to get here: `backchannel`
+ * alone also serves (the default command), and its errors then name `backchannel --help`.
+ * @throws UsageError (./args.ts) for a command line it cannot read.
+ */
+export async function run(args: string[], command = "backchannel serve"): Promise<number> {
+  const { values } = parseCommandLine(command, args, { options: OPTIONS });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
@@ -87,13 +92,11 @@ export async function run(args: string[]): Promise<number> {
   }
   if (values.http) {
     if (claudeChannel) {
-      process.stderr.write("backchannel serve: --claude-channel works on stdio only (Claude Code channels are stdio servers)\n");
-      return 1;
+      throw usageError(command, `${command} --help`, "--claude-channel works on stdio only (Claude Code channels are stdio servers)");
     }
     const port = Number(values.port ?? 0);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      process.stderr.write(`backchannel serve: --port takes a port number from 0 to 65535, not ${JSON.stringify(values.port)}\n`);
-      return 1;
+      throw usageError(command, `${command} --help`, `--port takes a port number from 0 to 65535, not ${JSON.stringify(values.port)}`);
     }
     // Refused before the server (and the SDK) is loaded.
     const { resolveHttpAuth } = await import("../server/auth/http-auth.js");
@@ -125,8 +128,8 @@ export async function run(args: string[]): Promise<number> {
   const httpOnly = ["port", "host", "auth", "tokens", "issuer", "jwks-url", "public-url", "insecure-no-auth"] as const;
   const misplaced = httpOnly.filter((name) => values[name] !== undefined);
   if (misplaced.length > 0) {
-    process.stderr.write(`backchannel serve: ${misplaced.map((name) => `--${name}`).join(", ")} go with --http\n`);
-    return 1;
+    const names = misplaced.map((name) => `--${name}`).join(", ");
+    throw usageError(command, `${command} --help`, `${names} ${misplaced.length === 1 ? "goes" : "go"} with --http (add --http to serve over HTTP)`);
   }
   const { runStdioServer } = await import("../server/transports/stdio.js");
   await runStdioServer({ claudeChannel, location });

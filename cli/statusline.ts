@@ -1,7 +1,7 @@
 /**
  * `backchannel statusline`: Claude Code's status line command (claude-code/statusline.ts).
  */
-import { parseArgs } from "node:util";
+import { parseCommandLine } from "./args.js";
 import { openReader, type StoreLocation, storeLocationFromEnv } from "../store/open.js";
 
 /** The usage text of this command. */
@@ -21,9 +21,7 @@ Options:
 
 /** Runs the command with `args` (after its name); resolves to the exit code. */
 export async function run(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
+  const { values } = parseCommandLine("backchannel statusline", args, {
     options: {
       stash: { type: "string" },
       help: { type: "boolean", short: "h" },

@@ -3,7 +3,7 @@
  * (server/auth/token-file.ts).
  */
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { parseCommandLine } from "./args.js";
 import { resolveDataDir } from "../core/paths.js";
 
 /** The usage text of this command. */
@@ -24,10 +24,8 @@ Exit codes: 0 done, 1 a bad principal or an unusable token file (message on stde
 
 /** Runs the command with `args` (after its name); resolves to the exit code. */
 export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
+  const { values, positionals } = parseCommandLine("backchannel token", args, {
     allowPositionals: true,
-    strict: true,
     options: { tokens: { type: "string" }, help: { type: "boolean", short: "h" } },
   });
   if (values.help) {

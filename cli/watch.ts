@@ -2,7 +2,7 @@
  * `backchannel watch <channel_id>`: the watcher (watcher/watch.ts). Loads no SDK: it must
  * start fast. With `--url`, the remote watcher (./watch-remote.ts), which asks a server over MCP.
  */
-import { parseArgs } from "node:util";
+import { parseCommandLine } from "./args.js";
 import { openReader, type StoreLocation, storeLocationFromOptions, unusableLocation } from "../store/open.js";
 
 /** The usage text of this command. */
@@ -48,10 +48,8 @@ a bad URL, a server that cannot be reached or refuses the token (message on stde
 
 /** Runs the command with `args` (after its name); resolves to the exit code. */
 export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
+  const { values, positionals } = parseCommandLine("backchannel watch", args, {
     allowPositionals: true,
-    strict: true,
     options: {
       timeout: { type: "string" },
       follow: { type: "boolean" },

@@ -6,12 +6,15 @@
  */
 import { CLI_ENTRY } from "./package.js";
 
+/** The command that runs this installation's `backchannel`, whatever `$BACKCHANNEL_COMMAND` says: `node <its cli.js>`. */
+export const THIS_INSTALLATION = `node ${shellQuote(CLI_ENTRY)}`;
+
 /**
  * The command prefix that runs `backchannel`: `$BACKCHANNEL_COMMAND` when set (e.g.
  * `npx -y backchannel-mcp`, the published package), else `node <this installation's cli.js>`.
  */
 export function backchannelCommand(env: NodeJS.ProcessEnv = process.env): string {
-  return env.BACKCHANNEL_COMMAND || `node ${shellQuote(CLI_ENTRY)}`;
+  return env.BACKCHANNEL_COMMAND || THIS_INSTALLATION;
 }
 
 /** Options of {@link watchCommand}. */

@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   INVALID_DATA: "a message's data or a state document is not plain JSON within the nesting limit",
   INVALID_CURSOR: "a poll's cursor (after) is not a whole number >= 0",
   INVALID_ARGUMENTS: "a tool's arguments contradict each other or say nothing to do",
+  INVALID_COMMAND_LINE: "a backchannel command line names an unknown option, lacks an option's value or has a word too many",
   MESSAGE_TOO_LARGE: "a message's data is larger than the per-message limit",
   QUEUE_FULL: "a queue is at its message or byte limit; nothing was added or dropped",
   STATE_TOO_LARGE: "a state document is larger than its limit; the stored one is unchanged",

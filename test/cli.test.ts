@@ -27,22 +27,95 @@ for (const args of [["--help"], ["serve", "--help"], ["watch", "--help"]]) {
   });
 }
 
-test("serve --help names the command on the PATH and the published package, never npx backchannel as a command", () => {
-  const { stdout } = run(["serve", "--help"]);
-  assert.match(stdout, /the command "backchannel" when it is on your PATH, else as\n"npx -y backchannel-mcp" \(the published package/);
-  assert.doesNotMatch(stdout, /as the command "npx backchannel"/);
+/** The commands `backchannel --help` lists: the first word after `backchannel` of each of its usage lines. */
+function listedCommands(): string[] {
+  const words = [...run(["--help"]).stdout.matchAll(/^ {2}backchannel (\[?[a-z]+)/gm)].map((match) => match[1]!.replace("[", ""));
+  return [...new Set(words)];
+}
+
+test("every command's --help names the command as it runs: backchannel, this installation, or npx -y backchannel-mcp once published", () => {
+  const commands = listedCommands();
+  assert.deepEqual(commands, ["serve", "watch", "statusline", "install", "uninstall", "hook", "token"]);
+  for (const command of ["", ...commands]) {
+    const { status, stdout } = run(command === "" ? ["--help"] : [command, "--help"]);
+    assert.equal(status, 0, command);
+    for (const line of stdout.split("\n").filter((text) => /^(Usage:|\s+)backchannel /.test(text))) {
+      assert.match(line, /^(Usage: | {7}| {2})backchannel /, `${command}: ${line}`);
+    }
+    // "npx backchannel" is another package: named only to say so, never as the command.
+    for (const match of stdout.matchAll(/npx[^\n"]*/g))
+      assert.match(match[0], /^npx -y backchannel-mcp\b|^npx backchannel$/, `${command}: ${match[0]}`);
+    assert.doesNotMatch(stdout, /npx -y backchannel-mcp" \(the published package/, `${command}: the package is not published yet`);
+    if (/npx -y backchannel-mcp/.test(stdout)) {
+      assert.ok(stdout.includes(`node ${CLI}`), `${command}: names this installation's command beside the published one`);
+      assert.match(stdout, /once the\s+package is published|once\s+the package is published/, command);
+    }
+  }
 });
 
 test("an unknown command or option exits 1 with a message on stderr", () => {
   const unknown = run(["frobnicate"]);
   assert.equal(unknown.status, 1);
-  assert.match(unknown.stderr, /unknown command "frobnicate"/);
-  const badOption = run(["watch", "x", "--bogus"]);
-  assert.equal(badOption.status, 1);
-  assert.match(badOption.stderr, /bogus.*see --help/);
+  assert.equal(unknown.stderr, 'backchannel: unknown command "frobnicate"; see backchannel --help\n');
+  const near = run(["wtach", "ch-x"]);
+  assert.equal(near.status, 1);
+  assert.equal(near.stderr, 'backchannel: unknown command "wtach" (did you mean watch?); see backchannel --help\n');
   const noId = run(["watch"]);
   assert.equal(noId.status, 1);
   assert.match(noId.stderr, /give exactly one channel id/);
+});
+
+test("a parse error names the option in the command's words, suggests the closest one only when close, and names the command's --help", () => {
+  const cases: [string[], string][] = [
+    [["watch", "ch-x", "--folow"], "backchannel watch: unknown option --folow (did you mean --follow?); see backchannel watch --help"],
+    [["watch", "ch-x", "--bogus"], "backchannel watch: unknown option --bogus; see backchannel watch --help"],
+    [["watch", "ch-x", "-timeout", "5"], "backchannel watch: unknown option -timeout (did you mean --timeout?); see backchannel watch --help"],
+    [["watch", "ch-x", "-x"], "backchannel watch: unknown option -x (short: -h for --help); see backchannel watch --help"],
+    [["watch", "ch-x", "--timeout"], "backchannel watch: --timeout needs a value; see backchannel watch --help"],
+    [
+      ["watch", "ch-x", "--timeout", "--follow"],
+      'backchannel watch: --timeout needs a value, but the next word is "--follow"; write --timeout=--follow if that is the value; see backchannel watch --help',
+    ],
+    [["watch", "ch-x", "--follow=yes"], 'backchannel watch: --follow takes no value ("yes" was given with it); see backchannel watch --help'],
+    [["serve", "--port", "abc"], "backchannel serve: --port goes with --http (add --http to serve over HTTP); see backchannel serve --help"],
+    [["serve", "--http", "--port", "abc"], 'backchannel serve: --port takes a port number from 0 to 65535, not "abc"; see backchannel serve --help'],
+    [["serve", "extra"], 'backchannel serve: unexpected word "extra": it takes options only; see backchannel serve --help'],
+    // Options first are the default command's (serve), but --version and --help are the top level's.
+    [["--bogus"], "backchannel: unknown option --bogus; see backchannel --help"],
+    [["--htp"], "backchannel: unknown option --htp (did you mean --http?); see backchannel --help"],
+    [["--vesion"], "backchannel: unknown option --vesion (did you mean --version?); see backchannel --help"],
+    [["statusline", "--stsh", "f"], "backchannel statusline: unknown option --stsh (did you mean --stash?); see backchannel statusline --help"],
+    [["hook", "stop", "--timeot", "5"], "backchannel hook: unknown option --timeot (did you mean --timeout?); see backchannel hook --help"],
+    [["token", "add", "alice", "--token", "f"], "backchannel token: unknown option --token (did you mean --tokens?); see backchannel token --help"],
+    [
+      ["install", "hook", "--setings", "f"],
+      "backchannel install: unknown option --setings (did you mean --settings?); see backchannel install --help",
+    ],
+    [
+      ["uninstall", "hook", "--setings", "f"],
+      "backchannel uninstall: unknown option --setings (did you mean --settings?); see backchannel uninstall --help",
+    ],
+  ];
+  for (const [args, expected] of cases) {
+    const result = run(args, { BACKCHANNEL_HOME: "/nonexistent-backchannel-home" });
+    assert.equal(result.status, 1, args.join(" "));
+    assert.equal(result.stderr, `${expected}\n`, args.join(" "));
+  }
+});
+
+test("every command listed in --help: a misspelt option of its own is named, its closest option suggested, its --help named", () => {
+  for (const command of listedCommands()) {
+    const help = run([command, "--help"]).stdout;
+    // The options each help lists in its tables: a line that starts with one (other flags it mentions are other programs').
+    const names = [...new Set([...help.matchAll(/^ +(?:-\w, )?--([a-z][a-z-]+)/gm)].map((match) => match[1]!))].filter((name) => name !== "help");
+    assert.ok(names.length > 0, `${command} --help lists an option`);
+    for (const name of names) {
+      const typo = name.slice(0, 1) + name.slice(2);
+      const result = run([command, `--${typo}`], { BACKCHANNEL_HOME: "/nonexistent-backchannel-home" });
+      assert.equal(result.status, 1, `${command} --${typo}`);
+      assert.equal(result.stderr, `backchannel ${command}: unknown option --${typo} (did you mean --${name}?); see backchannel ${command} --help\n`);
+    }
+  }
 });
 
 test("a malformed limit variable stops the server with a message naming it", async () => {

@@ -125,7 +125,7 @@ describe("where serve --http listens", () => {
       assert.match(noTokens.stderr, /no token file at .*tokens\.json: add a token with "backchannel token add <principal>" first/);
       const stdio = cli(["serve", "--auth", "tokens"], { BACKCHANNEL_HOME: dir });
       assert.equal(stdio.status, 1);
-      assert.match(stdio.stderr, /--auth go with --http/);
+      assert.match(stdio.stderr, /--auth goes with --http/);
     } finally {
       await cleanup();
     }

@@ -1,0 +1,119 @@
+/**
+ * The one command-line parser of every `backchannel` command: Node's `parseArgs`, with
+ * errors in the command's own words. A word the command cannot read is named, the
+ * closest option is suggested when one is close (edit distance, ./args.ts `closest`),
+ * and the command's `--help` is named; main.ts prints the message and exits 1.
+ *
+ * The words are checked from `parseArgs`' tokens before the strict parse, so that no
+ * message depends on the text of Node's own errors (docs/ARCHITECTURE.md, "Errors").
+ */
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import leven, { closestMatch } from "leven";
+import { CallerError } from "../core/errors.js";
+
+/**
+ * A command line its command cannot read. The message starts with the command
+ * (`backchannel watch: …`) and ends by naming its `--help`; main.ts prints it as it is.
+ */
+export class UsageError extends CallerError {
+  override readonly name = "UsageError";
+  override readonly code = "INVALID_COMMAND_LINE";
+}
+
+/** A command's options, as `parseArgs` takes them. */
+export type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
+
+/**
+ * The command line a command reads: its options, whether it takes words that are not
+ * options (default not), and the help its errors name (default `<command> --help`).
+ */
+export type CommandLineConfig<O extends OptionsConfig = OptionsConfig> = { options: O; allowPositionals?: boolean; help?: string };
+
+/** What {@link parseCommandLine} returns for the options `O`: `parseArgs`' values and positionals. */
+export type CommandLine<O extends OptionsConfig> = ReturnType<typeof parseArgs<StrictConfig<O>>>;
+
+/** The strict `parseArgs` configuration for the options `O`. */
+type StrictConfig<O extends OptionsConfig> = { args: string[]; options: O; allowPositionals: true; strict: true };
+
+/**
+ * Parses `args` for `command` (e.g. `backchannel watch`), strictly.
+ * @returns what `parseArgs` returns for `config`.
+ * @throws UsageError for an unknown option (with the closest known one when it is
+ *   close), an option without its value or with a value it does not take, or a word
+ *   that is not an option where the command takes none.
+ */
+export function parseCommandLine<O extends OptionsConfig>(command: string, args: string[], config: CommandLineConfig<O>): CommandLine<O> {
+  const allowPositionals = config.allowPositionals ?? false;
+  const help = config.help ?? `${command} --help`;
+  const { tokens } = parseArgs({ args, options: config.options, allowPositionals: true, strict: false, tokens: true });
+  for (const token of tokens) {
+    if (token.kind === "positional") {
+      if (!allowPositionals) throw usageError(command, help, `unexpected word ${JSON.stringify(token.value)}: it takes options only`);
+      continue;
+    }
+    if (token.kind !== "option") continue;
+    const option = Object.hasOwn(config.options, token.name) ? config.options[token.name] : undefined;
+    if (option === undefined) throw usageError(command, help, unknownOption(args[token.index]!, token.rawName, config));
+    if (option.type === "boolean" && token.value !== undefined) {
+      throw usageError(command, help, `${token.rawName} takes no value (${JSON.stringify(token.value)} was given with it)`);
+    }
+    if (option.type === "string" && token.value === undefined) throw usageError(command, help, `${token.rawName} needs a value`);
+    if (option.type === "string" && token.inlineValue === false && token.value?.startsWith("-")) {
+      throw usageError(
+        command,
+        help,
+        `${token.rawName} needs a value, but the next word is ${JSON.stringify(token.value)}; ` +
+          `write ${token.rawName}=${token.value} if that is the value`,
+      );
+    }
+  }
+  // Positionals were refused above where the command takes none.
+  return parseArgs<StrictConfig<O>>({
+    args,
+    options: config.options,
+    allowPositionals: true,
+    strict: true,
+  });
+}
+
+/**
+ * A {@link UsageError} of `command` saying `problem`, and naming `help` (e.g.
+ * `backchannel serve --help`). For the checks a command makes after parsing too (an
+ * option that needs another).
+ */
+export function usageError(command: string, help: string, problem: string): UsageError {
+  return new UsageError(`${command}: ${problem}; see ${help}`);
+}
+
+/**
+ * Of `candidates`, the one closest to `word` when it is close: at most a third of its
+ * characters (rounded up) differ, a swap of two counting twice, or it begins exactly one candidate.
+ * @returns `undefined` when none is close.
+ */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  const maxDistance = Math.ceil(word.length / 3);
+  const near = closestMatch(word, candidates, { maxDistance });
+  if (near !== undefined && leven(word, near) <= maxDistance) return near;
+  const prefixed = word.length >= 2 ? candidates.filter((candidate) => candidate.startsWith(word)) : [];
+  return prefixed.length === 1 ? prefixed[0] : undefined;
+}
+
+/** What is said of an unknown option: `raw` is the word it came from (`-follow` holds `-f`), `rawName` the option. */
+function unknownOption(raw: string, rawName: string, config: CommandLineConfig): string {
+  const names = Object.keys(config.options);
+  const shorts = Object.entries(config.options).flatMap(([name, option]) => (option.short === undefined ? [] : [[option.short, name]]));
+  let suggestion: string | undefined;
+  if (raw.startsWith("--")) {
+    const near = closest(raw.slice(2).split("=")[0]!, names);
+    suggestion = near === undefined ? undefined : `--${near}`;
+  } else {
+    // A single dash: a long option written with one (`-follow`), else a short one.
+    const word = raw.slice(1).split("=")[0]!;
+    const near = word.length > 1 ? closest(word, names) : undefined;
+    suggestion = near === undefined ? undefined : `--${near}`;
+  }
+  const what = raw.startsWith("--") || raw.length <= 2 ? rawName : raw.split("=")[0]!;
+  const shortList = shorts.length === 0 ? "" : ` (short: ${shorts.map(([short, name]) => `-${short} for --${name}`).join(", ")})`;
+  if (suggestion !== undefined) return `unknown option ${what} (did you mean ${suggestion}?)`;
+  return `unknown option ${what}${raw.startsWith("--") ? "" : shortList}`;
+}
