@@ -118,6 +118,13 @@ export interface ChannelReader {
    * cannot while connected, and every waiter is woken when the connection comes back).
    */
   readonly fallbackWakeMs: number;
+  /**
+   * Reads a per-channel state document (an app's own data, e.g. the reader's document),
+   * changing nothing: a writer replaces a document whole, so it is read whole.
+   * @returns `null` when there is none, or what is in its place is not one (a writer repairs it).
+   * @throws InvalidChannelIdError, Error for a bad name; I/O errors; StoreUnavailableError over Redis.
+   */
+  readState(channelId: string, name: string): Promise<JsonValue | null>;
   /** The host sessions' records. */
   readonly sessions: SessionReader;
 }
@@ -145,11 +152,6 @@ export interface ChannelStore extends ChannelReader {
    * @throws InvalidCursorError, LockTimeoutError, I/O errors.
    */
   poll(channelId: string, queue: QueueName, options?: PollOptions): Promise<PollResult>;
-  /**
-   * Reads a per-channel state document (an app's own data, e.g. the reader's document).
-   * @returns `null` when it was never written.
-   */
-  readState(channelId: string, name: string): Promise<JsonValue | null>;
   /**
    * Changes a state document atomically: `update` gets the current value (or `null`)
    * under the document's lock and returns the new one, which replaces it.

@@ -66,6 +66,17 @@ async function openAndAsk(server: Client): Promise<{ channelId: string; watch: s
   return { channelId: opened.channel_id, watch: opened.watch_command };
 }
 
+/**
+ * Runs the `watch_command` of a channel that nobody writes to until its timeout, in a
+ * shell without the server's environment, and checks the line it ends with: the
+ * channel's title `title` (as the watcher prints it), and the same command to re-arm.
+ */
+async function assertRearmNames(opened: { channel_id: string; watch_command: string }, title: string, env?: Record<string, string>) {
+  const run = await runInShell(`${opened.watch_command} --timeout 0.5`, env ?? (await agentShellEnv()));
+  assert.equal(run.code, 2, run.stderr);
+  assert.equal(run.stdout, `No message on ${opened.channel_id} ("${title}") after 0.5 s. Re-arm: ${opened.watch_command}\n`);
+}
+
 /** Runs the watch command as the agent would and checks it saw the ask. */
 async function assertWakes(watch: string, env: Record<string, string>, channelId: string): Promise<void> {
   const run = await runInShell(`${watch} --timeout 10`, env);
@@ -101,6 +112,27 @@ describe("watch_command over the file store", () => {
       await server.close();
     }
   });
+
+  test("the re-arm line names the channel by its title: the reader's document, or the app's", async () => {
+    const server = await connectServer(await freshDir("data"));
+    try {
+      const reader = structured<{ channel_id: string; watch_command: string }>(
+        await server.callTool({ name: "open_reader", arguments: { markdown: "# Quarterly notes\n\nNobody asks." } }),
+      );
+      await assertRearmNames(reader, "Quarterly notes");
+      const app = structured<{ channel_id: string; watch_command: string }>(
+        await server.callTool({ name: "open_app", arguments: { html: "<p>Tally</p>", title: "Budget tally" } }),
+      );
+      await assertRearmNames(app, "Budget tally");
+      // A title is text from outside: it reaches the agent as one line, without escapes.
+      const hostile = structured<{ channel_id: string; watch_command: string }>(
+        await server.callTool({ name: "open_reader", arguments: { title: "Two\nlines \u001b[31mred", text: "Quiet." } }),
+      );
+      await assertRearmNames(hostile, "Two lines red");
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe("watch_command over Redis", { skip: redisSkipReason() }, () => {
@@ -122,6 +154,18 @@ describe("watch_command over Redis", { skip: redisSkipReason() }, () => {
       const { channelId, watch } = await openAndAsk(server);
       assert.ok(watch.endsWith(` watch ${channelId} --store ${redis.url(1)}`), watch);
       await assertWakes(watch, await agentShellEnv(), channelId);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("over Redis too, the re-arm line names the channel by its title", async () => {
+    const server = await connectServer(await freshDir("data"), { BACKCHANNEL_STORE: redis.url(5) });
+    try {
+      const opened = structured<{ channel_id: string; watch_command: string }>(
+        await server.callTool({ name: "open_reader", arguments: { markdown: "# Shared notes\n\nNobody asks." } }),
+      );
+      await assertRearmNames(opened, "Shared notes");
     } finally {
       await server.close();
     }

@@ -15,8 +15,9 @@
 import { watchCommand } from "../core/commands.js";
 import { callerErrorCode } from "../core/errors.js";
 import { CHANNEL_ID_RULE, isChannelId } from "../core/ids.js";
-import { WATCH_PREVIEW_CHARS } from "../core/limits.js";
+import { WAKE_QUOTE_CHARS, WATCH_PREVIEW_CHARS } from "../core/limits.js";
 import { oneLine } from "../core/text.js";
+import { stateTitle, TITLED_STATES } from "../protocol/channel-state.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { changes } from "../store/changes.js";
 import type { ChannelReader } from "../store/store.js";
@@ -113,8 +114,23 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
     err(`cannot read the agent queue of ${channelId}: ${(error as Error).message}`);
     return WATCH_EXIT.error;
   }
-  out(timeoutLine(channelId, timeoutMs, watchCommand(channelId, { follow, where: options.where })));
+  const title = await channelTitle(reader, channelId);
+  out(timeoutLine(channelId, timeoutMs, watchCommand(channelId, { follow, where: options.where }), title));
   return WATCH_EXIT.timeout;
+}
+
+/**
+ * The title the channel was opened with (its reader's document, else its app), for the
+ * agent to tell which channel a re-arm line is of. Read once, at the timeout: a reader's
+ * document state holds the whole document.
+ * @returns `undefined` when the channel has none, or it cannot be read now (the line goes out without it).
+ */
+export async function channelTitle(reader: ChannelReader, channelId: string): Promise<string | undefined> {
+  for (const name of TITLED_STATES) {
+    const title = stateTitle(await reader.readState(channelId, name).catch(() => null));
+    if (title !== undefined) return title;
+  }
+  return undefined;
 }
 
 /** What a watcher says of a channel id that is not one. */
@@ -130,9 +146,14 @@ export function unknownChannelMessage(channelId: string): string {
   );
 }
 
-/** The line a watcher prints when its timeout passes: how long it watched, and the command that arms it again. */
-export function timeoutLine(channelId: string, timeoutMs: number, rearm: string): string {
-  return `No message on ${channelId} after ${timeoutMs / 1000} s. Re-arm: ${rearm}`;
+/**
+ * The line a watcher prints when its timeout passes: how long it watched, the channel's
+ * title when it has one (made one safe line, cut to {@link WAKE_QUOTE_CHARS}), and the
+ * command that arms it again.
+ */
+export function timeoutLine(channelId: string, timeoutMs: number, rearm: string, title?: string): string {
+  const named = title === undefined ? "" : ` ("${oneLine(title, WAKE_QUOTE_CHARS)}")`;
+  return `No message on ${channelId}${named} after ${timeoutMs / 1000} s. Re-arm: ${rearm}`;
 }
 
 /** The one summary line: how many messages of which events wait, and what to do (exit mode, or a burst in follow mode). */

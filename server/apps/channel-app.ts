@@ -5,6 +5,7 @@
  * tool input). Also the checks every app passes before it is stored or saved.
  */
 import { CallerError } from "../../core/errors.js";
+import { APP_STATE } from "../../protocol/channel-state.js";
 import { APP_DESCRIPTION_MAX_CHARS, APP_HTML_MAX_BYTES, TITLE_MAX_CHARS } from "../../core/limits.js";
 import { characterCount } from "../../core/text.js";
 import type { ChannelStore } from "../../store/store.js";
@@ -13,9 +14,6 @@ import type { z } from "zod";
 
 /** The app open on a channel. */
 export type ChannelApp = z.infer<typeof channelAppSchema>;
-
-/** State document that holds the channel's app. */
-export const APP_STATE = "app";
 
 /** The title of an app opened without one. */
 export const DEFAULT_APP_TITLE = "App";

@@ -10,14 +10,13 @@
  * has at most one draft, written only while the thread's last message is the one the
  * draft was typed after, and dropped when a question of the thread is recorded.
  */
+import { READER_DOCUMENT_STATE } from "../../protocol/channel-state.js";
 import type { JsonValue } from "../../protocol/message.js";
 import type { ChannelStore } from "../../store/store.js";
 import type { PassageAnchor, ReaderDocument, ReaderThread, ThreadDraft, ThreadMessage } from "../../protocol/reader.js";
 import { documentSchema, threadLogSchema } from "./schemas.js";
 import { CallerError } from "../../core/errors.js";
 
-/** State document that holds the document. */
-export const DOCUMENT_STATE = "reader-document";
 /** State document that holds the threads. */
 export const THREADS_STATE = "reader-threads";
 
@@ -32,10 +31,10 @@ export class CorruptReaderStateError extends CallerError {
 
 /** The document open in `channelId`, or `null` when none was opened. @throws CorruptReaderStateError */
 export async function readDocument(store: ChannelStore, channelId: string): Promise<ReaderDocument | null> {
-  const raw = await store.readState(channelId, DOCUMENT_STATE);
+  const raw = await store.readState(channelId, READER_DOCUMENT_STATE);
   if (raw === null) return null;
   const parsed = documentSchema.safeParse(raw);
-  if (!parsed.success) throw new CorruptReaderStateError(channelId, DOCUMENT_STATE, parsed.error.issues[0]?.message ?? "bad shape");
+  if (!parsed.success) throw new CorruptReaderStateError(channelId, READER_DOCUMENT_STATE, parsed.error.issues[0]?.message ?? "bad shape");
   return parsed.data;
 }
 
@@ -45,8 +44,8 @@ export async function readDocument(store: ChannelStore, channelId: string): Prom
  * @throws StateTooLargeError when the document is over `maxStateBytes`.
  */
 export async function writeDocument(store: ChannelStore, channelId: string, document: ReaderDocument): Promise<void> {
-  const previous = await store.readState(channelId, DOCUMENT_STATE);
-  await store.updateState(channelId, DOCUMENT_STATE, () => document);
+  const previous = await store.readState(channelId, READER_DOCUMENT_STATE);
+  await store.updateState(channelId, READER_DOCUMENT_STATE, () => document);
   const sameText = documentSchema.safeParse(previous).data?.text === document.text;
   if (!sameText) await store.updateState(channelId, THREADS_STATE, () => ({ threads: [], drafts: [] }));
 }

@@ -1,27 +1,30 @@
 /**
- * The file store's read-only view ({@link ChannelReader}): what waits in a queue and the
- * session records, read without any lock. It never writes, never creates a folder and
- * never repairs: a corrupt queue, or something other than a folder on the way to it, is
- * reported (CorruptQueueFileError, NotRegularFileError) and left for the server to move
- * aside at its next write; an unsafe folder or file (another user's, or writable by
- * others) is refused (UnsafeLayoutError). Loads no lock library, so that the watcher
+ * The file store's read-only view ({@link ChannelReader}): what waits in a queue, the
+ * state documents and the session records, read without any lock. It never writes,
+ * never creates a folder and never repairs: a corrupt queue, or something other than a
+ * folder on the way to it, is reported (CorruptQueueFileError, NotRegularFileError) and
+ * left for the server to move aside at its next write (a state document reads as none); an unsafe folder or file (another user's, or writable by
+ * others) is refused (UnsafeLayoutError). Loads no lock code, so that the watcher
  * and the status line start fast.
  */
 import { lstatSync } from "node:fs";
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
-import { channelDir, channelsDir, queueFile, queueFileName, type QueueName } from "../../core/paths.js";
-import type { QueueMessage } from "../../protocol/message.js";
+import { channelDir, channelsDir, queueFile, queueFileName, type QueueName, stateFile } from "../../core/paths.js";
+import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import type { ChangeSubscription, ChannelReader, SessionReader } from "../store.js";
 import { FILE_FALLBACK_WAKE_MS, subscribeToFile } from "./folder-watch.js";
 import { maxQueueFileBytes, readQueue } from "./log-format.js";
 import { READ_ONLY, reachFolder } from "../../core/fs/safe-open.js";
+import { NotRegularFileError } from "../../core/fs/errors.js";
 import { SessionFileReader } from "./session-read.js";
+import { maxStateFileBytes, readStateFile } from "./state-read.js";
 
 /** The channels in one data directory, read-only. */
 export class FileQueueReader implements ChannelReader {
   readonly sessions: SessionReader;
   readonly fallbackWakeMs = FILE_FALLBACK_WAKE_MS;
   private readonly maxQueueFileBytes: number;
+  private readonly maxStateFileBytes: number;
 
   /**
    * @param dataDir the data directory (the servers').
@@ -29,10 +32,11 @@ export class FileQueueReader implements ChannelReader {
    */
   constructor(
     readonly dataDir: string,
-    limits: Pick<Limits, "maxQueueBytes" | "maxMessageBytes"> = DEFAULT_LIMITS,
+    limits: Pick<Limits, "maxQueueBytes" | "maxMessageBytes" | "maxStateBytes"> = DEFAULT_LIMITS,
   ) {
     this.sessions = new SessionFileReader(dataDir);
     this.maxQueueFileBytes = maxQueueFileBytes(limits);
+    this.maxStateFileBytes = maxStateFileBytes(limits);
   }
 
   async peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
@@ -46,6 +50,18 @@ export class FileQueueReader implements ChannelReader {
 
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
     return subscribeToQueue(this.dataDir, channelId, queue);
+  }
+
+  async readState(channelId: string, name: string): Promise<JsonValue | null> {
+    const path = stateFile(this.dataDir, channelId, name);
+    try {
+      if (!reachFolder(this.dataDir, channelDir(this.dataDir, channelId), READ_ONLY)) return null;
+    } catch (error) {
+      // Something else in the folder's place holds no state; the server's next write moves it aside.
+      if (error instanceof NotRegularFileError) return null;
+      throw error;
+    }
+    return readStateFile(path, this.maxStateFileBytes);
   }
 }
 

@@ -8,7 +8,7 @@
  * document; a document over the limit is refused and the stored one stays as it was;
  * something else in a state file's place is moved aside by the next write.
  */
-import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
+import type { Limits } from "../../core/limits.js";
 import type { JsonValue } from "../../protocol/message.js";
 import { StateTooLargeError } from "../errors.js";
 import { moveAside } from "../../core/fs/aside.js";
@@ -16,29 +16,7 @@ import { writeFileAtomic } from "../../core/fs/atomic-write.js";
 import { type LockOptions, withLock } from "../../core/fs/lock.js";
 import { readTextFile } from "../../core/fs/safe-open.js";
 import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js";
-
-/**
- * The largest state file read: twice the larger of this process's limit and the
- * default, so that a process with a smaller limit still reads what another wrote.
- */
-export function maxStateFileBytes(limits: Pick<Limits, "maxStateBytes">): number {
-  return 2 * Math.max(limits.maxStateBytes, DEFAULT_LIMITS.maxStateBytes);
-}
-
-/**
- * The value of the state file at `path`, or `null` when there is none. A state file that
- * does not parse, is not a regular file or is too large reads as missing: state
- * documents are rebuilt by the app that owns them.
- * @throws UnsafeLayoutError; I/O errors other than a missing file.
- */
-export function readStateFile(path: string, maxBytes: number): JsonValue | null {
-  try {
-    return parseState(readTextFile(path, maxBytes));
-  } catch (error) {
-    if (error instanceof NotRegularFileError || error instanceof FileTooLargeError) return null;
-    throw error;
-  }
-}
+import { maxStateFileBytes, parseState } from "./state-read.js";
 
 /**
  * Changes the state file at `path` under its lock: `update` gets the current value and
@@ -71,14 +49,4 @@ export function updateStateFile(
     writeFileAtomic(path, text);
     return next;
   });
-}
-
-/** The value in a state file's text; `null` for none, or for text that is not JSON. */
-function parseState(text: string | null): JsonValue | null {
-  if (text === null) return null;
-  try {
-    return JSON.parse(text) as JsonValue;
-  } catch {
-    return null;
-  }
 }

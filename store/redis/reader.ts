@@ -1,16 +1,17 @@
 /**
- * The Redis store's read-only view ({@link ChannelReader}): what waits in a queue and the
- * session records, for the watcher and the status line. It runs no script and writes
- * nothing; waiting is one subscriber connection (./wake-hub.ts).
+ * The Redis store's read-only view ({@link ChannelReader}): what waits in a queue, the
+ * state documents and the session records, for the watcher and the status line. It
+ * runs no script and writes nothing; waiting is one subscriber connection (./wake-hub.ts).
  */
 import type { QueueName } from "../../core/paths.js";
-import type { QueueMessage } from "../../protocol/message.js";
+import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import type { ChangeSubscription, ChannelReader, SessionReader } from "../store.js";
 import { RedisConnection } from "./connection.js";
 import { ROOT_KEYS } from "./keys.js";
 import { parseRedisUrl } from "./location.js";
 import { channelExists, peekQueue } from "./queues.js";
 import { RedisSessionReader } from "./sessions.js";
+import { readStateDoc } from "./state-docs.js";
 import { REDIS_FALLBACK_WAKE_MS, WakeHub } from "./wake-hub.js";
 
 /** Options of {@link RedisReader}. */
@@ -49,6 +50,10 @@ export class RedisReader implements ChannelReader {
 
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
     return this.hub.listen(ROOT_KEYS.queueWake(channelId, queue));
+  }
+
+  readState(channelId: string, name: string): Promise<JsonValue | null> {
+    return readStateDoc(this.connection, ROOT_KEYS, channelId, name);
   }
 
   /**
