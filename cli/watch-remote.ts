@@ -63,6 +63,7 @@ const DEADLINE_GRACE_MS = 1000;
  */
 const answerSchema = z.object({
   messages: z.array(z.object({ seq: z.number().int().positive(), event: z.string().regex(EVENT_PATTERN), data: z.unknown(), ts: z.string() })),
+  title: z.string().optional(),
 });
 
 /**
@@ -101,6 +102,7 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
   // The watcher keeps its own timeout, whatever the server does: a call still running
   // then (a server that drips, or never ends its answer) is ended by closing the client.
   let timedOut = false;
+  let title: string | undefined;
   const overall = setTimeout(() => {
     timedOut = true;
     void client.close().catch(() => undefined);
@@ -117,7 +119,10 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
       let messages: QueueMessage[] | undefined;
       const calledAt = Date.now();
       try {
-        messages = await watchOnce(client, channelId, lastSeq, waitMs);
+        // The first call also asks for the channel's title, for the re-arm line at the timeout.
+        const answer = await watchOnce(client, channelId, lastSeq, waitMs, first);
+        messages = answer.messages;
+        if (first) title = answer.title;
         lastProblem = "";
         // A server that answers at once with nothing new (it ignores after_seq) is asked again only after a pause.
         if (messages.length === 0 && !first && Date.now() - calledAt < waitMs / 2) await pause(Math.min(retryMs, deadline - Date.now()));
@@ -152,7 +157,7 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
     clearTimeout(overall);
     await client.close().catch(() => undefined);
   }
-  out(timeoutLine(channelId, timeoutMs, watchCommand(channelId, { follow, where: ["--url", url.href] })));
+  out(timeoutLine(channelId, timeoutMs, watchCommand(channelId, { follow, where: ["--url", url.href] }), title));
   return WATCH_EXIT.timeout;
 }
 
@@ -189,10 +194,20 @@ function isLoopback(hostname: string): boolean {
   return hostname === "localhost" || hostname === "[::1]" || /^127(?:\.\d{1,3}){3}$/.test(hostname);
 }
 
-/** One `watch_agent_messages` call: the messages above `afterSeq`, after waiting up to `waitMs` for one. */
-async function watchOnce(client: Client, channelId: string, afterSeq: number, waitMs: number): Promise<QueueMessage[]> {
+/**
+ * One `watch_agent_messages` call: the messages above `afterSeq`, after waiting up to
+ * `waitMs` for one, and with `withTitle` the channel's title when the server gives one
+ * (an older server gives none).
+ */
+async function watchOnce(
+  client: Client,
+  channelId: string,
+  afterSeq: number,
+  waitMs: number,
+  withTitle: boolean,
+): Promise<{ messages: QueueMessage[]; title?: string }> {
   const result = await client.callTool(
-    { name: WATCH_TOOL, arguments: { channel_id: channelId, after_seq: afterSeq, wait_ms: waitMs } },
+    { name: WATCH_TOOL, arguments: { channel_id: channelId, after_seq: afterSeq, wait_ms: waitMs, ...(withTitle ? { with_title: true } : {}) } },
     // The server answers by the end of the wait; the margin covers a slow network.
     { timeout: waitMs + 20_000 },
   );
@@ -206,7 +221,8 @@ async function watchOnce(client: Client, channelId: string, afterSeq: number, wa
     throw new ToolCallError(`the server's answer is not a list of messages (${issue?.path.join(".")}: ${issue?.message ?? "bad shape"})`, undefined);
   }
   // Only what is new, in order: a server that ignores after_seq must not make --follow repeat itself.
-  return (parsed.data.messages as QueueMessage[]).filter((message) => message.seq > afterSeq).sort((a, b) => a.seq - b.seq);
+  const messages = (parsed.data.messages as QueueMessage[]).filter((message) => message.seq > afterSeq).sort((a, b) => a.seq - b.seq);
+  return { messages, title: parsed.data.title };
 }
 
 /** Waits `ms` (nothing when it is not above 0). */

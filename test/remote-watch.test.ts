@@ -108,6 +108,20 @@ describe("backchannel watch --url", () => {
     );
   });
 
+  test("the re-arm line at the timeout names the channel by the title the server gives", async () => {
+    const opened = structured<{ channel_id: string }>(
+      await app.callTool({ name: "open_reader", arguments: { markdown: "# Remote notes\n\nNobody asks." } }),
+    );
+    const watcher = watch([opened.channel_id, "--url", url, "--timeout", "1"]);
+    assert.equal(await watcher.exited, 2, watcher.stderr());
+    assert.match(
+      watcher.stdout(),
+      new RegExp(
+        `^No message on ${opened.channel_id} \\("Remote notes"\\) after 1 s\\. Re-arm: .* watch ${opened.channel_id} --url ${url.replace(/[.]/g, "\\.")}\n$`,
+      ),
+    );
+  });
+
   test("a server that goes away while watching is said once and retried; the watcher wakes once it is back", async () => {
     const watcher = watch(["remote-restart", "--url", url, "--timeout", "60"]);
     await watcher.ready();

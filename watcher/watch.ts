@@ -17,9 +17,9 @@ import { callerErrorCode } from "../core/errors.js";
 import { CHANNEL_ID_RULE, isChannelId } from "../core/ids.js";
 import { WAKE_QUOTE_CHARS, WATCH_PREVIEW_CHARS } from "../core/limits.js";
 import { oneLine } from "../core/text.js";
-import { stateTitle, TITLED_STATES } from "../protocol/channel-state.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { changes } from "../store/changes.js";
+import { channelTitle } from "../store/channel-title.js";
 import type { ChannelReader } from "../store/store.js";
 import { desktopNotifier } from "./notify.js";
 
@@ -114,23 +114,10 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
     err(`cannot read the agent queue of ${channelId}: ${(error as Error).message}`);
     return WATCH_EXIT.error;
   }
+  // Read once, at the timeout, so that the agent can tell which of its channels the line is of.
   const title = await channelTitle(reader, channelId);
   out(timeoutLine(channelId, timeoutMs, watchCommand(channelId, { follow, where: options.where }), title));
   return WATCH_EXIT.timeout;
-}
-
-/**
- * The title the channel was opened with (its reader's document, else its app), for the
- * agent to tell which channel a re-arm line is of. Read once, at the timeout: a reader's
- * document state holds the whole document.
- * @returns `undefined` when the channel has none, or it cannot be read now (the line goes out without it).
- */
-export async function channelTitle(reader: ChannelReader, channelId: string): Promise<string | undefined> {
-  for (const name of TITLED_STATES) {
-    const title = stateTitle(await reader.readState(channelId, name).catch(() => null));
-    if (title !== undefined) return title;
-  }
-  return undefined;
 }
 
 /** What a watcher says of a channel id that is not one. */

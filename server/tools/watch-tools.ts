@@ -15,6 +15,7 @@ import { z } from "zod";
 import { MAX_REMOTE_WAIT_MS } from "../../core/limits.js";
 import type { QueueMessage } from "../../protocol/message.js";
 import { changes } from "../../store/changes.js";
+import { channelTitle } from "../../store/channel-title.js";
 import type { ChannelReader } from "../../store/store.js";
 import { toolError, toolResult } from "./results.js";
 import { channelIdSchema, compactSchema, messageSchema, waitSchema } from "./schemas.js";
@@ -37,11 +38,16 @@ export const watchInput = z.object({
     .optional()
     .describe("Return only messages with a higher seq. Default 0."),
   wait_ms: waitSchema(MAX_REMOTE_WAIT_MS).optional().describe(`Wait up to this long for one. Default 0, at most ${MAX_REMOTE_WAIT_MS}.`),
+  with_title: z
+    .boolean()
+    .optional()
+    .describe("Also return the channel's title (its reader's document's or app's), when it has one. Ask once: it reads the channel's state."),
 });
 
 /** The output of `watch_agent_messages`. */
 export const watchOutput = z.object({
   messages: z.array(messageSchema).describe("The messages waiting in the agent queue with seq > after_seq, left in place."),
+  title: z.string().optional().describe("The channel's title, with with_title, when it has one."),
 });
 
 /** Registers `watch_agent_messages` on `server`, reading `reader`; a call with `wait_ms` takes one of `waitSlots` while it runs. */
@@ -57,7 +63,7 @@ export function registerWatchTools(server: McpServer, reader: ChannelReader, wai
       _meta: { ui: { visibility: ["app"] } },
       annotations: { readOnlyHint: true },
     },
-    async ({ channel_id, after_seq = 0, wait_ms = 0 }, ctx) => {
+    async ({ channel_id, after_seq = 0, wait_ms = 0, with_title = false }, ctx) => {
       let giveBack = () => {};
       try {
         if (wait_ms > 0) giveBack = waitSlots.take();
@@ -66,7 +72,8 @@ export function registerWatchTools(server: McpServer, reader: ChannelReader, wai
           messages.length === 0
             ? `No new message on ${channel_id}.`
             : `${messages.length} waiting on ${channel_id} (last seq ${messages.at(-1)!.seq}).`;
-        return toolResult({ messages }, text);
+        const title = with_title ? await channelTitle(reader, channel_id) : undefined;
+        return toolResult(title === undefined ? { messages } : { messages, title }, text);
       } catch (error) {
         return toolError(error);
       } finally {
