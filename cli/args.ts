@@ -1,7 +1,7 @@
 /**
  * The one command-line parser of every `backchannel` command: Node's `parseArgs`, with
  * errors in the command's own words. A word the command cannot read is named, the
- * closest option is suggested when one is close (edit distance, ./args.ts `closest`),
+ * closest option is suggested when one is close (edit distance: `closest`),
  * and the command's `--help` is named; main.ts prints the message and exits 1.
  *
  * The words are checked from `parseArgs`' tokens before the strict parse, so that no
@@ -23,11 +23,8 @@ export class UsageError extends CallerError {
 /** A command's options, as `parseArgs` takes them. */
 export type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
 
-/**
- * The command line a command reads: its options, whether it takes words that are not
- * options (default not), and the help its errors name (default `<command> --help`).
- */
-export type CommandLineConfig<O extends OptionsConfig = OptionsConfig> = { options: O; allowPositionals?: boolean; help?: string };
+/** The command line a command reads: its options, and whether it takes words that are not options (default not). */
+export type CommandLineConfig<O extends OptionsConfig = OptionsConfig> = { options: O; allowPositionals?: boolean };
 
 /** What {@link parseCommandLine} returns for the options `O`: `parseArgs`' values and positionals. */
 export type CommandLine<O extends OptionsConfig> = ReturnType<typeof parseArgs<StrictConfig<O>>>;
@@ -44,24 +41,22 @@ type StrictConfig<O extends OptionsConfig> = { args: string[]; options: O; allow
  */
 export function parseCommandLine<O extends OptionsConfig>(command: string, args: string[], config: CommandLineConfig<O>): CommandLine<O> {
   const allowPositionals = config.allowPositionals ?? false;
-  const help = config.help ?? `${command} --help`;
   const { tokens } = parseArgs({ args, options: config.options, allowPositionals: true, strict: false, tokens: true });
   for (const token of tokens) {
     if (token.kind === "positional") {
-      if (!allowPositionals) throw usageError(command, help, `unexpected word ${JSON.stringify(token.value)}: it takes options only`);
+      if (!allowPositionals) throw usageError(command, `unexpected word ${JSON.stringify(token.value)}: it takes options only`);
       continue;
     }
     if (token.kind !== "option") continue;
     const option = Object.hasOwn(config.options, token.name) ? config.options[token.name] : undefined;
-    if (option === undefined) throw usageError(command, help, unknownOption(args[token.index]!, token.rawName, config));
+    if (option === undefined) throw usageError(command, unknownOption(args[token.index]!, token.rawName, config));
     if (option.type === "boolean" && token.value !== undefined) {
-      throw usageError(command, help, `${token.rawName} takes no value (${JSON.stringify(token.value)} was given with it)`);
+      throw usageError(command, `${token.rawName} takes no value (${JSON.stringify(token.value)} was given with it)`);
     }
-    if (option.type === "string" && token.value === undefined) throw usageError(command, help, `${token.rawName} needs a value`);
+    if (option.type === "string" && token.value === undefined) throw usageError(command, `${token.rawName} needs a value`);
     if (option.type === "string" && token.inlineValue === false && token.value?.startsWith("-")) {
       throw usageError(
         command,
-        help,
         `${token.rawName} needs a value, but the next word is ${JSON.stringify(token.value)}; ` +
           `write ${token.rawName}=${token.value} if that is the value`,
       );
@@ -77,12 +72,12 @@ export function parseCommandLine<O extends OptionsConfig>(command: string, args:
 }
 
 /**
- * A {@link UsageError} of `command` saying `problem`, and naming `help` (e.g.
- * `backchannel serve --help`). For the checks a command makes after parsing too (an
+ * A {@link UsageError} of `command` (e.g. `backchannel serve`) saying `problem`, and
+ * naming `<command> --help`. For the checks a command makes after parsing too (an
  * option that needs another).
  */
-export function usageError(command: string, help: string, problem: string): UsageError {
-  return new UsageError(`${command}: ${problem}; see ${help}`);
+export function usageError(command: string, problem: string): UsageError {
+  return new UsageError(`${command}: ${problem}; see ${command} --help`);
 }
 
 /**

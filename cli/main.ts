@@ -69,12 +69,12 @@ async function main(argv: string[]): Promise<number> {
         const serve = await import("./serve.js");
         const name = command.replace(/^--?/, "").split("=")[0]!;
         const own = Object.hasOwn(serve.OPTIONS, name) ? undefined : closest(name, ["help", "version"]);
-        if (own !== undefined) throw usageError("backchannel", "backchannel --help", `unknown option ${command} (did you mean --${own}?)`);
+        if (own !== undefined) throw usageError("backchannel", `unknown option ${command} (did you mean --${own}?)`);
         return serve.run(argv, "backchannel");
       }
       const near = closest(command, COMMANDS);
       const suggestion = near === undefined ? "" : ` (did you mean ${near}?)`;
-      throw usageError("backchannel", "backchannel --help", `unknown command ${JSON.stringify(command)}${suggestion}`);
+      throw usageError("backchannel", `unknown command ${JSON.stringify(command)}${suggestion}`);
     }
   }
 }

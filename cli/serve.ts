@@ -92,11 +92,11 @@ export async function run(args: string[], command = "backchannel serve"): Promis
   }
   if (values.http) {
     if (claudeChannel) {
-      throw usageError(command, `${command} --help`, "--claude-channel works on stdio only (Claude Code channels are stdio servers)");
+      throw usageError(command, "--claude-channel works on stdio only (Claude Code channels are stdio servers)");
     }
     const port = Number(values.port ?? 0);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      throw usageError(command, `${command} --help`, `--port takes a port number from 0 to 65535, not ${JSON.stringify(values.port)}`);
+      throw usageError(command, `--port takes a port number from 0 to 65535, not ${JSON.stringify(values.port)}`);
     }
     // Refused before the server (and the SDK) is loaded.
     const { resolveHttpAuth } = await import("../server/auth/http-auth.js");
@@ -129,7 +129,7 @@ export async function run(args: string[], command = "backchannel serve"): Promis
   const misplaced = httpOnly.filter((name) => values[name] !== undefined);
   if (misplaced.length > 0) {
     const names = misplaced.map((name) => `--${name}`).join(", ");
-    throw usageError(command, `${command} --help`, `${names} ${misplaced.length === 1 ? "goes" : "go"} with --http (add --http to serve over HTTP)`);
+    throw usageError(command, `${names} ${misplaced.length === 1 ? "goes" : "go"} with --http (add --http to serve over HTTP)`);
   }
   const { runStdioServer } = await import("../server/transports/stdio.js");
   await runStdioServer({ claudeChannel, location });
