@@ -5,6 +5,7 @@
  * each loads only what it needs: `watch` and `statusline` must start fast and never
  * load the MCP SDK.
  */
+import { THIS_INSTALLATION } from "../core/commands.js";
 import { resolveDataDir } from "../core/paths.js";
 
 const USAGE = `backchannel: a live channel between an AI agent and an MCP App in its chat
@@ -24,6 +25,9 @@ Usage:
   backchannel token add <principal>   a token for serve --http --auth tokens
   backchannel --version               print the version
   backchannel <command> --help        help for one command
+
+Without backchannel on your PATH: "${THIS_INSTALLATION}" (this installation),
+or "npx -y backchannel-mcp" once the package is published ("npx backchannel" is another package).
 
 Data directory: $BACKCHANNEL_HOME, else ${resolveDataDir()}
 Channels across machines: BACKCHANNEL_STORE=redis://host:port (or serve --store), for every command`;
