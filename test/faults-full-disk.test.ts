@@ -186,6 +186,7 @@ describe("a full disk does not lock the reader out (a real tmpfs)", { skip: tmpf
       }
       assert.deepEqual(read, range(1, 68), "the app read every message once");
       assert.deepEqual(await seqsOnDisk(at, channelId), [], "every read was acknowledged on the full disk");
+      assert.equal((await stat(spaceReserveFile(at))).size, 64 * 1024, "the room the compactions freed went back to the reserve");
 
       const cleared: number[] = [];
       for (let polls = 0; polls < 100; polls++) {

@@ -7,16 +7,17 @@
  * take the room back first, so an append is refused before it can use the reserve.
  *
  * Invariants:
- * - only an acknowledgement empties the reserve ({@link SpaceReserve.withRoom}); an
- *   append refills it before it writes ({@link SpaceReserve.refill}), so small writers
- *   on a full disk cannot take the pages freed for a reader;
+ * - only an acknowledgement empties the reserve ({@link SpaceReserve.withRoom}); every
+ *   append, in any process, refills it before it writes ({@link SpaceReserve.refill}),
+ *   so small writers on a full disk are refused before they can take the pages freed
+ *   for a reader;
  * - the reserve holds nothing: emptying it, losing it or a reserve of any size is never
  *   an error of a call, only a warning; it is reached as every file of the layout (no
  *   link followed, this user's, 0600: core/fs/safe-open.ts).
  */
 import { closeSync, ftruncateSync } from "node:fs";
 import { spaceReserveFile } from "../../core/paths.js";
-import { openFile } from "../../core/fs/safe-open.js";
+import { lstatOrNull, openFile } from "../../core/fs/safe-open.js";
 import { isOutOfSpace, writeAll } from "../../core/fs/write-all.js";
 
 /** The reserve's size: 16 pages, room for a lock's record, an ack and a small queue's compaction with some to spare. */
@@ -24,17 +25,15 @@ export const RESERVE_BYTES = 64 * 1024;
 
 /** The space reserve of one data directory, shared by the store and its principals' views. */
 export class SpaceReserve {
-  /** Whether this process saw the reserve whole since it last emptied it: a refill is then skipped (constant work per append). */
-  private full = false;
   /** Whether a reserve that cannot be used (not a regular file, …) was reported: once per process. */
   private reported = false;
+
+  private readonly path: string;
 
   /**
    * @param dataDir the store's own data directory.
    * @param warn where an emptied or unusable reserve is reported.
    */
-  private readonly path: string;
-
   constructor(
     dataDir: string,
     private readonly warn: (message: string) => void,
@@ -63,15 +62,18 @@ export class SpaceReserve {
     }
   }
 
-  /** Fills the reserve up to {@link RESERVE_BYTES} unless this process saw it whole; a disk without room keeps what fit. Never throws. */
+  /**
+   * Fills the reserve up to {@link RESERVE_BYTES}; a disk without room keeps what fit.
+   * One lstat when it is whole (whoever emptied it, in any process). Never throws.
+   */
   refill(): void {
-    if (this.full) return;
     try {
+      const stats = lstatOrNull(this.path);
+      if (stats?.isFile() && stats.size >= RESERVE_BYTES) return;
       const file = openFile(this.path, "update", Number.MAX_SAFE_INTEGER);
       if (!file) return;
       try {
         if (file.size < RESERVE_BYTES) writeAll(file.fd, Buffer.alloc(RESERVE_BYTES - file.size), this.path, file.size);
-        this.full = true;
       } finally {
         closeSync(file.fd);
       }
@@ -82,7 +84,6 @@ export class SpaceReserve {
 
   /** Empties the reserve. @returns whether it held any room. */
   private release(): boolean {
-    this.full = false;
     try {
       const file = openFile(this.path, "update", Number.MAX_SAFE_INTEGER);
       if (!file) return false;
