@@ -114,6 +114,12 @@ export const APP_DESCRIPTION_MAX_CHARS = 1000;
  * JSON. Room for the largest fragment twice over, since JSON escapes every quote and newline.
  */
 export const SAVED_APP_MAX_BYTES = 2 * APP_HTML_MAX_BYTES + 64 * 1024;
+/**
+ * Most saved apps one listing shows (`open_app {}` per page, `resources/list` in all),
+ * by name: a listing reads each shown app's summary, so this bounds its work and its
+ * answer (at most about 740 KiB of notes) however many apps are saved.
+ */
+export const SAVED_APP_LIST_PAGE = 100;
 
 /*
  * How much of an outside text each one-line display shows, in characters; longer texts

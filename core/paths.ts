@@ -135,6 +135,11 @@ export function savedAppFile(dataDir: string, name: string): string {
   return join(appsDir(dataDir), `${assertAppName(name)}.json`);
 }
 
+/** The file of disk space kept for acknowledgements, `space.reserve` (store/file/space-reserve.ts); one per data directory, principals' views included. */
+export function spaceReserveFile(dataDir: string): string {
+  return join(dataDir, "space.reserve");
+}
+
 /** The folder that holds one folder per remote principal (docs/ARCHITECTURE.md, "Remote serving"). */
 export function principalsDir(dataDir: string): string {
   return join(dataDir, "principals");

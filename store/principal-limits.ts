@@ -27,7 +27,7 @@ import type { QueueName } from "../core/paths.js";
 import type { JsonValue, QueueMessage } from "../protocol/message.js";
 import { PrincipalLimitError } from "./errors.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult, SessionStore } from "./store.js";
-import type { SavedApp, SavedAppStore } from "./saved-app.js";
+import type { SavedApp, SavedAppStore, SavedAppSummary } from "./saved-app.js";
 
 /** How long counts read from the store are trusted before a call that needs them reads them again. */
 export const REFRESH_MS = 5000;
@@ -314,8 +314,8 @@ class LimitedApps implements SavedAppStore {
     return this.apps.read(name);
   }
 
-  list(): Promise<SavedApp[]> {
-    return this.apps.list();
+  summaries(names: readonly string[]): Promise<SavedAppSummary[]> {
+    return this.apps.summaries(names);
   }
 
   names(): Promise<string[]> {

@@ -2,9 +2,12 @@
  * Saved apps: an app the agent wrote (an HTML fragment shown in the app shell) that the
  * user chose to keep, with a note for the agent on how to drive it. Kept by name, beside
  * the channels, so that any later conversation can open it again on a fresh channel.
- * The file store keeps them in `apps/<name>.json` (./file/saved-apps.ts).
+ * The file store keeps them in `apps/<name>.json` (./file/saved-apps.ts), Redis in
+ * `bc:app:{<name>}` (./redis/saved-apps.ts); each as one record whose head is its summary
+ * (docs/ARCHITECTURE.md, "Saved apps").
  */
 import { CallerError } from "../core/errors.js";
+import { APP_DESCRIPTION_MAX_CHARS, TITLE_MAX_CHARS } from "../core/limits.js";
 
 /** One saved app, as stored. */
 export interface SavedApp {
@@ -20,6 +23,9 @@ export interface SavedApp {
   saved_at: string;
 }
 
+/** A saved app without its HTML, as listings show it: read from the head of its record only. */
+export type SavedAppSummary = Pick<SavedApp, "name" | "title" | "description">;
+
 /** The saved apps of one store. Every method throws InvalidAppNameError for a bad name before touching anything. */
 export interface SavedAppStore {
   /**
@@ -32,8 +38,14 @@ export interface SavedAppStore {
    * @throws SavedAppTooLargeError (nothing changed), I/O errors.
    */
   write(app: SavedApp): Promise<void>;
-  /** Every readable saved app, by name; one that cannot be read is left out (and reported by the store). */
-  list(): Promise<SavedApp[]>;
+  /**
+   * The summaries of the saved apps named `names` (a page of {@link names}), in that
+   * order, each read from the head of its record ({@link SAVED_APP_SUMMARY_BYTES}), never
+   * its HTML; a record whose head is not as {@link serializeSavedApp} writes it is read
+   * whole. One that is gone is left out; one that cannot be read is left out and reported
+   * by the store ({@link readSummaries}).
+   */
+  summaries(names: readonly string[]): Promise<SavedAppSummary[]>;
   /** The names of the saved apps, sorted, found without reading the apps (a damaged one included). */
   names(): Promise<string[]>;
   /** Removes the saved app `name`. @returns false when there was none. */
@@ -85,23 +97,66 @@ export function parseSavedApp(value: unknown, name: string): SavedApp {
 }
 
 /**
- * The saved apps named `names`, in that order, each read with `read`. One that is gone
- * meanwhile is left out; one that is damaged is left out and reported with `warn`, so a
- * single bad entry never hides the others. Between two apps it yields to the event loop
- * (a file store's read is synchronous), so that a long listing holds up another call
- * for one app's read at most, never for the whole listing.
- * @throws whatever `read` throws other than DamagedSavedAppError (the store unreachable, say).
+ * The stored text of `app`: its JSON with the HTML last, so that the summary (name,
+ * title, description, saved_at) is the record's head and a listing reads that head
+ * only ({@link summaryFromHead}). Both stores write a saved app as this text, whole.
  */
-export async function readSavedApps(
+export function serializeSavedApp(app: SavedApp): string {
+  const { name, title, description, saved_at, html } = app;
+  return JSON.stringify({ name, title, description, saved_at, html });
+}
+
+/**
+ * How many bytes of a record's head always hold its summary: the name (64 characters),
+ * title and description at their limits with every character escaped (`\uXXXX`, the
+ * most JSON.stringify makes of one character), saved_at and the keys.
+ */
+export const SAVED_APP_SUMMARY_BYTES = 6 * (64 + TITLE_MAX_CHARS + APP_DESCRIPTION_MAX_CHARS) + 256;
+
+/** Where the HTML starts in a record as JSON.stringify writes it: inside a string every `"` is escaped, so the first match is the key. */
+const HTML_KEY = ',"html":"';
+
+/**
+ * The summary of the saved app `name` from `head`, the first bytes of its record, or
+ * `null` when the head is not the summary then the HTML, as {@link serializeSavedApp}
+ * writes it (a record edited by hand, say): the caller then reads the record whole.
+ * Records written before saved_at came before the HTML qualify too: the summary needs
+ * neither.
+ */
+export function summaryFromHead(head: string, name: string): SavedAppSummary | null {
+  const end = head.indexOf(HTML_KEY);
+  if (end < 0) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(`${head.slice(0, end)}}`);
+  } catch {
+    return null;
+  }
+  const fields = value as Partial<Record<keyof SavedAppSummary, unknown>> | null;
+  if (typeof fields !== "object" || fields === null || Array.isArray(fields)) return null;
+  const { title, description } = fields;
+  if (fields.name !== name || typeof title !== "string" || typeof description !== "string") return null;
+  return { name, title, description };
+}
+
+/**
+ * The summaries of the saved apps named `names`, in that order, each read with
+ * `summary`. One that is gone meanwhile is left out; one that is damaged is left out and
+ * reported with `warn`, so a single bad entry never hides the others. Between two apps it
+ * yields to the event loop (a file store's read is synchronous), so that a long listing
+ * holds up another call for one summary's read at most.
+ * @throws whatever `summary` throws other than DamagedSavedAppError (the store unreachable, say).
+ */
+export async function readSummaries(
   names: readonly string[],
-  read: (name: string) => Promise<SavedApp | null>,
+  summary: (name: string) => Promise<SavedAppSummary | null>,
   warn: (message: string) => void,
-): Promise<SavedApp[]> {
-  const apps: SavedApp[] = [];
+): Promise<SavedAppSummary[]> {
+  const apps: SavedAppSummary[] = [];
   for (const name of names) {
     await new Promise((resolve) => setImmediate(resolve));
     try {
-      const app = await read(name);
+      const app = await summary(name);
       if (app) apps.push(app);
     } catch (error) {
       if (!(error instanceof DamagedSavedAppError)) throw error;

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { readdir, stat } from "node:fs/promises";
+import { readdir, rm, stat } from "node:fs/promises";
 import type { Client } from "@modelcontextprotocol/client";
-import { channelDir, queueFile } from "../core/paths.js";
+import { channelDir, queueFile, spaceReserveFile } from "../core/paths.js";
 import { FileQueueReader } from "../store/file/queue-reader.js";
 import { connectServer, structured } from "./support/helpers.js";
 import { fillDisk, freeDisk, mountTmpfs, tmpfsSkip, unmount } from "./support/tmpfs.js";
@@ -127,10 +127,14 @@ describe("a nearly full disk (a real tmpfs)", { skip: tmpfsSkip() }, () => {
 });
 
 describe("a full disk does not lock the reader out (a real tmpfs)", { skip: tmpfsSkip() }, () => {
-  test("a read with a cursor still answers when nothing more fits, and acknowledges once room is back", { timeout: 60_000 }, async (t) => {
+  test("with no reserve left, a read with a cursor still answers when nothing more fits, and acknowledges once room is back", {
+    timeout: 60_000,
+  }, async (t) => {
     await onTmpfs("4m", async (at, agent) => {
       const channelId = "full-reader";
       for (let n = 1; n <= 10; n++) assert.ok(!(await notifyUi(agent, channelId, { n, text: "z".repeat(2_000) })).isError);
+      // Without the space reserve (another process used it up): the read must not need one.
+      await rm(spaceReserveFile(at));
       await fillDisk(at, 0);
       const refused = await notifyUi(agent, channelId, { n: 11, text: "z".repeat(8_000) });
       assert.ok(refused.isError, "the disk is really full: a writer is refused");
@@ -151,6 +155,55 @@ describe("a full disk does not lock the reader out (a real tmpfs)", { skip: tmpf
       assert.deepEqual(structured<Poll>(await pollUi(agent, channelId, 10)).messages, []);
       assert.deepEqual(await seqsOnDisk(at, channelId), [], "the acknowledgement landed once there was room");
       assert.equal(structured<{ seq: number }>(await notifyUi(agent, channelId, { n: 11 })).seq, 11, "no seq repeats");
+    });
+  });
+
+  test("at 0 free pages the app reads everything with its cursor and the agent reads and clears, each read acknowledged", {
+    timeout: 60_000,
+  }, async (t) => {
+    await onTmpfs("4m", async (at, agent) => {
+      const channelId = "full-ack";
+      for (let n = 1; n <= 68; n++) {
+        assert.ok(!(await notifyUi(agent, channelId, { n, text: "z".repeat(2_000) })).isError);
+        const asked = await agent.callTool({
+          name: "notify_agent",
+          arguments: { channel_id: channelId, event: "e", data: { n, text: "a".repeat(2_000) } },
+        });
+        assert.ok(!asked.isError, textOf(asked));
+      }
+      await fillDisk(at, 0);
+      assert.ok((await notifyUi(agent, channelId, { n: 69, text: "z".repeat(8_000) })).isError, "the disk is really full: a writer is refused");
+
+      // The app's poll: a cursor, each read acknowledging what the one before returned.
+      const read: number[] = [];
+      for (let after = 0, polls = 0; polls < 100; polls++) {
+        const answer = await pollUi(agent, channelId, after);
+        assert.ok(!answer.isError, `the app's poll is answered at 0 free pages: ${textOf(answer)}`);
+        const { messages, cursor } = structured<Poll>(answer);
+        read.push(...messages.map((message) => message.seq));
+        if (messages.length === 0) break;
+        after = cursor;
+      }
+      assert.deepEqual(read, range(1, 68), "the app read every message once");
+      assert.deepEqual(await seqsOnDisk(at, channelId), [], "every read was acknowledged on the full disk");
+      assert.equal((await stat(spaceReserveFile(at))).size, 64 * 1024, "the room the compactions freed went back to the reserve");
+
+      const cleared: number[] = [];
+      for (let polls = 0; polls < 100; polls++) {
+        const answer = await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: channelId } });
+        assert.ok(!answer.isError, `the agent's read-and-clear is answered at 0 free pages: ${textOf(answer)}`);
+        const { messages } = structured<Poll>(answer);
+        if (messages.length === 0) break;
+        cleared.push(...messages.map((message) => message.seq));
+      }
+      t.diagnostic(`at 0 free pages: the app read ${read.length} of 68, the agent cleared ${cleared.length} of 68`);
+      assert.deepEqual(cleared, range(1, 68), "the agent read and cleared every message once");
+      assert.deepEqual(
+        (await new FileQueueReader(at).peek(channelId, "agent")).map((message) => message.seq),
+        [],
+      );
+      await freeDisk(at);
+      assert.equal(structured<{ seq: number }>(await notifyUi(agent, channelId, { n: 69 })).seq, 69, "no seq repeats");
     });
   });
 

@@ -121,10 +121,10 @@ describe("bad arguments give isError results, never a crash", () => {
     }
   });
 
-  test("the server still answers after all of them, and created nothing outside its channels and sessions", async () => {
+  test("the server still answers after all of them, and created nothing outside its channels, sessions and space reserve", async () => {
     const sent = structured<{ seq: number }>(await agent.callTool({ name: "notify_ui", arguments: { channel_id: "after-errors", event: "e" } }));
     assert.equal(sent.seq, 1);
-    assert.deepEqual((await readdir(dataDir)).sort(), ["channels", "sessions"]);
+    assert.deepEqual((await readdir(dataDir)).sort(), ["channels", "sessions", "space.reserve"]);
     for (const name of await readdir(join(dataDir, "sessions"))) assert.match(name.replace(/\.json$/, ""), SESSION_KEY_PATTERN);
   });
 });

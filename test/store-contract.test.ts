@@ -381,18 +381,31 @@ for (const kind of storeKinds()) {
         const own = await fixture.fresh();
         const store = own.open({ limits: { channelTtlMs: 60_000 } });
         assert.equal(await store.apps.read("a"), null);
-        assert.deepEqual(await store.apps.list(), []);
+        assert.deepEqual(await store.apps.summaries(await store.apps.names()), []);
         await store.apps.write(app("b"));
         await store.apps.write(app("a"));
         assert.deepEqual((await store.apps.read("a"))?.html, "<p>app</p>");
         await store.removeIdleChannels(Date.now() + 365 * 24 * 3600 * 1000);
         assert.deepEqual(
-          (await store.apps.list()).map((saved) => saved.name),
+          (await store.apps.summaries(await store.apps.names())).map((saved) => saved.name),
           ["a", "b"],
         );
         assert.equal(await store.apps.remove("a"), true);
         assert.equal(await store.apps.remove("a"), false);
         assert.equal(await store.apps.read("a"), null);
+      });
+
+      test("a listing's summaries come from each record's head, whatever its title and note hold", async () => {
+        const store = fixture.open();
+        const html = "<p>big</p>".repeat(20_000);
+        await store.apps.write({ ...app("summary-new", html), title: 'A "quoted", \\ title \u2028', description: ',"html":"not the key' });
+        await store.apps.write({ ...app("summary-small"), description: "é".repeat(1000) });
+        const summaries = await store.apps.summaries(["summary-new", "summary-gone", "summary-small"]);
+        assert.deepEqual(summaries, [
+          { name: "summary-new", title: 'A "quoted", \\ title \u2028', description: ',"html":"not the key' },
+          { name: "summary-small", title: "T", description: "é".repeat(1000) },
+        ]);
+        assert.equal((await store.apps.read("summary-new"))?.html, html, "the HTML is kept whole");
       });
 
       test("a name is checked before anything is touched", async () => {

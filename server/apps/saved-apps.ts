@@ -5,7 +5,8 @@
  */
 import { CallerError } from "../../core/errors.js";
 import { assertAppName, assertChannelId } from "../../core/ids.js";
-import { DamagedSavedAppError, type SavedApp } from "../../store/saved-app.js";
+import { SAVED_APP_LIST_PAGE } from "../../core/limits.js";
+import { DamagedSavedAppError, type SavedApp, type SavedAppSummary as StoredSummary } from "../../store/saved-app.js";
 import type { ChannelStore } from "../../store/store.js";
 import { checkDescription, readChannelApp } from "./channel-app.js";
 
@@ -18,7 +19,7 @@ export interface SavedAppSummary {
   uri: string;
 }
 
-/** Thrown for a name that names no saved app; the message lists those that exist. */
+/** Thrown for a name that names no saved app; the message lists those that exist, the first {@link SAVED_APP_LIST_PAGE} by name. */
 export class UnknownAppError extends CallerError {
   override readonly name = "UnknownAppError";
   override readonly code = "UNKNOWN_APP";
@@ -26,7 +27,9 @@ export class UnknownAppError extends CallerError {
     readonly appName: string,
     readonly names: string[],
   ) {
-    const known = names.length > 0 ? `the saved apps are: ${names.join(", ")}` : "no app is saved yet";
+    const shown = names.slice(0, SAVED_APP_LIST_PAGE).join(", ");
+    const rest = names.length > SAVED_APP_LIST_PAGE ? ` and ${names.length - SAVED_APP_LIST_PAGE} more (open_app {} lists them)` : "";
+    const known = names.length > 0 ? `the saved apps are: ${shown}${rest}` : "no app is saved yet";
     super(`no saved app named ${JSON.stringify(appName)}; ${known}`);
   }
 }
@@ -45,9 +48,32 @@ export function savedAppUri(name: string): string {
   return `backchannel://apps/${name}`;
 }
 
-/** `app` without its HTML. */
-export function summarize(app: SavedApp): SavedAppSummary {
-  return { name: app.name, title: app.title, description: app.description, uri: savedAppUri(app.name) };
+/** One page of the saved apps, by name. */
+export interface SavedAppPage {
+  apps: SavedAppSummary[];
+  /** How many apps are saved in all. */
+  total: number;
+  /** How many come after this page (by name). */
+  more: number;
+}
+
+/**
+ * Up to {@link SAVED_APP_LIST_PAGE} saved apps whose names sort after `after` (from the
+ * first when undefined), by name. Only the page's summaries are read, never an app's
+ * HTML, so its cost does not grow with the apps saved beyond their names.
+ * @throws InvalidAppNameError for an `after` that is not an app name.
+ */
+export async function listSavedApps(store: ChannelStore, after?: string): Promise<SavedAppPage> {
+  if (after !== undefined) assertAppName(after);
+  const names = await store.apps.names();
+  const following = after === undefined ? names : names.filter((name) => name > after);
+  const page = following.slice(0, SAVED_APP_LIST_PAGE);
+  const apps = (await store.apps.summaries(page)).map(withUri);
+  return { apps, total: names.length, more: following.length - page.length };
+}
+
+function withUri(app: StoredSummary): SavedAppSummary {
+  return { ...app, uri: savedAppUri(app.name) };
 }
 
 /**

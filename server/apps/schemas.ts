@@ -8,12 +8,13 @@
 import { z } from "zod";
 import { channelIdSchema } from "../tools/schemas.js";
 
-/** The input of `open_app`: a new app (`html`), a saved one (`name`), or neither (the list of saved apps). */
+/** The input of `open_app`: a new app (`html`), a saved one (`name`), or neither (the list of saved apps, from the first or `after` a name). */
 export const openAppInput = z.object({
   html: z.string().optional(),
   name: z.string().optional(),
   title: z.string().optional(),
   channel_id: z.string().optional(),
+  after: z.string().optional(),
 });
 
 /** A saved app without its HTML, as listings show it. */
@@ -28,6 +29,9 @@ export const openAppOutput = z.object({
   name: z.string().optional(),
   description: z.string().optional(),
   apps: z.array(savedAppSummary).optional(),
+  // Only for the list: how many apps are saved, and how many come after this page.
+  total: z.number().optional(),
+  more: z.number().optional(),
 });
 
 /** The input of `save_app`. */

@@ -10,11 +10,11 @@ import { registerAppResource, registerAppTool, RESOURCE_MIME_TYPE } from "@model
 import { ResourceNotFoundError, ResourceTemplate, type McpServer } from "@modelcontextprotocol/server";
 import { watchCommand } from "../../core/commands.js";
 import { assertChannelId, mintChannelId } from "../../core/ids.js";
-import { APP_HTML_MAX_BYTES } from "../../core/limits.js";
+import { APP_HTML_MAX_BYTES, SAVED_APP_LIST_PAGE } from "../../core/limits.js";
 import type { ChannelStore } from "../../store/store.js";
 import { Awareness } from "../awareness/awareness.js";
 import { checkFragment, checkTitle, DEFAULT_APP_TITLE, readChannelApp, writeChannelApp, type ChannelApp } from "../apps/channel-app.js";
-import { findSavedApp, saveChannelApp, savedAppUri, summarize, UnknownAppError } from "../apps/saved-apps.js";
+import { findSavedApp, listSavedApps, saveChannelApp, savedAppUri, UnknownAppError } from "../apps/saved-apps.js";
 import { appStateInput, appStateOutput, openAppInput, openAppOutput, saveAppInput, saveAppOutput } from "../apps/schemas.js";
 import { readShellHtml, SHELL_RESOURCE_URI } from "../apps/shell-resource.js";
 import { messageError, toolError, toolResult } from "./results.js";
@@ -55,16 +55,17 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
       title: "Open an app",
       description:
         `Show your own HTML app (markup, inline <style>/<script>, ≤ ${APP_HTML_MAX_BYTES / 1024} KiB; see recipe custom-apps) in the chat, ` +
-        "wired to a channel. name: a saved app instead; neither: list them.",
+        "wired to a channel. name: a saved app instead; neither: list them (after: the page after that name).",
       inputSchema: compactSchema(openAppInput),
       outputSchema: compactSchema(openAppOutput),
       _meta: { ui: { resourceUri: SHELL_RESOURCE_URI } },
     },
-    async ({ html, name, title, channel_id }) => {
+    async ({ html, name, title, channel_id, after }) => {
       try {
         if (html !== undefined && name !== undefined)
           return messageError("INVALID_ARGUMENTS", "pass html (a new app) or name (a saved app), not both");
-        if (html === undefined && name === undefined) return await listSavedApps(store);
+        if (html === undefined && name === undefined) return await listResult(store, after);
+        if (after !== undefined) return messageError("INVALID_ARGUMENTS", "after pages the list of saved apps: pass it without html or name");
         const channelId = channel_id === undefined ? mintChannelId() : assertChannelId(channel_id);
         const saved = name === undefined ? undefined : await findSavedApp(store, name);
         const app: ChannelApp = {
@@ -134,8 +135,9 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
   server.registerResource(
     "saved-app",
     new ResourceTemplate("backchannel://apps/{name}", {
+      // The first page by name: the SDK's resources/list passes no cursor to a template's list, and open_app pages through them all.
       list: async () => ({
-        resources: (await store.apps.list()).map((app) => ({
+        resources: (await listSavedApps(store)).apps.map((app) => ({
           uri: savedAppUri(app.name),
           name: app.name,
           title: app.title,
@@ -146,7 +148,7 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
     }),
     {
       title: "backchannel saved app",
-      description: "An app the agent wrote and the user kept: its title, note and HTML.",
+      description: `An app the agent wrote and the user kept: its title, note and HTML. Listed: the first ${SAVED_APP_LIST_PAGE} by name; open_app lists them all, a page at a time.`,
       mimeType: "application/json",
     },
     async (uri, { name }) => {
@@ -161,18 +163,20 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
   );
 }
 
-/** `open_app` without html or name: the saved apps, read_recipe-style. */
-async function listSavedApps(store: ChannelStore) {
-  const apps = (await store.apps.list()).map(summarize);
-  if (apps.length === 0) {
+/** `open_app` without html or name: a page of the saved apps, read_recipe-style, saying how many there are and how to see the next. */
+async function listResult(store: ChannelStore, after: string | undefined) {
+  const { apps, total, more } = await listSavedApps(store, after);
+  if (total === 0) {
     return toolResult(
-      { apps },
+      { apps, total, more },
       'No saved apps yet. Write one with open_app {"html": "..."} (read_recipe {"name": "custom-apps"}); keep it with save_app.',
     );
   }
   const lines = apps.map((app) => `- ${app.name}: ${app.title}. ${app.description}`);
+  const shown = apps.length === total ? "" : ` (${apps.length} shown${after === undefined ? "" : ` after ${after}`})`;
+  const next = more > 0 ? [`${more} more: open_app {"after": "${apps.at(-1)?.name ?? after}"} lists the next ones.`] : [];
   return toolResult(
-    { apps },
-    [`${apps.length} saved app${apps.length === 1 ? "" : "s"}; open one with open_app {"name": "<name>"}:`, ...lines].join("\n"),
+    { apps, total, more },
+    [`${total} saved app${total === 1 ? "" : "s"}${shown}; open one with open_app {"name": "<name>"}:`, ...lines, ...next].join("\n"),
   );
 }

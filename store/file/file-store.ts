@@ -24,6 +24,7 @@ import { SavedAppFiles } from "./saved-apps.js";
 import { updateStateFile } from "./state-files.js";
 import { maxStateFileBytes, readStateFile } from "./state-read.js";
 import { removeIdle } from "./sweep.js";
+import { SpaceReserve } from "./space-reserve.js";
 import { FILE_FALLBACK_WAKE_MS } from "./folder-watch.js";
 import { warnOnStderr } from "../../core/warn.js";
 
@@ -43,6 +44,8 @@ export interface FileStoreOptions {
 export interface FileStoreViewOptions extends FileStoreOptions {
   /** The store's own data directory, where `principals/` is. */
   rootDir: string;
+  /** The store's space reserve (./space-reserve.ts), one for the data directory and every principal in it. */
+  reserve: SpaceReserve;
 }
 
 /** The file-backed {@link ChannelStore}. Safe to use from any number of processes at once. */
@@ -59,12 +62,14 @@ export class FileStore implements ChannelStore {
   private readonly folders: ChannelFolders;
   /** The store's own data directory (the same as {@link dataDir} but in a principal's view). */
   private readonly rootDir: string;
+  private readonly reserve: SpaceReserve;
 
   constructor(options: FileStoreOptions | FileStoreViewOptions = {}) {
     this.dataDir = options.dataDir ?? resolveDataDir();
     this.rootDir = "rootDir" in options ? options.rootDir : this.dataDir;
     this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...options.limits });
     this.warn = options.warn ?? warnOnStderr;
+    this.reserve = "reserve" in options ? options.reserve : new SpaceReserve(this.rootDir, this.warn);
     this.fallbackWakeMs = options.fallbackWakeMs ?? FILE_FALLBACK_WAKE_MS;
     this.sessions = new SessionFiles(this.dataDir, this.limits.lockStaleMs, this.warn);
     this.apps = new SavedAppFiles(this.dataDir, this.warn);
@@ -76,6 +81,8 @@ export class FileStore implements ChannelStore {
     const log = this.queueLog(channelId, queue);
     checkMessage(event, data, this.limits);
     this.folders.ensure(channelId);
+    // Writers take back the room an acknowledgement used, so that they are refused before the reserve is.
+    this.reserve.refill();
     return appendMessage(log, event, data);
   }
 
@@ -150,7 +157,14 @@ export class FileStore implements ChannelStore {
     const dataDir = principalDir(this.rootDir, namespace);
     // The principal's folder is reached like every folder below the data directory: made 0700, never through a link.
     reachFolder(this.rootDir, dataDir, { create: true, warn: this.warn });
-    return new FileStore({ dataDir, rootDir: this.rootDir, limits: this.limits, warn: this.warn, fallbackWakeMs: this.fallbackWakeMs });
+    return new FileStore({
+      dataDir,
+      rootDir: this.rootDir,
+      reserve: this.reserve,
+      limits: this.limits,
+      warn: this.warn,
+      fallbackWakeMs: this.fallbackWakeMs,
+    });
   }
 
   /** The live messages of every queue (as their records count, the same as the Redis store's `bytes:<queue>`), the state documents and the saved apps; a queue that cannot be read counts nothing. */
@@ -185,6 +199,7 @@ export class FileStore implements ChannelStore {
       limits: this.limits,
       warn: this.warn,
       remakeFolder: () => this.folders.ensure(channelId),
+      reserve: this.reserve,
     };
   }
 }

@@ -29,13 +29,15 @@
  *   seq handed out: a cursor above it (a hostile caller, or a reader of a queue that was
  *   deleted) acknowledges nothing and gets the queue's messages from its start;
  * - a write refused for a limit changes nothing already queued;
- * - acknowledging needs no room for a compaction: a compaction that finds no room on the
- *   disk appends the record instead (the log is compacted by a later write), and a read
- *   with a cursor whose acknowledgement cannot be written at all for lack of room (nor
- *   its lock taken) still returns the messages after the cursor, acknowledging nothing:
- *   they stay in the log, and the next read with a cursor acknowledges them. Nothing is
- *   lost and no seq repeats; only a read-and-clear, which must delete what it returns,
- *   fails when not even its acknowledgement fits.
+ * - acknowledging needs no free room: a read that acknowledges and fails for lack of
+ *   room runs once more on the data directory's space reserve (./space-reserve.ts),
+ *   which only acknowledgements use; a compaction that finds no room on the disk
+ *   appends the record instead (the log is compacted by a later write); and with no
+ *   reserve left, a read with a cursor whose acknowledgement cannot be written at all
+ *   (nor its lock taken) still returns the messages after the cursor, acknowledging
+ *   nothing: they stay in the log, and the next read with a cursor acknowledges them.
+ *   Nothing is lost and no seq repeats; only a read-and-clear, which must delete what
+ *   it returns, fails when neither the disk nor the reserve has room for its ack.
  */
 import { lstatSync, type Stats } from "node:fs";
 import type { Limits } from "../../core/limits.js";
@@ -64,6 +66,7 @@ import {
 import { lstatOrNull, readFileEnds } from "../../core/fs/safe-open.js";
 import { QueueMark, type QueueState, readMarkSeq } from "./queue-mark.js";
 import { isOutOfSpace } from "../../core/fs/write-all.js";
+import type { SpaceReserve } from "./space-reserve.js";
 
 /** How much of each end of a corrupt file is read for salvage: its header and its last records. */
 const SALVAGE_BYTES = 64 * 1024;
@@ -81,6 +84,8 @@ export interface QueueLogContext {
   warn: (message: string) => void;
   /** Makes the channel folder again when it vanished under a waiting writer (the idle sweep removed it). */
   remakeFolder: () => void;
+  /** The room an acknowledgement may use on a full disk (./space-reserve.ts). */
+  reserve: SpaceReserve;
 }
 
 /**
@@ -140,17 +145,21 @@ export async function readAfter(log: QueueLogContext, after: number): Promise<Po
   // A cursor at or past next_seq but within the mark: this file went back; readLocked raises it.
   if (after >= current.next_seq || current.messages.some((message) => message.seq <= after)) {
     const ahead = after >= current.next_seq;
-    const acknowledged = await withQueueLocked(log, (locked, mark, lock) => {
-      if (after >= locked.queue.next_seq) return { queue: locked.queue, pending: ALREADY_DURABLE, ahead: true };
-      lock.assertHeld();
-      return { ...acknowledge(log, mark, locked, after), ahead: false };
-    }).catch((error: unknown) => {
-      // A full disk must not lock the reader out: the read is answered from the whole
-      // lines read above, and the acknowledgement waits for the next read with a cursor.
-      if (ahead || !isOutOfSpace(error)) throw error;
-      log.warn(`${errorText(error)}: messages up to seq ${after} of ${log.path} stay until the next read acknowledges them`);
-      return null;
-    });
+    const acknowledged = await log.reserve
+      .withRoom(() =>
+        withQueueLocked(log, (locked, mark, lock) => {
+          if (after >= locked.queue.next_seq) return { queue: locked.queue, pending: ALREADY_DURABLE, ahead: true };
+          lock.assertHeld();
+          return { ...acknowledge(log, mark, locked, after), ahead: false };
+        }),
+      )
+      .catch((error: unknown) => {
+        // A full disk must not lock the reader out: the read is answered from the whole
+        // lines read above, and the acknowledgement waits for the next read with a cursor.
+        if (ahead || !isOutOfSpace(error)) throw error;
+        log.warn(`${errorText(error)}: messages up to seq ${after} of ${log.path} stay until the next read acknowledges them`);
+        return null;
+      });
     if (acknowledged) {
       acknowledged.pending.sync();
       current = acknowledged.queue;
@@ -175,12 +184,14 @@ function fromStart(log: QueueLogContext, queue: QueueFile, last: number): PollRe
 export async function drain(log: QueueLogContext): Promise<PollResult> {
   const current = await readUnlocked(log);
   if (!current || current.messages.length === 0) return { messages: [], cursor: (current?.next_seq ?? 1) - 1, pending: 0 };
-  const drained = await withQueueLocked(log, (locked, mark, lock) => {
-    const batch = takeBatch(locked.queue.messages, log.limits.maxBatchBytes);
-    if (batch.length === 0) return { batch, queue: locked.queue, pending: ALREADY_DURABLE };
-    lock.assertHeld();
-    return { batch, ...acknowledge(log, mark, locked, batch.at(-1)!.seq) };
-  });
+  const drained = await log.reserve.withRoom(() =>
+    withQueueLocked(log, (locked, mark, lock) => {
+      const batch = takeBatch(locked.queue.messages, log.limits.maxBatchBytes);
+      if (batch.length === 0) return { batch, queue: locked.queue, pending: ALREADY_DURABLE };
+      lock.assertHeld();
+      return { batch, ...acknowledge(log, mark, locked, batch.at(-1)!.seq) };
+    }),
+  );
   drained.pending.sync();
   const { batch, queue } = drained;
   return { messages: batch, cursor: batch.at(-1)?.seq ?? queue.next_seq - 1, pending: queue.messages.length };

@@ -1,6 +1,7 @@
 /**
  * Saved apps as files: `apps/<name>.json` in the data directory, one JSON object each
- * (see ../saved-app.ts).
+ * (see ../saved-app.ts), written with the HTML last so that a listing reads each file's
+ * head only (`summary`), never the HTML.
  *
  * Invariants:
  * - a file is only ever replaced whole and atomically (a temporary file in the same
@@ -14,15 +15,26 @@
  *   nobody else, as every folder and file of the layout (core/fs/safe-open.ts);
  * - no path is built from a name before the name is checked.
  */
-import { lstatSync, mkdirSync, type Stats } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, readSync, type Stats } from "node:fs";
 import { lstat, readdir, rm } from "node:fs/promises";
 import { SAVED_APP_MAX_BYTES } from "../../core/limits.js";
 import { appsDir, FOLDER_MODE, savedAppFile } from "../../core/paths.js";
 import { CallerError } from "../../core/errors.js";
 import { isChannelId } from "../../core/ids.js";
-import { DamagedSavedAppError, parseSavedApp, readSavedApps, SavedAppTooLargeError, type SavedApp, type SavedAppStore } from "../saved-app.js";
+import {
+  DamagedSavedAppError,
+  parseSavedApp,
+  readSummaries,
+  SAVED_APP_SUMMARY_BYTES,
+  SavedAppTooLargeError,
+  serializeSavedApp,
+  summaryFromHead,
+  type SavedApp,
+  type SavedAppStore,
+  type SavedAppSummary,
+} from "../saved-app.js";
 import { writeFileAtomic } from "../../core/fs/atomic-write.js";
-import { checkOwnerAndMode, READ_ONLY, reachFolder, readTextFile } from "../../core/fs/safe-open.js";
+import { checkOwnerAndMode, openFile, READ_ONLY, reachFolder, readTextFile } from "../../core/fs/safe-open.js";
 import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js";
 import { type Warn, warnOnStderr } from "../../core/warn.js";
 
@@ -38,15 +50,7 @@ export class SavedAppFiles implements SavedAppStore {
   ) {}
 
   async read(name: string): Promise<SavedApp | null> {
-    const path = savedAppFile(this.dataDir, name);
-    let text: string | null;
-    try {
-      text = this.checkDir() ? readTextFile(path, SAVED_APP_MAX_BYTES) : null;
-    } catch (error) {
-      if (error instanceof NotRegularFileError) throw new DamagedSavedAppError(name, `it is ${error.found}`);
-      if (error instanceof FileTooLargeError) throw new DamagedSavedAppError(name, `it is ${error.bytes} bytes, more than a saved app can be`);
-      throw error;
-    }
+    const text = this.readChecked(name, () => readTextFile(savedAppFile(this.dataDir, name), SAVED_APP_MAX_BYTES));
     if (text === null) return null;
     let value: unknown;
     try {
@@ -57,17 +61,38 @@ export class SavedAppFiles implements SavedAppStore {
     return parseSavedApp(value, name);
   }
 
+  /** The summary of the saved app `name` from its file's head, or from the whole file when the head is not as serializeSavedApp writes it. */
+  private async summary(name: string): Promise<SavedAppSummary | null> {
+    const head = this.readChecked(name, () => readHead(savedAppFile(this.dataDir, name)));
+    if (head === null) return null;
+    const summary = summaryFromHead(head, name);
+    if (summary) return summary;
+    const app = await this.read(name);
+    return app && { name: app.name, title: app.title, description: app.description };
+  }
+
+  /** `read()` of the file of `name`, null when there is none, its refusals as DamagedSavedAppError. */
+  private readChecked(name: string, read: () => string | null): string | null {
+    try {
+      return this.checkDir() ? read() : null;
+    } catch (error) {
+      if (error instanceof NotRegularFileError) throw new DamagedSavedAppError(name, `it is ${error.found}`);
+      if (error instanceof FileTooLargeError) throw new DamagedSavedAppError(name, `it is ${error.bytes} bytes, more than a saved app can be`);
+      throw error;
+    }
+  }
+
   async write(app: SavedApp): Promise<void> {
     const path = savedAppFile(this.dataDir, app.name);
-    const text = JSON.stringify(parseSavedApp(app, app.name));
+    const text = serializeSavedApp(parseSavedApp(app, app.name));
     const bytes = Buffer.byteLength(text);
     if (bytes > SAVED_APP_MAX_BYTES) throw new SavedAppTooLargeError(app.name, bytes, SAVED_APP_MAX_BYTES);
     this.ensureDir();
     writeFileAtomic(path, text);
   }
 
-  async list(): Promise<SavedApp[]> {
-    return readSavedApps(await this.names(), (name) => this.read(name), this.warn);
+  summaries(names: readonly string[]): Promise<SavedAppSummary[]> {
+    return readSummaries(names, (name) => this.summary(name), this.warn);
   }
 
   async names(): Promise<string[]> {
@@ -139,6 +164,24 @@ export class SavedAppFiles implements SavedAppStore {
     if (!stats.isDirectory()) throw new UnsafeAppsFolderError(dir, stats.isSymbolicLink() ? "a symbolic link" : "not a folder");
     checkOwnerAndMode(dir, stats);
     return true;
+  }
+}
+
+/**
+ * The first {@link SAVED_APP_SUMMARY_BYTES} of the saved app's file at `path` as text (a
+ * character cut at the end is the HTML's, never the summary's).
+ * @returns null when there is no file. @throws as openFile (../../core/fs/safe-open.ts).
+ */
+function readHead(path: string): string | null {
+  const file = openFile(path, "read", SAVED_APP_MAX_BYTES);
+  if (!file) return null;
+  try {
+    const head = Buffer.allocUnsafe(Math.min(file.size, SAVED_APP_SUMMARY_BYTES));
+    let length = 0;
+    for (let read = -1; read !== 0 && length < head.length; length += read) read = readSync(file.fd, head, length, head.length - length, length);
+    return head.subarray(0, length).toString("utf8");
+  } finally {
+    closeSync(file.fd);
   }
 }
 

@@ -3,11 +3,23 @@
  * apps are the user's to keep: they never expire and the idle sweep leaves them.
  *
  * Invariants: a value is replaced whole (one SET), so a reader sees the old app or the
- * new one; no key is built from a name before the name is checked.
+ * new one; it is written with the HTML last, so that a listing reads each value's head
+ * only (GETRANGE), never the HTML; no key is built from a name before the name is checked.
  */
 import { SAVED_APP_MAX_BYTES } from "../../core/limits.js";
 import { type Warn, warnOnStderr } from "../../core/warn.js";
-import { DamagedSavedAppError, parseSavedApp, readSavedApps, SavedAppTooLargeError, type SavedApp, type SavedAppStore } from "../saved-app.js";
+import {
+  DamagedSavedAppError,
+  parseSavedApp,
+  readSummaries,
+  SAVED_APP_SUMMARY_BYTES,
+  SavedAppTooLargeError,
+  serializeSavedApp,
+  summaryFromHead,
+  type SavedApp,
+  type SavedAppStore,
+  type SavedAppSummary,
+} from "../saved-app.js";
 import type { RedisConnection } from "./connection.js";
 import type { KeySpace } from "./keys.js";
 import { scanKeys } from "./channels.js";
@@ -40,14 +52,25 @@ export class RedisSavedApps implements SavedAppStore {
 
   async write(app: SavedApp): Promise<void> {
     const key = this.space.app(app.name);
-    const text = JSON.stringify(parseSavedApp(app, app.name));
+    const text = serializeSavedApp(parseSavedApp(app, app.name));
     const bytes = Buffer.byteLength(text);
     if (bytes > SAVED_APP_MAX_BYTES) throw new SavedAppTooLargeError(app.name, bytes, SAVED_APP_MAX_BYTES);
     await this.connection.run((client) => client.set(key, text));
   }
 
-  async list(): Promise<SavedApp[]> {
-    return readSavedApps(await this.names(), (name) => this.read(name), this.warn);
+  summaries(names: readonly string[]): Promise<SavedAppSummary[]> {
+    return readSummaries(names, (name) => this.summary(name), this.warn);
+  }
+
+  /** The summary of the saved app `name` from its value's head, or from the whole value when the head is not as serializeSavedApp writes it. */
+  private async summary(name: string): Promise<SavedAppSummary | null> {
+    const key = this.space.app(name);
+    // GETRANGE of a missing key is "": read() then tells a missing app from a damaged one.
+    const head = String(await this.connection.run((client) => client.getRange(key, 0, SAVED_APP_SUMMARY_BYTES - 1)));
+    const summary = summaryFromHead(head, name);
+    if (summary) return summary;
+    const app = await this.read(name);
+    return app && { name: app.name, title: app.title, description: app.description };
   }
 
   async names(): Promise<string[]> {

@@ -1,0 +1,110 @@
+/**
+ * Disk space kept for acknowledgements (docs/ARCHITECTURE.md, "The file store"): the
+ * file `space.reserve` in the data directory, {@link RESERVE_BYTES} of zeros. On a disk
+ * with no free page, a read that acknowledges (a read with a cursor, a read-and-clear)
+ * still needs a page or two: its lock's record, its ack's line or the compacted log.
+ * When it fails for lack of room, the reserve is emptied and it runs once more; writers
+ * take the room back first, so an append is refused before it can use the reserve.
+ *
+ * Invariants:
+ * - only an acknowledgement empties the reserve ({@link SpaceReserve.withRoom}); every
+ *   append, in any process, refills it before it writes ({@link SpaceReserve.refill}),
+ *   so small writers on a full disk are refused before they can take the pages freed
+ *   for a reader;
+ * - the reserve holds nothing: emptying it, losing it or a reserve of any size is never
+ *   an error of a call, only a warning; it is reached as every file of the layout (no
+ *   link followed, this user's, 0600: core/fs/safe-open.ts).
+ */
+import { closeSync, ftruncateSync } from "node:fs";
+import { spaceReserveFile } from "../../core/paths.js";
+import { lstatOrNull, openFile } from "../../core/fs/safe-open.js";
+import { isOutOfSpace, writeAll } from "../../core/fs/write-all.js";
+
+/** The reserve's size: 16 pages, room for a lock's record, an ack and a small queue's compaction with some to spare. */
+export const RESERVE_BYTES = 64 * 1024;
+
+/** The space reserve of one data directory, shared by the store and its principals' views. */
+export class SpaceReserve {
+  /** Whether a reserve that cannot be used (not a regular file, …) was reported: once per process. */
+  private reported = false;
+
+  private readonly path: string;
+
+  /**
+   * @param dataDir the store's own data directory.
+   * @param warn where an emptied or unusable reserve is reported.
+   */
+  constructor(
+    dataDir: string,
+    private readonly warn: (message: string) => void,
+  ) {
+    this.path = spaceReserveFile(dataDir);
+  }
+
+  /**
+   * Runs `action` (an acknowledgement); when it fails for lack of room and the reserve
+   * held any, empties the reserve and runs `action` once more, then takes back what room
+   * is left. `action` must leave nothing changed when it fails (every write of the queue
+   * log is whole or undone: core/fs/write-all.ts).
+   * @throws what `action` throws.
+   */
+  async withRoom<T>(action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (error) {
+      if (!isOutOfSpace(error) || !this.release()) throw error;
+      this.warn(`the disk holding ${this.path} is full: its reserve was used to acknowledge; free some space on that disk`);
+      try {
+        return await action();
+      } finally {
+        this.refill();
+      }
+    }
+  }
+
+  /**
+   * Fills the reserve up to {@link RESERVE_BYTES}; a disk without room keeps what fit.
+   * One lstat when it is whole (whoever emptied it, in any process). Never throws.
+   */
+  refill(): void {
+    try {
+      const stats = lstatOrNull(this.path);
+      if (stats?.isFile() && stats.size >= RESERVE_BYTES) return;
+      const file = openFile(this.path, "update", Number.MAX_SAFE_INTEGER);
+      if (!file) return;
+      try {
+        if (file.size < RESERVE_BYTES) writeAll(file.fd, Buffer.alloc(RESERVE_BYTES - file.size), this.path, file.size);
+      } finally {
+        closeSync(file.fd);
+      }
+    } catch (error) {
+      if (!isOutOfSpace(error)) this.report(error);
+    }
+  }
+
+  /** Empties the reserve. @returns whether it held any room. */
+  private release(): boolean {
+    try {
+      const file = openFile(this.path, "update", Number.MAX_SAFE_INTEGER);
+      if (!file) return false;
+      try {
+        if (file.size === 0) return false;
+        ftruncateSync(file.fd, 0);
+        return true;
+      } finally {
+        closeSync(file.fd);
+      }
+    } catch (error) {
+      this.report(error);
+      return false;
+    }
+  }
+
+  private report(error: unknown): void {
+    if (this.reported) return;
+    this.reported = true;
+    this.warn(
+      `the space reserve ${this.path} cannot be used (${error instanceof Error ? error.message : String(error)}); acknowledgements on a full disk may fail`,
+    );
+  }
+}
