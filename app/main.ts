@@ -18,7 +18,7 @@ import { App } from "@modelcontextprotocol/ext-apps";
 import type { AnswerData, StatusData } from "../protocol/reader.js";
 import { AskButton } from "./ask-button.js";
 import { AppChannel, textOf } from "./channel.js";
-import { blockOf, renderDocument } from "./document.js";
+import { anchorOf, blockOf, renderDocument, sentencesOf } from "./document.js";
 import { BlockKeys } from "./keyboard.js";
 import { Presence } from "./presence.js";
 import { ReaderServer, type RestoredState } from "./reader-server.js";
@@ -26,7 +26,7 @@ import { StatusLine } from "./status-line.js";
 import { ThreadList } from "./thread-list.js";
 import { renderToc, renderTocSummary } from "./toc.js";
 import { Viewport } from "./viewport.js";
-import { notLoaded } from "./wording.js";
+import { askLabel, notLoaded } from "./wording.js";
 import "./style.css";
 
 // Where a load's time goes, for the long-document benchmark (bench/suites/reader-long.ts):
@@ -36,6 +36,7 @@ performance.mark("reader:script");
 const elements = {
   title: byId("title"),
   presence: byId("presence"),
+  waitingCount: byId("waiting-count"),
   status: byId("status"),
   wall: byId("wall"),
   offer: byId("offer"),
@@ -169,6 +170,14 @@ function selectedRange(): Range | null {
   return elements.doc.contains(range.startContainer) && blockOf(range.startContainer) ? range : null;
 }
 
+/** True when `range` is exactly one sentence of its block (what ← → select). */
+function wholeSentence(range: Range): boolean {
+  const anchor = anchorOf(range);
+  const block = blockOf(range.startContainer);
+  if (!anchor || !block) return false;
+  return sentencesOf(block.textContent ?? "").some(([start, end]) => start === anchor.start && end === anchor.end);
+}
+
 /** Asks about the selection, else about the block that has the focus. */
 function askFromButton(): void {
   const range = selectedRange();
@@ -219,7 +228,7 @@ document.addEventListener("selectionchange", () =>
       const rects = range.getClientRects();
       askButton.show(
         rects[0] ?? range.getBoundingClientRect(),
-        blockOf(document.activeElement) ? "Ask about this sentence (Enter)" : "Ask about this",
+        askLabel(range.toString(), wholeSentence(range), blockOf(document.activeElement) !== null),
       );
     } else if (!blockOf(document.activeElement)) askButton.hide();
   }),

@@ -43,6 +43,7 @@ export class ThreadCard {
   private readonly earlier: HTMLButtonElement;
   private readonly trimmed: HTMLElement;
   private readonly note: HTMLElement;
+  private readonly state: HTMLElement;
   private readonly input: HTMLTextAreaElement;
   private readonly button: HTMLButtonElement;
   private readonly cancel: HTMLButtonElement;
@@ -72,6 +73,11 @@ export class ThreadCard {
     const close = button("card-close", "Close");
     close.setAttribute("aria-label", "Close this thread");
     close.addEventListener("click", () => callbacks.onclose(this));
+    // What the thread waits on, in words a screen reader announces when it changes (the
+    // ticking time below is not announced: it would speak every second).
+    this.state = document.createElement("p");
+    this.state.className = "card-state";
+    this.state.setAttribute("role", "status");
     head.append(quote, this.toggle, close);
 
     this.body = document.createElement("div");
@@ -125,7 +131,7 @@ export class ThreadCard {
     });
 
     this.body.append(this.earlier, this.log, this.trimmed, this.note, form);
-    this.element.append(head, this.body);
+    this.element.append(this.state, head, this.body);
     for (const message of thread.messages) this.renderMessage(message.role, message.text);
     this.refresh();
   }
@@ -193,6 +199,7 @@ export class ThreadCard {
     this.extra = "";
     clearInterval(this.waitTimer);
     this.element.classList.toggle("waiting", since !== undefined);
+    this.showState();
     if (since === undefined) {
       this.showNote(null);
       return;
@@ -246,6 +253,12 @@ export class ThreadCard {
     clearInterval(this.waitTimer);
   }
 
+  /** The line at the top of the card: waiting for an answer, answered, or nothing before the first question. */
+  private showState(): void {
+    const text = this.waitingSince !== undefined ? "Waiting for an answer" : this.thread.messages.at(-1)?.role === "agent" ? "Answered" : "";
+    if (this.state.textContent !== text) this.state.textContent = text;
+  }
+
   private showNote(text: string | null, isError = false): void {
     this.note.hidden = text === null;
     this.note.textContent = text ?? "";
@@ -280,6 +293,7 @@ export class ThreadCard {
   }
 
   private refresh(): void {
+    this.showState();
     const asked = this.thread.messages.length > 0;
     this.button.textContent = asked ? "Follow up" : "Ask";
     this.input.placeholder = asked ? "Ask a follow-up…" : "What would you like to know about this passage?";

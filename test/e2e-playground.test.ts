@@ -86,6 +86,79 @@ describe("the playground as a new user meets it", { skip, timeout: 180_000 }, ()
     await reader.page.close();
   });
 
+  test("the Ask button's label fits what is selected", async () => {
+    const reader = await rig.open({ query: "?agent=off" });
+    const frame = await reader.frame();
+    const select = (text: string, focusBlock: boolean) =>
+      frame.evaluate(
+        ({ text, focusBlock }) => {
+          const block = [...document.querySelectorAll<HTMLElement>("#doc [data-block]")].find((element) => element.textContent?.includes(text))!;
+          if (focusBlock) {
+            // As a click into the paragraph leaves it: the paragraph has the keyboard focus.
+            block.tabIndex = 0;
+            block.focus();
+          } else (document.activeElement as HTMLElement | null)?.blur();
+          const node = [...block.childNodes].find((child) => child.nodeType === Node.TEXT_NODE && child.textContent!.includes(text))!;
+          const start = node.textContent!.indexOf(text);
+          const range = document.createRange();
+          range.setStart(node, start);
+          range.setEnd(node, start + text.length);
+          document.getSelection()!.removeAllRanges();
+          document.getSelection()!.addRange(range);
+        },
+        { text, focusBlock },
+      );
+    /** The label once it is `expected`, else what it says after 5 s. */
+    const label = async (expected: string) => {
+      const exactly = new RegExp(`^${expected.replace(/[()]/g, "\\$&")}$`);
+      await frame
+        .locator("#ask", { hasText: exactly })
+        .waitFor({ timeout: 5_000 })
+        .catch(() => undefined);
+      return frame.locator("#ask").textContent();
+    };
+    await select("sequence number", true);
+    assert.equal(await label("Ask about these words (Enter)"), "Ask about these words (Enter)");
+    await select("The agent only acts during a turn, so something has to give it one.", true);
+    assert.equal(await label("Ask about this sentence (Enter)"), "Ask about this sentence (Enter)");
+    await select("doorbell", false);
+    assert.equal(await label("Ask about this word"), "Ask about this word");
+    await reader.page.close();
+  });
+
+  test("a waiting card stands out, says so to screen readers, and the header counts the waiting questions", async () => {
+    const reader = await rig.open({ query: "?agent=off" });
+    const frame = await reader.frame();
+    assert.equal(await frame.locator("#waiting-count").textContent(), "");
+    await reader.selectAndAsk("sequence number");
+    await reader.submit("One?");
+    const { message: one } = await reader.nextMessage("ask");
+    await reader.selectAndAsk("doorbell");
+    await reader.submit("Two?");
+    const { message: two } = await reader.nextMessage("ask");
+    const count = frame.locator("#waiting-count");
+    await count.filter({ hasText: "2 questions waiting" }).waitFor();
+    assert.equal(await count.getAttribute("role"), "status");
+
+    const first = frame.locator(`.card[data-thread="${String(one.data.thread_id)}"]`);
+    const second = frame.locator(`.card[data-thread="${String(two.data.thread_id)}"]`);
+    assert.equal(await first.locator(".card-state[role=status]").textContent(), "Waiting for an answer");
+    await reader.answer(String(one.data.thread_id), "One.", "One.");
+    await count.filter({ hasText: /^1 question waiting$/ }).waitFor();
+    assert.equal(await first.locator(".card-state[role=status]").textContent(), "Answered");
+    const look = (card: typeof first) =>
+      card.evaluate((element) => {
+        const style = getComputedStyle(element);
+        return { left: style.borderLeftWidth, color: style.borderLeftColor };
+      });
+    const [answered, waiting] = [await look(first), await look(second)];
+    assert.notEqual(waiting.left, answered.left, "a waiting card's edge is wider");
+    assert.notEqual(waiting.color, answered.color, "and in another colour");
+    await reader.answer(String(two.data.thread_id), "Two.", "Two.");
+    await frame.waitForFunction(() => document.getElementById("waiting-count")?.textContent === "");
+    await reader.page.close();
+  });
+
   test("nothing failed in the pages", () => {
     assert.deepEqual(rig.pageErrors, []);
   });
