@@ -132,6 +132,14 @@ export class ThreadCard {
 
     this.body.append(this.earlier, this.log, this.trimmed, this.note, form);
     this.element.append(this.state, head, this.body);
+    // A card not in use is compact (docs/reader.md, "Cards stay small"): several threads then fit beside their passages.
+    this.element.addEventListener("focusin", () => this.element.classList.remove("idle"));
+    this.element.addEventListener("click", (event) => {
+      if (this.element.classList.contains("idle") && !(event.target instanceof Element && event.target.closest("button, a"))) this.focus();
+    });
+    this.element.addEventListener("focusout", (event) => {
+      if (!(event.relatedTarget instanceof Node && this.element.contains(event.relatedTarget))) this.refreshIdle(true);
+    });
     for (const message of thread.messages) this.renderMessage(message.role, message.text);
     this.refresh();
   }
@@ -149,6 +157,7 @@ export class ThreadCard {
   /** Puts a question typed before (a kept draft) into the input, unless something is being typed there. */
   setDraft(text: string): void {
     if (this.input.value === "") this.input.value = text;
+    this.refreshIdle();
   }
 
   /** The id of the thread's last message (what a draft is typed after), or null before any. */
@@ -244,6 +253,7 @@ export class ThreadCard {
   /** Moves keyboard focus to the question input, expanding the card. */
   focus(): void {
     this.element.hidden = false;
+    this.element.classList.remove("idle");
     if (this.collapsed) this.setCollapsed(false);
     this.input.focus({ preventScroll: true });
   }
@@ -292,8 +302,18 @@ export class ThreadCard {
     this.log.append(item);
   }
 
+  /**
+   * Makes the card compact (its passage, the latest exchange cut short, no input) when it holds messages,
+   * nothing is typed in it and the focus is elsewhere (`left`: it has just left the card).
+   */
+  private refreshIdle(left = false): void {
+    const away = left || !this.element.contains(document.activeElement);
+    this.element.classList.toggle("idle", away && this.thread.messages.length > 0 && this.input.value.trim() === "");
+  }
+
   private refresh(): void {
     this.showState();
+    this.refreshIdle();
     const asked = this.thread.messages.length > 0;
     this.button.textContent = asked ? "Follow up" : "Ask";
     this.input.placeholder = asked ? "Ask a follow-up…" : "What would you like to know about this passage?";

@@ -159,6 +159,67 @@ describe("the playground as a new user meets it", { skip, timeout: 180_000 }, ()
     await reader.page.close();
   });
 
+  test("with many threads, each card stays beside its passage, or as near as the cards around it allow", async () => {
+    const paragraphs = Array.from(
+      { length: 16 },
+      (_, i) =>
+        `Paragraph ${i} says something about channels and queues. It is long enough to wrap onto a second line of the reader's text column, ` +
+        "and onto a third one too, as the paragraphs of a manual do.",
+    );
+    const channelId = await rig.openDocument(`# Many threads\n\n${paragraphs.join("\n\n")}\n`, "Many threads");
+    // Answered threads on every other paragraph (1, 3, …, 9), then on four paragraphs in a row (12–15).
+    const spread = [1, 3, 5, 7, 9];
+    const dense = [12, 13, 14, 15];
+    for (const i of [...spread, ...dense]) {
+      for (const [n, role, text] of [
+        [0, "user", `What does paragraph ${i} say?`],
+        [1, "agent", `Paragraph ${i} says something about channels and queues: a sentence long enough to wrap in a card.`],
+      ] as const) {
+        await rig.agent.callTool({
+          name: "reader_record",
+          arguments: {
+            channel_id: channelId,
+            thread_id: `t-${i}`,
+            quote: "something",
+            paragraph: paragraphs[i],
+            anchor: { block: i + 1, start: 15, end: 24 },
+            message: { id: `m-${i}-${n}`, role, text },
+          },
+        });
+      }
+    }
+    const reader = await rig.open({ query: "?agent=off", hash: channelId, width: 1280, height: 900 });
+    const frame = await reader.frame();
+    await frame
+      .locator("#margin .card")
+      .nth(spread.length + dense.length - 1)
+      .waitFor();
+    type Row = { thread: string; top: number; bottom: number; passage: number };
+    const measure = () =>
+      frame.evaluate(() =>
+        [...document.querySelectorAll<HTMLElement>("#margin .card")].map((card) => {
+          const box = card.getBoundingClientRect();
+          const passage = document.querySelector(`mark[data-thread="${card.dataset.thread}"]`)!.getBoundingClientRect().top;
+          return { thread: card.dataset.thread!, top: box.top, bottom: box.bottom, passage };
+        }),
+      );
+    const near = (rows: Row[]) =>
+      rows.filter((row) => spread.includes(Number(row.thread.slice(2)))).every((row) => Math.abs(row.top - row.passage) <= 24);
+    let rows = await measure();
+    for (const deadline = Date.now() + 5_000; !near(rows) && Date.now() < deadline; rows = await measure()) await frame.waitForTimeout(100);
+    const shown = JSON.stringify(rows.map(({ thread, top, passage }) => ({ thread, top: Math.round(top), passage: Math.round(passage) })));
+    // Passages about 230 px apart leave room for every card beside its passage.
+    assert.ok(near(rows), `a card of the spread threads is more than 24 px from its passage: ${shown}`);
+    for (const [index, row] of rows.entries()) {
+      if (index > 0) assert.ok(row.top >= rows[index - 1]!.bottom, `cards overlap: ${shown}`);
+    }
+    // Four passages in a row have less room than their cards need: the run spreads around them, none is far off.
+    const height = rows[0]!.bottom - rows[0]!.top;
+    for (const row of rows.filter((each) => dense.includes(Number(each.thread.slice(2)))))
+      assert.ok(Math.abs(row.top - row.passage) <= 1.5 * height, `a card of the dense threads drifted from its passage: ${shown}`);
+    await reader.page.close();
+  });
+
   test("nothing failed in the pages", () => {
     assert.deepEqual(rig.pageErrors, []);
   });
