@@ -9,7 +9,7 @@
  * This file wires the parts together; each job has its module: document rendering
  * (document.ts, toc.ts), the keyboard route (keyboard.ts), the Ask button
  * (ask-button.ts), the threads (thread-list.ts), their cards (threads.ts) and places
- * (layout.ts), fitting an ask into the message limit (protocol/ask-budget.ts), the state tools
+ * (layout.ts), the reading position (reading-position.ts), fitting an ask into the message limit (protocol/ask-budget.ts), the state tools
  * (reader-server.ts), presence and the no-agent offer (presence.ts, chat-message.ts),
  * the host's frame (viewport.ts), the agent's ambient lines (status-line.ts) and what
  * a person reads (wording.ts).
@@ -22,6 +22,7 @@ import { anchorOf, blockOf, renderDocument, sentencesOf } from "./document.js";
 import { BlockKeys } from "./keyboard.js";
 import { Presence } from "./presence.js";
 import { ReaderServer, type RestoredState } from "./reader-server.js";
+import { ReadingPosition } from "./reading-position.js";
 import { StatusLine } from "./status-line.js";
 import { ThreadList } from "./thread-list.js";
 import { renderToc, renderTocSummary } from "./toc.js";
@@ -58,6 +59,7 @@ const server = new ReaderServer(app);
 const viewport = new Viewport(app, elements.fullscreen);
 const statusLine = new StatusLine(elements.status, elements.wall);
 const askButton = new AskButton(elements.ask, elements.layout, elements.doc);
+const position = new ReadingPosition(byId("scroller"), (block) => server.savePosition(block));
 let channel: AppChannel | undefined;
 /** While a document is being rendered, the question asked meanwhile (the latest), started once its threads are restored. */
 let building: { ask?: () => void } | undefined;
@@ -110,6 +112,7 @@ async function open(id: string): Promise<void> {
   performance.mark("reader:open");
   server.channelId = id;
   channel?.stop();
+  position.stop();
   let state: RestoredState;
   try {
     state = await server.readState();
@@ -134,6 +137,8 @@ async function open(id: string): Promise<void> {
   if (!(await rendered.done)) return;
   renderToc(elements.toc, rendered.headings);
   threads.reset(rendered.blocks, state.threads, state.drafts);
+  // A server from before reading positions sends none.
+  position.reset(rendered.blocks, state.position ?? null);
   building = undefined;
   performance.mark("reader:document");
   current.ask?.();

@@ -10,7 +10,7 @@ import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { chromium } from "playwright-core";
-import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, startPlayground, tempDataDir } from "./support/helpers.js";
+import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, startPlayground, structured, tempDataDir } from "./support/helpers.js";
 import { readerRigForSuite } from "./support/reader-page.js";
 
 const skip = browserSkipReason();
@@ -217,6 +217,46 @@ describe("the playground as a new user meets it", { skip, timeout: 180_000 }, ()
     const height = rows[0]!.bottom - rows[0]!.top;
     for (const row of rows.filter((each) => dense.includes(Number(each.thread.slice(2)))))
       assert.ok(Math.abs(row.top - row.passage) <= 1.5 * height, `a card of the dense threads drifted from its passage: ${shown}`);
+    await reader.page.close();
+  });
+
+  test("a reload keeps the reading position of a long document", async () => {
+    const sections = Array.from({ length: 400 }, (_, i) => `## Section ${i}\n\nSection ${i} says something about channels, queues and the agent.`);
+    const channelId = await rig.openDocument(`# A long manual\n\n${sections.join("\n\n")}\n`, "A long manual");
+    // Blocks: the title, then each section's heading and paragraph.
+    const block = 1 + 2 * 350;
+    const reader = await rig.open({ query: "?agent=off", hash: channelId });
+    const frame = await reader.frame();
+    await frame.evaluate(() => {
+      const heading = [...document.querySelectorAll("#doc h2")].find((element) => element.textContent === "Section 350")!;
+      const scroller = document.getElementById("scroller")!;
+      scroller.scrollTop += heading.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
+    });
+    const kept = async () =>
+      structured<{ position?: { block: number } | null }>(await rig.agent.callTool({ name: "reader_state", arguments: { channel_id: channelId } }))
+        .position?.block;
+    for (const deadline = Date.now() + 10_000; (await kept()) !== block && Date.now() < deadline; ) await frame.waitForTimeout(200);
+    assert.equal(await kept(), block, "the channel keeps the block at the top");
+
+    await reader.page.reload();
+    const after = await reader.frame();
+    const atTop = () =>
+      after.evaluate(() => {
+        const heading = [...document.querySelectorAll("#doc h2")].find((element) => element.textContent === "Section 350")!;
+        return Math.round(heading.getBoundingClientRect().top - document.getElementById("scroller")!.getBoundingClientRect().top);
+      });
+    await after
+      .waitForFunction(
+        () => {
+          const heading = [...document.querySelectorAll("#doc h2")].find((element) => element.textContent === "Section 350");
+          const top = document.getElementById("scroller")!.getBoundingClientRect().top;
+          return heading !== undefined && Math.abs(heading.getBoundingClientRect().top - top) < 4;
+        },
+        undefined,
+        { timeout: 10_000 },
+      )
+      .catch(() => undefined);
+    assert.ok(Math.abs(await atTop()) < 4, `Section 350 is at the top again, not ${await atTop()} px from it`);
     await reader.page.close();
   });
 
