@@ -135,7 +135,9 @@ export class ThreadCard {
     // A card not in use is compact (docs/reader.md, "Cards stay small"): several threads then fit beside their passages.
     this.element.addEventListener("focusin", () => this.element.classList.remove("idle"));
     this.element.addEventListener("click", (event) => {
-      if (this.element.classList.contains("idle") && !(event.target instanceof Element && event.target.closest("button, a"))) this.focus();
+      // Not when the click ends a selection (of an answer, to copy it), nor on a control of the card.
+      const control = event.target instanceof Element && event.target.closest("button, a");
+      if (this.element.classList.contains("idle") && !control && document.getSelection()?.isCollapsed !== false) this.focus();
     });
     this.element.addEventListener("focusout", (event) => {
       if (!(event.relatedTarget instanceof Node && this.element.contains(event.relatedTarget))) this.refreshIdle(true);
@@ -303,7 +305,7 @@ export class ThreadCard {
   }
 
   /**
-   * Makes the card compact (its passage, the latest exchange cut short, no input) when it holds messages,
+   * Makes the card compact (its passage, the latest exchange cut short, a one-line input) when it holds messages,
    * nothing is typed in it and the focus is elsewhere (`left`: it has just left the card).
    */
   private refreshIdle(left = false): void {
