@@ -32,11 +32,14 @@ import {
   resolveDataDir,
   type StoreLocation,
   storeLocationFromEnv,
+  watchCommand,
   watcherWhere,
 } from "backchannel-mcp/server";
 
 /** The page Vite built from playground/web/, everything inlined. */
 const PAGE = new URL("./web/index.html", import.meta.url);
+/** Stands for the channel id in the watch command handed to the page (host.ts reads it). */
+const CHANNEL_PLACEHOLDER = "CHANNEL_ID";
 
 const { values } = parseArgs({
   options: {
@@ -66,7 +69,7 @@ const server = createServer((req, res) => {
     mcp(req, res).catch((error: Error) => process.stderr.write(`playground: ${error.message}\n`));
   } else if ((path === "/" || path === "/index.html") && req.method === "GET") {
     readFile(PAGE).then(
-      (page) => res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(page),
+      (page) => res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(withWatchCommand(page)),
       () => res.writeHead(500, { "content-type": "text/plain" }).end("the playground page is not built: run `npm run build`\n"),
     );
   } else {
@@ -96,4 +99,13 @@ function playgroundLocation(home: string | undefined): { location: StoreLocation
   if (env.BACKCHANNEL_HOME || env.BACKCHANNEL_STORE?.trim() || env.BACKCHANNEL_STORE_FILE?.trim())
     return { location: storeLocationFromEnv(), own: false };
   return { location: { kind: "file", dataDir: `${resolveDataDir()}-playground` }, own: true };
+}
+
+/**
+ * `page` with the watch command of this store in it (`CHANNEL_ID` for the channel): the
+ * page shows it for a channel it re-opens after a reload, which no `open_reader` result names.
+ */
+function withWatchCommand(page: Buffer): string {
+  const command = JSON.stringify(watchCommand(CHANNEL_PLACEHOLDER, { where })).replace(/</g, "\\u003c");
+  return page.toString("utf8").replace(/<head>/i, `<head><script type="application/json" id="watch-command">${command}</script>`);
 }

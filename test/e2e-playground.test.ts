@@ -35,6 +35,10 @@ describe("the playground as a new user meets it", { skip, timeout: 180_000 }, ()
       assert.deepEqual(await readdir(state), ["backchannel-playground"], "nothing in the user's real data directory");
       assert.match(playground.stderr(), new RegExp(`data in ${own.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\(the playground's own`));
       assert.match((await page.locator("#watch").textContent()) ?? "", new RegExp(`--home ${own}`), "an outside agent is told where to look");
+      // Also for the channel a reload shows again, which no open_reader result names.
+      await page.goto(new URL(`/?agent=off#${channelId}`, playground.url).href);
+      await page.locator("#watch", { hasText: channelId }).waitFor();
+      assert.match((await page.locator("#watch").textContent()) ?? "", new RegExp(` watch ${channelId} --home ${own}$`));
     } finally {
       await browser.close();
       await playground.stop();

@@ -133,11 +133,21 @@ async function connect(name: string): Promise<Client> {
 async function storedToolResult(channelId: string): Promise<{ input: Record<string, unknown>; result: CallToolResult } | undefined> {
   const { document } = await readerState(channelId);
   if (!document) return undefined;
-  const structured = { channel_id: channelId, title: document.title, words: document.words, watch_command: `backchannel watch ${channelId}` };
+  const structured = { channel_id: channelId, title: document.title, words: document.words, watch_command: watchCommandOf(channelId) };
   return {
     input: { channel_id: channelId },
     result: { content: [{ type: "text", text: `Opened "${document.title}" in the reader on channel ${channelId}.` }], structuredContent: structured },
   };
+}
+
+/**
+ * The watch command for `channelId`, as `open_reader` would name it: the playground's
+ * server puts its command into the page (`#watch-command`); a page served otherwise
+ * (the cluster's nginx) gets the plain command, for the store the environment chooses.
+ */
+function watchCommandOf(channelId: string): string {
+  const given = document.getElementById("watch-command")?.textContent;
+  return given ? (JSON.parse(given) as string).replace("CHANNEL_ID", channelId) : `backchannel watch ${channelId}`;
 }
 
 /** The channel's reader state, read through the app's session as the reader reads it (`reader_state` is app-only). */
