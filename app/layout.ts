@@ -1,6 +1,6 @@
 /**
- * Placing the thread cards: in the margin level with their passage (pushed down so that
- * cards never overlap), or, on a narrow reader, right after the top-level element that
+ * Placing the thread cards: in the margin level with their passage (runs of cards that
+ * would overlap spread around their passages, see {@link stack}), or, on a narrow reader, right after the top-level element that
  * holds the passage. Cards are kept in page order in the DOM too, so that Tab visits
  * them in the order a person reads them. Only positions change here, never widths, so
  * placing cannot start a resize loop.
@@ -18,6 +18,47 @@ export interface LayoutElements {
   layout: HTMLElement;
   doc: HTMLElement;
   margin: HTMLElement;
+}
+
+/** A card of the margin, in page order: the top it wants (its passage's) and its height. */
+type Placed = { element: HTMLElement; wanted: number; height: number };
+
+/**
+ * The tops of `cards` (in page order) that keep them from overlapping, {@link GAP} apart
+ * and never above the margin's top, while each stays as near its passage as the others
+ * allow: cards that would overlap form a run, placed together where the sum of the
+ * squared distances to their passages is least (the mean of the tops they want, less
+ * their offsets in the run), so that a run spreads above and below its passages instead
+ * of only drifting down. A run that then reaches the one before merges with it.
+ */
+function stack(cards: Placed[]): (Placed & { top: number })[] {
+  type Run = { first: number; count: number; height: number; sum: number; top: number };
+  const runs: Run[] = [];
+  cards.forEach((card, index) => {
+    let run: Run = { first: index, count: 1, height: card.height, sum: card.wanted, top: Math.max(0, card.wanted) };
+    for (let before = runs.at(-1); before && before.top + before.height + GAP > run.top; before = runs.at(-1)) {
+      runs.pop();
+      // Each card's offset in the merged run: the height of the cards above it in the run.
+      let offset = before.height + GAP;
+      let sum = before.sum;
+      for (let i = run.first; i < run.first + run.count; i++) {
+        sum += cards[i]!.wanted - offset;
+        offset += cards[i]!.height + GAP;
+      }
+      const count = before.count + run.count;
+      run = { first: before.first, count, height: offset - GAP, sum, top: Math.max(0, sum / count) };
+    }
+    runs.push(run);
+  });
+  const tops: (Placed & { top: number })[] = [];
+  for (const run of runs) {
+    let top = run.top;
+    for (const card of cards.slice(run.first, run.first + run.count)) {
+      tops.push({ ...card, top });
+      top += card.height + GAP;
+    }
+  }
+  return tops;
 }
 
 /** The first mark of each thread in `doc`, by thread id. */
@@ -42,7 +83,7 @@ export function placeCards(elements: LayoutElements, cards: Iterable<ThreadCard>
       return a.mark.compareDocumentPosition(b.mark) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1;
     });
   const focused = document.activeElement;
-  let floor = 0;
+  const column: Placed[] = [];
   const marginTop = narrow ? 0 : margin.getBoundingClientRect().top;
   const lastAfter = new Map<Element, Element>();
   let previous: Element | null = null;
@@ -65,12 +106,16 @@ export function placeCards(elements: LayoutElements, cards: Iterable<ThreadCard>
     }
     previous = element;
     if (element.hidden) continue;
-    const wanted = mark ? mark.getBoundingClientRect().top - marginTop : floor;
-    const top = Math.max(wanted, floor);
-    element.style.top = `${top}px`;
-    floor = top + element.offsetHeight + GAP;
+    // A card without a passage (its thread's passage is gone) goes after the one before it.
+    const wanted = mark ? mark.getBoundingClientRect().top - marginTop : (column.at(-1)?.wanted ?? 0);
+    column.push({ element, wanted, height: element.offsetHeight });
   }
-  margin.style.minHeight = narrow ? "" : `${floor}px`;
+  let bottom = 0;
+  for (const { element, top, height } of stack(column)) {
+    element.style.top = `${top}px`;
+    bottom = top + height + GAP;
+  }
+  margin.style.minHeight = narrow ? "" : `${bottom}px`;
   if (focused instanceof HTMLElement && focused !== document.activeElement && focused.isConnected) focused.focus({ preventScroll: true });
 }
 

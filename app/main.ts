@@ -9,7 +9,7 @@
  * This file wires the parts together; each job has its module: document rendering
  * (document.ts, toc.ts), the keyboard route (keyboard.ts), the Ask button
  * (ask-button.ts), the threads (thread-list.ts), their cards (threads.ts) and places
- * (layout.ts), fitting an ask into the message limit (protocol/ask-budget.ts), the state tools
+ * (layout.ts), the reading position (reading-position.ts), fitting an ask into the message limit (protocol/ask-budget.ts), the state tools
  * (reader-server.ts), presence and the no-agent offer (presence.ts, chat-message.ts),
  * the host's frame (viewport.ts), the agent's ambient lines (status-line.ts) and what
  * a person reads (wording.ts).
@@ -18,15 +18,16 @@ import { App } from "@modelcontextprotocol/ext-apps";
 import type { AnswerData, StatusData } from "../protocol/reader.js";
 import { AskButton } from "./ask-button.js";
 import { AppChannel, textOf } from "./channel.js";
-import { blockOf, renderDocument } from "./document.js";
+import { anchorOf, blockOf, renderDocument, sentencesOf } from "./document.js";
 import { BlockKeys } from "./keyboard.js";
 import { Presence } from "./presence.js";
 import { ReaderServer, type RestoredState } from "./reader-server.js";
+import { ReadingPosition } from "./reading-position.js";
 import { StatusLine } from "./status-line.js";
 import { ThreadList } from "./thread-list.js";
 import { renderToc, renderTocSummary } from "./toc.js";
 import { Viewport } from "./viewport.js";
-import { notLoaded } from "./wording.js";
+import { askLabel, notLoaded } from "./wording.js";
 import "./style.css";
 
 // Where a load's time goes, for the long-document benchmark (bench/suites/reader-long.ts):
@@ -36,6 +37,7 @@ performance.mark("reader:script");
 const elements = {
   title: byId("title"),
   presence: byId("presence"),
+  waitingCount: byId("waiting-count"),
   status: byId("status"),
   wall: byId("wall"),
   offer: byId("offer"),
@@ -57,6 +59,7 @@ const server = new ReaderServer(app);
 const viewport = new Viewport(app, elements.fullscreen);
 const statusLine = new StatusLine(elements.status, elements.wall);
 const askButton = new AskButton(elements.ask, elements.layout, elements.doc);
+const position = new ReadingPosition(byId("scroller"), (block) => server.savePosition(block));
 let channel: AppChannel | undefined;
 /** While a document is being rendered, the question asked meanwhile (the latest), started once its threads are restored. */
 let building: { ask?: () => void } | undefined;
@@ -109,6 +112,7 @@ async function open(id: string): Promise<void> {
   performance.mark("reader:open");
   server.channelId = id;
   channel?.stop();
+  position.stop();
   let state: RestoredState;
   try {
     state = await server.readState();
@@ -133,6 +137,8 @@ async function open(id: string): Promise<void> {
   if (!(await rendered.done)) return;
   renderToc(elements.toc, rendered.headings);
   threads.reset(rendered.blocks, state.threads, state.drafts);
+  // A server from before reading positions sends none.
+  position.reset(rendered.blocks, state.position ?? null);
   building = undefined;
   performance.mark("reader:document");
   current.ask?.();
@@ -167,6 +173,14 @@ function selectedRange(): Range | null {
   if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
   const range = selection.getRangeAt(0);
   return elements.doc.contains(range.startContainer) && blockOf(range.startContainer) ? range : null;
+}
+
+/** True when `range` is exactly one sentence of its block (what ← → select). */
+function wholeSentence(range: Range): boolean {
+  const anchor = anchorOf(range);
+  const block = blockOf(range.startContainer);
+  if (!anchor || !block) return false;
+  return sentencesOf(block.textContent ?? "").some(([start, end]) => start === anchor.start && end === anchor.end);
 }
 
 /** Asks about the selection, else about the block that has the focus. */
@@ -219,7 +233,7 @@ document.addEventListener("selectionchange", () =>
       const rects = range.getClientRects();
       askButton.show(
         rects[0] ?? range.getBoundingClientRect(),
-        blockOf(document.activeElement) ? "Ask about this sentence (Enter)" : "Ask about this",
+        askLabel(range.toString(), wholeSentence(range), blockOf(document.activeElement) !== null),
       );
     } else if (!blockOf(document.activeElement)) askButton.hide();
   }),

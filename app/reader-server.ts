@@ -1,7 +1,8 @@
 /**
- * The reader's two app-only tools on the server: `reader_state` (the document, the
- * threads and their drafts, to restore a re-rendered reader) and `reader_record` (store
- * or withdraw one message of a thread, or keep the question typed in it).
+ * The reader's app-only tools on the server: `reader_state` (the document, the threads,
+ * their drafts and the reading position, to restore a re-rendered reader),
+ * `reader_record` (store or withdraw one message of a thread, or keep the question typed
+ * in it) and `reader_position` (keep where the person reads).
  */
 import type { App } from "@modelcontextprotocol/ext-apps";
 import type { ReaderDocument, ReaderState, ReaderStateDocument, ReaderThread, ThreadDraft, ThreadRole } from "../protocol/reader.js";
@@ -56,6 +57,15 @@ export class ReaderServer {
         ...(withdraw ? { withdraw: true } : {}),
       },
     });
+    if (result.isError) throw new Error(textOf(result.content));
+  }
+
+  /**
+   * Keeps `block` as the block at the top of the reader, for the next render.
+   * @throws Error with the server's or host's message when the call fails.
+   */
+  async savePosition(block: number): Promise<void> {
+    const result = await this.app.callServerTool({ name: "reader_position", arguments: { channel_id: this.channelId, block } });
     if (result.isError) throw new Error(textOf(result.content));
   }
 

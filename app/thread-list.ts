@@ -53,7 +53,7 @@ export class ThreadList {
   constructor(
     private readonly app: App,
     private readonly server: ReaderServer,
-    private readonly elements: LayoutElements,
+    private readonly elements: LayoutElements & { waitingCount: HTMLElement },
     private readonly events: ThreadListEvents,
   ) {
     new ResizeObserver(() => this.scheduleLayout()).observe(elements.layout);
@@ -234,9 +234,14 @@ export class ThreadList {
     this.unsavedDrafts.delete(threadId);
   }
 
-  /** Places the cards now. */
+  /** Places the cards now, and says in the header how many questions wait for an answer. */
   layout(): void {
     placeCards(this.elements, this.cards.values());
+    const waiting = [...this.cards.values()].filter((card) => card.waitingSince !== undefined).length;
+    const text = waiting === 0 ? "" : `${waiting} question${waiting === 1 ? "" : "s"} waiting`;
+    // Emptied, never hidden: a live region that is hidden and shown again is not announced reliably.
+    const count = this.elements.waitingCount;
+    if (count.textContent !== text) count.textContent = text;
   }
 
   private scheduleLayout(): void {

@@ -43,6 +43,7 @@ export class ThreadCard {
   private readonly earlier: HTMLButtonElement;
   private readonly trimmed: HTMLElement;
   private readonly note: HTMLElement;
+  private readonly state: HTMLElement;
   private readonly input: HTMLTextAreaElement;
   private readonly button: HTMLButtonElement;
   private readonly cancel: HTMLButtonElement;
@@ -72,6 +73,11 @@ export class ThreadCard {
     const close = button("card-close", "Close");
     close.setAttribute("aria-label", "Close this thread");
     close.addEventListener("click", () => callbacks.onclose(this));
+    // What the thread waits on, in words a screen reader announces when it changes (the
+    // ticking time below is not announced: it would speak every second).
+    this.state = document.createElement("p");
+    this.state.className = "card-state";
+    this.state.setAttribute("role", "status");
     head.append(quote, this.toggle, close);
 
     this.body = document.createElement("div");
@@ -125,7 +131,17 @@ export class ThreadCard {
     });
 
     this.body.append(this.earlier, this.log, this.trimmed, this.note, form);
-    this.element.append(head, this.body);
+    this.element.append(this.state, head, this.body);
+    // A card not in use is compact (docs/reader.md, "Cards stay small"): several threads then fit beside their passages.
+    this.element.addEventListener("focusin", () => this.element.classList.remove("idle"));
+    this.element.addEventListener("click", (event) => {
+      // Not when the click ends a selection (of an answer, to copy it), nor on a control of the card.
+      const control = event.target instanceof Element && event.target.closest("button, a");
+      if (this.element.classList.contains("idle") && !control && document.getSelection()?.isCollapsed !== false) this.focus();
+    });
+    this.element.addEventListener("focusout", (event) => {
+      if (!(event.relatedTarget instanceof Node && this.element.contains(event.relatedTarget))) this.refreshIdle(true);
+    });
     for (const message of thread.messages) this.renderMessage(message.role, message.text);
     this.refresh();
   }
@@ -143,6 +159,7 @@ export class ThreadCard {
   /** Puts a question typed before (a kept draft) into the input, unless something is being typed there. */
   setDraft(text: string): void {
     if (this.input.value === "") this.input.value = text;
+    this.refreshIdle();
   }
 
   /** The id of the thread's last message (what a draft is typed after), or null before any. */
@@ -193,6 +210,7 @@ export class ThreadCard {
     this.extra = "";
     clearInterval(this.waitTimer);
     this.element.classList.toggle("waiting", since !== undefined);
+    this.showState();
     if (since === undefined) {
       this.showNote(null);
       return;
@@ -237,6 +255,7 @@ export class ThreadCard {
   /** Moves keyboard focus to the question input, expanding the card. */
   focus(): void {
     this.element.hidden = false;
+    this.element.classList.remove("idle");
     if (this.collapsed) this.setCollapsed(false);
     this.input.focus({ preventScroll: true });
   }
@@ -244,6 +263,12 @@ export class ThreadCard {
   /** Stops the card's timers; call when the card goes away. */
   dispose(): void {
     clearInterval(this.waitTimer);
+  }
+
+  /** The line at the top of the card: waiting for an answer, answered, or nothing before the first question. */
+  private showState(): void {
+    const text = this.waitingSince !== undefined ? "Waiting for an answer" : this.thread.messages.at(-1)?.role === "agent" ? "Answered" : "";
+    if (this.state.textContent !== text) this.state.textContent = text;
   }
 
   private showNote(text: string | null, isError = false): void {
@@ -279,7 +304,18 @@ export class ThreadCard {
     this.log.append(item);
   }
 
+  /**
+   * Makes the card compact (its passage, the latest exchange cut short, a one-line input) when it holds messages,
+   * nothing is typed in it and the focus is elsewhere (`left`: it has just left the card).
+   */
+  private refreshIdle(left = false): void {
+    const away = left || !this.element.contains(document.activeElement);
+    this.element.classList.toggle("idle", away && this.thread.messages.length > 0 && this.input.value.trim() === "");
+  }
+
   private refresh(): void {
+    this.showState();
+    this.refreshIdle();
     const asked = this.thread.messages.length > 0;
     this.button.textContent = asked ? "Follow up" : "Ask";
     this.input.placeholder = asked ? "Ask a follow-up…" : "What would you like to know about this passage?";

@@ -41,3 +41,20 @@ export function tooLong(maxChars: number): string {
 export function trimmedNote(omitted: number): string {
   return `The conversation has grown long: the agent sees only its latest part (${omitted} earlier message${omitted === 1 ? " was" : "s were"} left out or shortened).`;
 }
+
+/**
+ * The Ask button's label for a selection of `text`: "this sentence" when it is one whole
+ * sentence of its paragraph (`sentence`), else "this word", "these words" (up to
+ * {@link FEW_WORDS}) or "this passage"; `key` adds the key that asks, for the keyboard route.
+ */
+export function askLabel(text: string, sentence: boolean, key: boolean): string {
+  const words = text
+    .trim()
+    .split(/\s+/u)
+    .filter((word) => word !== "").length;
+  const what = sentence ? "this sentence" : words <= 1 ? "this word" : words <= FEW_WORDS ? "these words" : "this passage";
+  return `Ask about ${what}${key ? " (Enter)" : ""}`;
+}
+
+/** Up to this many selected words are "these words"; more are "this passage". */
+const FEW_WORDS = 6;

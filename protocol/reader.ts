@@ -123,6 +123,14 @@ export type ThreadDraft = {
  */
 export type ReaderStateDocument = Omit<ReaderDocument, "text"> & ({ text: string; text_gzip?: never } | { text_gzip: string; text?: never });
 
+/**
+ * Where the person reads (state document `reader-position`): the index of the block at
+ * the top of the reader, so that a re-rendered reader scrolls back there. It lives in the
+ * channel, not in web storage, which a sandboxed reader's opaque origin refuses and which
+ * would keep it in one browser only.
+ */
+export type ReaderPosition = { block: number };
+
 /** What `reader_state` returns: all a re-rendered reader needs to restore itself. */
 export interface ReaderState {
   channel_id: string;
@@ -130,6 +138,8 @@ export interface ReaderState {
   threads: ReaderThread[];
   /** Questions typed but not sent, one per thread at most. */
   drafts: ThreadDraft[];
+  /** Where the person read last; null before they scrolled, or when the document's text changed since. */
+  position: ReaderPosition | null;
   /** The largest JSON encoding of one message's data the server accepts: every `ask` must fit in it. */
   max_message_bytes: number;
 }

@@ -28,6 +28,7 @@ export { LockLostError, LockTimeoutError } from "../core/fs/errors.js";
 export { CHANNEL_ID_PATTERN, EVENT_PATTERN, InvalidChannelIdError, InvalidEventError, mintChannelId } from "../core/ids.js";
 export { DEFAULT_LIMITS, type Limits } from "../core/limits.js";
 export { resolveDataDir, type QueueName } from "../core/paths.js";
+export { watchCommand, type WatchCommandOptions } from "../core/commands.js";
 export { registerReaderTools, type ReaderToolOptions } from "./tools/reader-tools.js";
 export { READER_RESOURCE_URI } from "./reader/resource.js";
 export type { AnswerData, AskData, HistoryEntry, ReaderDocument, ReaderState, ReaderThread, StatusData } from "../protocol/reader.js";

@@ -2,7 +2,7 @@
  * open_reader and the reader's app-only tools, through real server processes: the
  * document stays out of the model's answer, `path` fails clearly for missing, binary,
  * oversized and non-UTF-8 files, the thread log is idempotent and keeps drafts only while
- * they are current, and over HTTP `path` is off and foreign origins are refused.
+ * they are current, the reading position is kept until the text changes, and over HTTP `path` is off and foreign origins are refused.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -62,6 +62,7 @@ describe("open_reader", () => {
     assert.equal(meta("open_reader")?.ui?.visibility, undefined);
     assert.deepEqual(meta("reader_state")?.ui?.visibility, ["app"]);
     assert.deepEqual(meta("reader_record")?.ui?.visibility, ["app"]);
+    assert.deepEqual(meta("reader_position")?.ui?.visibility, ["app"]);
     const { contents } = await model.readResource({ uri: "ui://backchannel/reader.html" });
     assert.equal(contents[0]?.mimeType, "text/html;profile=mcp-app");
     const html = contents[0] && "text" in contents[0] ? contents[0].text : "";
@@ -272,6 +273,20 @@ describe("reader_record", () => {
     assert.equal((malformed.structuredContent as { error: { code: string } }).error.code, "INVALID_DATA");
     const { messages: after } = structured<{ messages: unknown[] }>(await model.callTool({ name: "poll_agent_messages", arguments: { channel_id } }));
     assert.equal(after.length, 0, "nothing refused was queued");
+  });
+
+  test("reader_position keeps the block at the top; reader_state returns it, and a document with another text starts at the top", async () => {
+    const markdown = "# Far\n\nOne.\n\nTwo.\n";
+    const { channel_id } = structured<Opened>(await model.callTool({ name: "open_reader", arguments: { markdown } }));
+    const position = async () => structured<{ position: unknown }>(await app.callTool({ name: "reader_state", arguments: { channel_id } })).position;
+    assert.equal(await position(), null, "none before the person scrolls");
+    assert.deepEqual(structured(await app.callTool({ name: "reader_position", arguments: { channel_id, block: 2 } })), { block: 2 });
+    assert.deepEqual(await position(), { block: 2 });
+    assert.match(errorText(await app.callTool({ name: "reader_position", arguments: { channel_id, block: -1 } })), /block/);
+    structured(await model.callTool({ name: "open_reader", arguments: { markdown, channel_id } }));
+    assert.deepEqual(await position(), { block: 2 }, "the same text keeps its places");
+    structured(await model.callTool({ name: "open_reader", arguments: { markdown: "# Other\n", channel_id } }));
+    assert.equal(await position(), null, "another text's blocks are other places");
   });
 
   test("a channel without a document: reader_state says so, harmlessly", async () => {

@@ -5,10 +5,16 @@
  * `answer` through `notify_ui` — exactly the calls a model makes. It shows the chat's
  * messages too, as a model would see them. It never takes the keyboard focus: a
  * person typing in the reader keeps typing there.
+ *
+ * A page reload starts a new panel: it first lists the questions the channel's threads
+ * still wait on (their last message is the person's, from `readState`), so that they
+ * stay answerable, and shows one entry per thread (a later ask of a thread replaces
+ * its entry). Answers show rendered as the reader renders them (markdown, raw HTML off).
  */
 import type { Client, CallToolResult } from "@modelcontextprotocol/client";
+import { markdown } from "../../app/markdown-pieces.js";
 import type { QueueMessage } from "../../protocol/message.js";
-import type { AskData } from "../../protocol/reader.js";
+import type { AskData, ReaderThread } from "../../protocol/reader.js";
 
 /** A running agent panel. */
 export interface AgentPanel {
@@ -18,11 +24,25 @@ export interface AgentPanel {
   stop(): void;
 }
 
-/** Starts the panel's receive loop on `channelId`; errors go to `onerror`, and the loop retries. */
-export function startAgentPanel(client: Client, channelId: string, onerror: (error: Error) => void): AgentPanel {
+/**
+ * Starts the panel on `channelId`: lists the questions its threads wait on (`readThreads`
+ * reads them, as the reader restores itself), then runs the receive loop; errors go to
+ * `onerror`, and the loop retries.
+ */
+export function startAgentPanel(
+  client: Client,
+  channelId: string,
+  readThreads: () => Promise<ReaderThread[]>,
+  onerror: (error: Error) => void,
+): AgentPanel {
   const inbox = document.getElementById("inbox")!;
   inbox.replaceChildren();
   let stopped = false;
+  /**
+   * The latest question of each thread seen so far, by thread id: its place in the thread
+   * (how many messages came before it) and its entry (none for one answered before a reload).
+   */
+  const latest = new Map<string, { turn: number; item?: HTMLElement }>();
   const call = async (name: string, args: Record<string, unknown>) => {
     const result = (await client.callTool({ name, arguments: { channel_id: channelId, ...args } })) as CallToolResult;
     if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
@@ -36,8 +56,13 @@ export function startAgentPanel(client: Client, channelId: string, onerror: (err
     void call("notify_ui", { event: "status", data: { text: input.value } }).catch(onerror);
   };
 
-  const showAsk = (ask: AskData) => {
+  const showAsk = (ask: Omit<AskData, "paragraph">) => {
+    const shown = latest.get(ask.thread_id);
+    const turn = (ask.omitted ?? 0) + ask.history.length;
+    // After a reload the queue holds again the asks the threads listed already, and those answered then.
+    if (shown && turn <= shown.turn) return;
     const item = document.createElement("li");
+    item.className = "ask waiting";
     const quote = document.createElement("blockquote");
     quote.textContent = ask.quote;
     const history = document.createElement("div");
@@ -62,7 +87,12 @@ export function startAgentPanel(client: Client, channelId: string, onerror: (err
       send.disabled = true;
       call("notify_ui", { event: "answer", data: { thread_id: ask.thread_id, text: answer.value } }).then(
         () => {
-          form.replaceWith(Object.assign(document.createElement("div"), { className: "event", textContent: `answered: ${answer.value}` }));
+          const answered = document.createElement("div");
+          answered.className = "answered";
+          // markdown-it escapes all source HTML (html: false), so its output is safe to insert.
+          answered.innerHTML = markdown.render(answer.value);
+          form.replaceWith(Object.assign(document.createElement("div"), { className: "event", textContent: "You answered:" }), answered);
+          item.classList.remove("waiting");
         },
         (error: Error) => {
           send.disabled = false;
@@ -71,7 +101,9 @@ export function startAgentPanel(client: Client, channelId: string, onerror: (err
       );
     });
     item.append(quote, history, question, form);
-    inbox.prepend(item);
+    if (shown?.item) shown.item.replaceWith(item);
+    else inbox.prepend(item);
+    latest.set(ask.thread_id, { turn, item });
     // Take the focus only from inside the panel: a person typing in the reader keeps typing there.
     if (document.getElementById("agent")!.contains(document.activeElement)) answer.focus();
   };
@@ -79,6 +111,21 @@ export function startAgentPanel(client: Client, channelId: string, onerror: (err
   const showEvent = (text: string) => inbox.prepend(Object.assign(document.createElement("li"), { className: "event", textContent: text }));
 
   void (async () => {
+    try {
+      const threads = await readThreads();
+      for (const thread of threads) {
+        const last = thread.messages.at(-1);
+        if (!last || stopped) continue;
+        if (last.role !== "user") {
+          latest.set(thread.thread_id, { turn: thread.messages.length - 1 });
+          continue;
+        }
+        const history = thread.messages.slice(0, -1).map(({ role, text }) => ({ role, text }));
+        showAsk({ thread_id: thread.thread_id, quote: thread.quote, question: last.text, history });
+      }
+    } catch (error) {
+      onerror(error as Error);
+    }
     let cursor = 0;
     for (let failures = 0; !stopped; ) {
       try {

@@ -33,6 +33,7 @@ import {
   type McpUiStyles,
   type McpUiTheme,
 } from "@modelcontextprotocol/ext-apps/app-bridge";
+import type { ReaderState } from "../../protocol/reader.js";
 import { startAgentPanel, type AgentPanel } from "./agent.js";
 import { putInChatBox, setUpChatBox } from "./chat-box.js";
 import { setUpOpenPanel } from "./open-panel.js";
@@ -130,15 +131,30 @@ async function connect(name: string): Promise<Client> {
  * is opened on it). A channel opened elsewhere keeps its document and its threads.
  */
 async function storedToolResult(channelId: string): Promise<{ input: Record<string, unknown>; result: CallToolResult } | undefined> {
-  const state = (await appClient.callTool({ name: "reader_state", arguments: { channel_id: channelId } })) as CallToolResult;
-  if (state.isError) throw new Error(`reader_state failed: ${JSON.stringify(state.content)}`);
-  const document = (state.structuredContent as { document: { title: string; words: number } | null }).document;
+  const { document } = await readerState(channelId);
   if (!document) return undefined;
-  const structured = { channel_id: channelId, title: document.title, words: document.words, watch_command: `backchannel watch ${channelId}` };
+  const structured = { channel_id: channelId, title: document.title, words: document.words, watch_command: watchCommandOf(channelId) };
   return {
     input: { channel_id: channelId },
     result: { content: [{ type: "text", text: `Opened "${document.title}" in the reader on channel ${channelId}.` }], structuredContent: structured },
   };
+}
+
+/**
+ * The watch command for `channelId`, as `open_reader` would name it: the playground's
+ * server puts its command into the page (`#watch-command`); a page served otherwise
+ * (the cluster's nginx) gets the plain command, for the store the environment chooses.
+ */
+function watchCommandOf(channelId: string): string {
+  const given = document.getElementById("watch-command")?.textContent;
+  return given ? (JSON.parse(given) as string).replace("CHANNEL_ID", channelId) : `backchannel watch ${channelId}`;
+}
+
+/** The channel's reader state, read through the app's session as the reader reads it (`reader_state` is app-only). */
+async function readerState(channelId: string): Promise<ReaderState> {
+  const state = (await appClient.callTool({ name: "reader_state", arguments: { channel_id: channelId } })) as CallToolResult;
+  if (state.isError) throw new Error(`reader_state failed: ${JSON.stringify(state.content)}`);
+  return state.structuredContent as unknown as ReaderState;
 }
 
 /** Calls `open_reader` as the model would (a new channel unless `args` names one) and shows its reader. */
@@ -161,7 +177,7 @@ async function show(input: Record<string, unknown>, result: CallToolResult): Pro
     element("agent-off").hidden = false;
     element("agent-on").hidden = true;
   } else {
-    agentPanel = startAgentPanel(modelClient, channelId, showError);
+    agentPanel = startAgentPanel(modelClient, channelId, () => readerState(channelId).then((state) => state.threads), showError);
   }
 }
 

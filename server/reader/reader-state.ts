@@ -2,7 +2,7 @@
  * The reader's state in its channel folder, through the store's state documents:
  * `reader-document` (the document, written once per `open_reader`) and
  * `reader-threads` (every thread and its messages, appended to by the app, and the
- * questions typed but not sent: drafts).
+ * questions typed but not sent: drafts) and `reader-position` (where the person reads).
  *
  * Invariants: a message id appears at most once in a thread, so the app may record
  * the same message twice (a retried call, an answer polled again after a reload)
@@ -13,12 +13,14 @@
 import { READER_DOCUMENT_STATE } from "../../protocol/channel-state.js";
 import type { JsonValue } from "../../protocol/message.js";
 import type { ChannelStore } from "../../store/store.js";
-import type { PassageAnchor, ReaderDocument, ReaderThread, ThreadDraft, ThreadMessage } from "../../protocol/reader.js";
-import { documentSchema, threadLogSchema } from "./schemas.js";
+import type { PassageAnchor, ReaderDocument, ReaderPosition, ReaderThread, ThreadDraft, ThreadMessage } from "../../protocol/reader.js";
+import { documentSchema, positionSchema, threadLogSchema } from "./schemas.js";
 import { CallerError } from "../../core/errors.js";
 
 /** State document that holds the threads. */
 export const THREADS_STATE = "reader-threads";
+/** State document that holds the reading position. */
+export const POSITION_STATE = "reader-position";
 
 /** Thrown when a state document exists but does not have the expected shape. */
 export class CorruptReaderStateError extends CallerError {
@@ -47,7 +49,21 @@ export async function writeDocument(store: ChannelStore, channelId: string, docu
   const previous = await store.readState(channelId, READER_DOCUMENT_STATE);
   await store.updateState(channelId, READER_DOCUMENT_STATE, () => document);
   const sameText = documentSchema.safeParse(previous).data?.text === document.text;
-  if (!sameText) await store.updateState(channelId, THREADS_STATE, () => ({ threads: [], drafts: [] }));
+  if (!sameText) {
+    await store.updateState(channelId, THREADS_STATE, () => ({ threads: [], drafts: [] }));
+    // Block indexes of another text mean other places: back to the top.
+    if ((await store.readState(channelId, POSITION_STATE)) !== null) await store.updateState(channelId, POSITION_STATE, () => ({ reset: true }));
+  }
+}
+
+/** Where the person read last in `channelId`, or null (never kept, reset, or unreadable: a position is not worth an error). */
+export async function readPosition(store: ChannelStore, channelId: string): Promise<ReaderPosition | null> {
+  return positionSchema.safeParse(await store.readState(channelId, POSITION_STATE)).data ?? null;
+}
+
+/** Keeps `position` as where the person reads in `channelId`. */
+export async function writePosition(store: ChannelStore, channelId: string, position: ReaderPosition): Promise<void> {
+  await store.updateState(channelId, POSITION_STATE, () => ({ block: position.block }));
 }
 
 /** The channel's threads, oldest first, and its drafts. @throws CorruptReaderStateError */

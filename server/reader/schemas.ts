@@ -108,12 +108,16 @@ export const readerStateInput = z.object({
   gzip: z.boolean().optional().describe("Send the document's text gzip-compressed and base64-encoded, as text_gzip."),
 });
 
+/** Where the person reads (protocol/reader.ts, `ReaderPosition`), as stored and as `reader_position` takes it. */
+export const positionSchema = z.object({ block: z.number().int().min(0).describe("The index of the block at the top of the reader.") });
+
 /** The output of `reader_state`. */
 export const readerStateOutput = z.object({
   channel_id: z.string(),
   document: documentSchema.omit({ text: true }).extend({ text: z.string().optional(), text_gzip: z.string().optional() }).nullable(),
   threads: z.array(threadSchema),
   drafts: z.array(draftSchema),
+  position: positionSchema.nullable(),
   max_message_bytes: z.number().int().describe("Largest JSON encoding of one message's data: every ask must fit in it."),
 });
 
@@ -143,6 +147,9 @@ export const readerRecordInput = z
   })
   .refine((input) => (input.message === undefined) !== (input.draft === undefined), { message: "give message or draft, not both or neither" })
   .refine((input) => input.draft === undefined || input.withdraw === undefined, { message: "withdraw goes with a message, not a draft" });
+
+/** The input of `reader_position`. */
+export const readerPositionInput = positionSchema.extend({ channel_id: channelIdSchema });
 
 /** The output of `reader_record`. */
 export const readerRecordOutput = z.object({

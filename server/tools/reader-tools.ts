@@ -13,7 +13,7 @@ import { Awareness } from "../awareness/awareness.js";
 import type { ReaderDocument } from "../../protocol/reader.js";
 import { storeMaxMessageBytes } from "../reader/ask-history.js";
 import { compressedDocument } from "../reader/compressed-document.js";
-import { readDocument, readThreads, recordDraft, recordMessage, writeDocument } from "../reader/reader-state.js";
+import { readDocument, readPosition, readThreads, recordDraft, recordMessage, writeDocument, writePosition } from "../reader/reader-state.js";
 import { READER_RESOURCE_URI, readReaderHtml } from "../reader/resource.js";
 import {
   openReaderInput,
@@ -21,6 +21,8 @@ import {
   openReaderRemoteInput,
   type OpenReaderArgs,
   NO_PATH_HERE,
+  positionSchema,
+  readerPositionInput,
   readerRecordInput,
   readerRecordOutput,
   readerStateInput,
@@ -89,7 +91,7 @@ function unanswered(answer: Exclude<DocumentAnswer, { action: "accept" | "ask" }
 }
 
 /**
- * Registers `open_reader`, the app-only `reader_state` and `reader_record`, and the
+ * Registers `open_reader`, the app-only `reader_state`, `reader_record` and `reader_position`, and the
  * `ui://backchannel/reader.html` resource on `server`, backed by `store`.
  */
 export function registerReaderTools(server: McpServer, store: ChannelStore, options: ReaderToolOptions = {}): void {
@@ -174,7 +176,11 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
     },
     async ({ channel_id, gzip }) => {
       try {
-        const [document, { threads, drafts }] = await Promise.all([readDocument(store, channel_id), readThreads(store, channel_id)]);
+        const [document, { threads, drafts }, position] = await Promise.all([
+          readDocument(store, channel_id),
+          readThreads(store, channel_id),
+          readPosition(store, channel_id),
+        ]);
         const summary = document ? `"${document.title}" with ${threads.length} thread${threads.length === 1 ? "" : "s"}` : "no document";
         return toolResult(
           {
@@ -182,6 +188,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
             document: document && gzip ? await compressedDocument(document) : document,
             threads,
             drafts,
+            position,
             max_message_bytes: maxMessageBytes,
           },
           `Reader state of channel ${channel_id}: ${summary}.`,
@@ -219,6 +226,26 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
             ? "Recorded in"
             : "Already recorded in";
         return toolResult({ ...outcome }, `${done} thread ${thread_id}.`);
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
+
+  registerAppTool(
+    server,
+    "reader_position",
+    {
+      title: "Keep the reading position (app only)",
+      description: "App only: keep which block of a reader channel's document is at the top, so that a re-rendered reader scrolls back there.",
+      inputSchema: compactSchema(readerPositionInput),
+      outputSchema: compactSchema(positionSchema),
+      _meta: APP_ONLY,
+    },
+    async ({ channel_id, block }) => {
+      try {
+        await writePosition(store, channel_id, { block });
+        return toolResult({ block }, `Kept block ${block} as the reading position of channel ${channel_id}.`);
       } catch (error) {
         return toolError(error);
       }
