@@ -160,6 +160,11 @@ export interface ClaudeSession {
   /** Sends a user message (a new turn). */
   send(text: string): void;
   /**
+   * Answers a `control_request` Claude Code printed (an elicitation: `response` is
+   * `{action, content?}`), as the Agent SDK's host does on stdin.
+   */
+  respond(requestId: string, response: Record<string, unknown>): void;
+  /**
    * Resolves with the first event at or after `from` (an index into {@link events})
    * that `match` accepts.
    * @throws when `claude` exits or `timeoutMs` (default 60,000) passes first.
@@ -209,6 +214,9 @@ export async function startSession(options: ClaudeOptions): Promise<ClaudeSessio
     send(text) {
       child.stdin!.write(`${JSON.stringify({ type: "user", message: { role: "user", content: text } })}\n`);
     },
+    respond(requestId, response) {
+      child.stdin!.write(`${JSON.stringify({ type: "control_response", response: { subtype: "success", request_id: requestId, response } })}\n`);
+    },
     async waitForEvent(match, { from = 0, timeoutMs = 60_000 } = {}) {
       const deadline = performance.now() + timeoutMs;
       for (;;) {
@@ -244,6 +252,15 @@ function spawnClaude(prepared: ClaudeHome, modeArgs: string[], stdin: "pipe" | "
 async function endTree(child: ChildProcess): Promise<void> {
   const pid = child.pid;
   if (pid === undefined) return;
+  await endProcessTree(pid);
+  if (child.exitCode === null && child.signalCode === null) await new Promise((resolve) => child.once("close", resolve));
+}
+
+/**
+ * Ends process `pid` (a group leader, or not), its process group and every descendant
+ * still running: SIGTERM, then SIGKILL to those left after 3 s.
+ */
+export async function endProcessTree(pid: number): Promise<void> {
   const tree = [pid, ...(await descendants(pid))];
   const signal = (name: NodeJS.Signals) => {
     for (const target of [-pid, ...tree]) {
@@ -258,7 +275,6 @@ async function endTree(child: ChildProcess): Promise<void> {
   const deadline = performance.now() + 3_000;
   while (tree.some(alive) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   if (tree.some(alive)) signal("SIGKILL");
-  if (child.exitCode === null && child.signalCode === null) await new Promise((resolve) => child.once("close", resolve));
 }
 
 function alive(pid: number): boolean {
