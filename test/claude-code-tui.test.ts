@@ -130,11 +130,9 @@ describe("Claude Code with a person at the keyboard", { skip }, () => {
       await tui.type(pasted);
       await tui.waitForScreen((screen) => screen.includes(`Text: ${pasted}`));
       // Enter takes the field and moves to the next; Down reaches the buttons, Accept first.
-      await tui.press("Enter");
-      await tui.waitForScreen((screen) => /❯\s+Or a file/.test(screen));
-      await tui.press("Down");
-      await tui.waitForScreen((screen) => /❯\s*Accept/.test(screen));
-      await tui.press("Enter");
+      await tui.pressUntil("Enter", (screen) => /❯\s+Or a file/.test(screen));
+      await tui.pressUntil("Down", (screen) => /❯\s*Accept/.test(screen));
+      await tui.pressUntil("Enter", (screen) => !screen.includes("requests your input"));
       const accepted = await openReaderAnswer(model, 0);
       assert.ok(!accepted.isError, accepted.text);
       const { channel_id } = JSON.parse(accepted.text) as { channel_id: string };
@@ -146,7 +144,7 @@ describe("Claude Code with a person at the keyboard", { skip }, () => {
       await tui.type(`${OPEN} again.`);
       await tui.press("Enter");
       await tui.waitForScreen((screen) => screen.includes("requests your input"));
-      await tui.press("Escape");
+      await tui.pressUntil("Escape", (screen) => !screen.includes("requests your input"));
       const cancelled = await openReaderAnswer(model, turns);
       assert.ok(cancelled.isError);
       assert.match(cancelled.text, /did not answer/);

@@ -41,6 +41,14 @@ export interface ClaudeTui {
   /** Presses keys by tmux's names (`Enter`, `Escape`, `Down`, `Tab`, `C-c`). */
   press(...keys: string[]): Promise<void>;
   /**
+   * Presses `key` until the screen shows what it leads to (`done`): once, then again
+   * each time `retryMs` (default 3,000) passes with no such screen, at most `tries`
+   * (default 4) times. A key pressed on a screen just drawn is lost at times on a loaded
+   * machine (its handler not yet in place), and nothing tells when it is.
+   * @throws when the last try times out, with the last screen.
+   */
+  pressUntil(key: string, done: (screen: string) => boolean, options?: { retryMs?: number; tries?: number }): Promise<string>;
+  /**
    * Resolves with the screen once `match` accepts it and it has stayed the same for
    * 100 ms, looking every 100 ms (tmux tells nothing when a pane changes).
    * @throws when `timeoutMs` (default 30,000) passes first, with the last screen.
@@ -104,6 +112,16 @@ export async function startTui(options: TuiOptions): Promise<ClaudeTui> {
     },
     async press(...keys) {
       await tmux("send-keys", ...keys);
+    },
+    async pressUntil(key, done, { retryMs = 3000, tries = 4 } = {}) {
+      for (let attempt = 1; ; attempt++) {
+        await tmux("send-keys", key);
+        try {
+          return await tui.waitForScreen(done, { timeoutMs: attempt === tries ? 30_000 : retryMs });
+        } catch (error) {
+          if (attempt === tries) throw error;
+        }
+      }
     },
     async waitForScreen(match, { timeoutMs = 30_000, escapes = false } = {}) {
       const deadline = performance.now() + timeoutMs;
