@@ -218,12 +218,21 @@ export interface HttpServerOptions extends ListenOptions {
   publicUrl?: URL;
 }
 
+/**
+ * How many connections the kernel may hold for the server before it accepts them
+ * (capped by the system's `net.core.somaxconn`, 4096 on current Linux). Node's default,
+ * 511, overflowed when thousands of long-polls came at once on a busy machine, and the
+ * kernel reset connections it had already completed (ECONNRESET for 3 of 7 floods of
+ * 2,000 at load 6–9; none of 5 with this backlog).
+ */
+const LISTEN_BACKLOG = 4096;
+
 /** Starts `server` on `options` and resolves with the URL it serves (e.g. `http://127.0.0.1:5173/`). */
 export function listen(server: Server, options: ListenOptions = {}): Promise<URL> {
   const host = options.host ?? "127.0.0.1";
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port ?? 0, host, () => {
+    server.listen({ port: options.port ?? 0, host, backlog: LISTEN_BACKLOG }, () => {
       server.off("error", reject);
       const address = server.address() as AddressInfo;
       const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
