@@ -43,6 +43,12 @@ export class ThreadList {
   private readonly cards = new Map<string, ThreadCard>();
   /** Threads whose waiting questions were put into the chat already. */
   private readonly forwarded = new Set<string>();
+  /**
+   * Threads the server's log holds (restored from it, or their question recorded): the
+   * server keeps their answers itself when the agent sends them (`notify_ui`), so the
+   * reader does not send them back through the host.
+   */
+  private readonly held = new Set<string>();
   /** Thread ids of answers that came for no known thread, already looked up again. */
   private readonly lookedUp = new Set<string>();
   private blocks: HTMLElement[] = [];
@@ -71,6 +77,7 @@ export class ThreadList {
       card.element.remove();
     }
     this.cards.clear();
+    this.held.clear();
     for (const { timer } of this.unsavedDrafts.values()) clearTimeout(timer);
     this.unsavedDrafts.clear();
     const byPlace = (a: ReaderThread, b: ReaderThread) => a.anchor.block - b.anchor.block || a.anchor.start - b.anchor.start;
@@ -133,7 +140,11 @@ export class ThreadList {
     return next !== undefined;
   }
 
-  /** Shows an answer in its card and records it; an answer for an unknown thread makes the list read the threads again. */
+  /**
+   * Shows an answer in its card, and records it when the server's log does not hold its
+   * thread (the server records the others); an answer for an unknown thread makes the
+   * list read the threads again.
+   */
   async receive(data: AnswerData, id: string): Promise<void> {
     if (typeof data?.thread_id !== "string" || typeof data.text !== "string") return;
     let card = this.cards.get(data.thread_id);
@@ -165,7 +176,7 @@ export class ThreadList {
     this.forwarded.delete(data.thread_id);
     this.events.onchange(true);
     this.layout();
-    this.server.record(card.thread, id, "agent", data.text).catch((error) => card.setTrimmed(notSaved(error)));
+    if (!this.held.has(data.thread_id)) this.server.record(card.thread, id, "agent", data.text).catch((error) => card.setTrimmed(notSaved(error)));
   }
 
   /**
@@ -255,6 +266,7 @@ export class ThreadList {
   /** Shows a stored thread again; a question without an answer yet is still waiting (since it was asked). */
   private restore(thread: ReaderThread): ThreadCard {
     const card = this.add(thread);
+    this.held.add(thread.thread_id);
     const last = thread.messages.at(-1);
     if (last?.role === "user") card.setWaiting(Date.parse(last.ts) || Date.now());
     return card;
@@ -296,7 +308,10 @@ export class ThreadList {
     // Recording the question drops the thread's saved draft on the server.
     this.forgetDraft(thread.thread_id);
     const recorded = this.server.record(thread, id, "user", question).then(
-      () => true,
+      () => {
+        this.held.add(thread.thread_id);
+        return true;
+      },
       (error) => {
         card.setTrimmed(notSaved(error));
         return false;
@@ -316,6 +331,8 @@ export class ThreadList {
       card.setError(notSent(error), question);
       this.layout();
       if (await recorded) await this.server.record(thread, id, "user", question, true).catch(() => undefined);
+      // Withdrawing the thread's only message drops the thread from the server's log.
+      if (thread.messages.length === 0) this.held.delete(thread.thread_id);
     }
     this.events.onchange(false);
   }

@@ -20,6 +20,9 @@ const APPS = {
   shell: { root: resolve(import.meta.dirname, "shell"), entry: "shell.html" },
 } as const;
 
+/** The MCP SDK's client package, treated as free of side effects (see `treeshake` below). */
+const CLIENT_PACKAGE = /node_modules\/@modelcontextprotocol\/client\//;
+
 function reportSize(file: string): Plugin {
   return {
     name: "backchannel-report-size",
@@ -43,7 +46,14 @@ export default defineConfig(({ mode }) => {
       // Not emptied: tsc also compiles app/channel.ts here (the library entry and its tests), and the other app lives here too.
       emptyOutDir: false,
       target: "es2022",
-      rollupOptions: { input: resolve(root, entry) },
+      rollupOptions: {
+        input: resolve(root, entry),
+        // ext-apps' App imports only `Protocol` from the client package, whose package.json
+        // does not declare it free of side effects, so the bundler kept modules the app never
+        // uses (OAuth, a JSON Schema validator) for their top-level statements. None of them
+        // is a side effect an app relies on (docs/ARCHITECTURE.md, "Hosts": one file per app).
+        treeshake: { moduleSideEffects: (id) => !CLIENT_PACKAGE.test(id) },
+      },
     },
     plugins: [viteSingleFile(), reportSize(entry)],
   };

@@ -97,6 +97,13 @@ describe("a long document in MCP Inspector's Apps host", { skip, timeout: 300_00
         assert.ok(call && bytes < 8_192, `follow-up ${i} carried ${bytes} bytes through the host`);
         await answerIt(`Answer to follow-up ${i}.`, `follow-up ${i}.`);
       }
+      // The server keeps each answer in its thread as the agent sends it: none comes back through the host.
+      const echoed = opened.toolCalls("reader_record").filter((call) => (call.params.message as { role?: string } | undefined)?.role === "agent");
+      assert.deepEqual(
+        echoed.map((call) => Buffer.byteLength(JSON.stringify(call.params))),
+        [],
+        "the reader sent answers back through the host (bytes of each reader_record)",
+      );
       assert.deepEqual(inspector.pageErrors(), []);
       await opened.close();
     } finally {

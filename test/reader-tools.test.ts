@@ -178,6 +178,34 @@ describe("reader_record", () => {
     assert.equal(structured<ReaderStateResult>(await app.callTool({ name: "reader_state", arguments: { channel_id } })).threads.length, 0);
   });
 
+  test("notify_ui's answer goes into its thread's record as ui:<seq>, once; one for a thread never recorded changes nothing", async () => {
+    const { channel_id } = structured<Opened>(await model.callTool({ name: "open_reader", arguments: { text: "Four five six." } }));
+    const passage = { channel_id, thread_id: "t-a", quote: "five", paragraph: "Four five six.", anchor: { block: 0, start: 5, end: 9 } };
+    await app.callTool({ name: "reader_record", arguments: { ...passage, message: { id: "q-1", role: "user", text: "Why five?" } } });
+    const answer = async (thread_id: string, text: string) =>
+      structured<{ seq: number }>(await model.callTool({ name: "notify_ui", arguments: { channel_id, event: "answer", data: { thread_id, text } } }))
+        .seq;
+    const seq = await answer("t-a", "Because it is.");
+    await answer("t-unknown", "Nobody asked.");
+    const messages = () =>
+      app
+        .callTool({ name: "reader_state", arguments: { channel_id } })
+        .then((result) =>
+          structured<ReaderStateResult>(result).threads.map((thread) => [
+            thread.thread_id,
+            thread.messages.map((m) => `${m.id} ${m.role}:${m.text}`),
+          ]),
+        );
+    assert.deepEqual(await messages(), [["t-a", ["q-1 user:Why five?", `ui:${seq} agent:Because it is.`]]]);
+    // A reader that records the answer as well (as one from before this did) adds nothing.
+    const again = await app.callTool({
+      name: "reader_record",
+      arguments: { ...passage, message: { id: `ui:${seq}`, role: "agent", text: "Because it is." } },
+    });
+    assert.deepEqual(structured(again), { recorded: false, messages: 2 });
+    assert.deepEqual(await messages(), [["t-a", ["q-1 user:Why five?", `ui:${seq} agent:Because it is.`]]]);
+  });
+
   test("keeps a thread's draft while it is typed after the thread's last message; recording the question drops it", async () => {
     const { channel_id } = structured<Opened>(await model.callTool({ name: "open_reader", arguments: { text: "Four five six." } }));
     const passage = { channel_id, thread_id: "t-d", quote: "five", paragraph: "Four five six.", anchor: { block: 0, start: 5, end: 9 } };

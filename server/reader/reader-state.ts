@@ -129,6 +129,37 @@ export async function recordMessage(store: ChannelStore, channelId: string, requ
 }
 
 /**
+ * Records the agent's `answer` (the `notify_ui` message queued as `seq`) in its thread,
+ * where the reader's `reader_record` would have: same id (`ui:<seq>`), so a reader that
+ * records it too changes nothing. Only into a thread the log holds (an answer names no
+ * passage): a channel that is no reader's, or a thread never recorded, is left alone,
+ * without a write. Idempotent by message id.
+ * @returns whether the thread holds the answer now.
+ * @throws StateTooLargeError (nothing changed), CorruptReaderStateError.
+ */
+export async function recordAnswer(
+  store: ChannelStore,
+  channelId: string,
+  answer: { threadId: string; seq: number; text: string },
+): Promise<boolean> {
+  const { threads } = await readThreads(store, channelId);
+  if (!threads.some((thread) => thread.thread_id === answer.threadId)) return false;
+  let held = false;
+  await store.updateState(channelId, THREADS_STATE, (current) => {
+    const log = parseLog(channelId, current);
+    const thread = log.threads.find((candidate) => candidate.thread_id === answer.threadId);
+    // Gone since the read (a new document cleared the threads): stays gone.
+    if (!thread) return log;
+    const id = `ui:${answer.seq}`;
+    if (!thread.messages.some((message) => message.id === id))
+      thread.messages.push({ id, role: "agent", text: answer.text, ts: new Date().toISOString() });
+    held = true;
+    return log;
+  });
+  return held;
+}
+
+/**
  * Keeps `draft` as its thread's draft (an empty text drops it). Refused (`recorded`
  * false) when the thread's last message is not `draft.after`: a newer message came, or
  * the question the draft became was recorded first.

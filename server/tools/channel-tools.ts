@@ -7,13 +7,14 @@
  * the wall of the channel's session, and a wall change ends its wait.
  */
 import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
-import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
+import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
 import type { QueueName } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import type { ChannelStore, PollResult } from "../../store/store.js";
 import type { Wall } from "../../protocol/wall.js";
 import { Awareness } from "../awareness/awareness.js";
 import { fillAskHistory, storeMaxMessageBytes } from "../reader/ask-history.js";
+import { recordAnswer } from "../reader/reader-state.js";
 import { progressTicker } from "./progress.js";
 import type { WaitingPolls } from "./waiting-polls.js";
 import type { WaitSlots } from "./wait-slots.js";
@@ -75,12 +76,16 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       _meta: { "anthropic/alwaysLoad": true },
     },
     async ({ channel_id, event, data, ack }) => {
-      const result = await notify(store, channel_id, "ui", event, data);
-      if (result.isError) return result;
+      const { result, seq } = await notify(store, channel_id, "ui", event, data);
+      if (seq === undefined) return result;
       await awareness.useChannel(channel_id, "channel");
-      if (ack === undefined) return result;
+      // A reader's answer goes into its thread here, so the reader need not send it back
+      // through the host to keep it (docs/reader.md, "How it works").
+      const kept = await keepAnswer(store, channel_id, event, data, seq);
+      if (ack === undefined && kept === "") return result;
       const sent = result.content[0]?.type === "text" ? result.content[0].text : "";
-      return { ...result, content: [{ type: "text" as const, text: `${sent} ${await acknowledge(store, awareness, channel_id, ack)}` }] };
+      const cleared = ack === undefined ? "" : ` ${await acknowledge(store, awareness, channel_id, ack)}`;
+      return { ...result, content: [{ type: "text" as const, text: `${sent}${kept}${cleared}` }] };
     },
   );
 
@@ -144,17 +149,43 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       } catch (error) {
         return toolError(error);
       }
-      return notify(store, channel_id, "agent", event, filled);
+      return (await notify(store, channel_id, "agent", event, filled)).result;
     },
   );
 }
 
-async function notify(store: ChannelStore, channelId: string, queue: QueueName, event: string, data: JsonValue | undefined) {
+/** Queues one message: the tool's result, and the message's seq when it was queued. */
+async function notify(
+  store: ChannelStore,
+  channelId: string,
+  queue: QueueName,
+  event: string,
+  data: JsonValue | undefined,
+): Promise<{ result: CallToolResult; seq?: number }> {
   try {
     const { seq, pending } = await store.append(channelId, queue, event, data);
-    return toolResult({ seq, pending }, `Sent ${event} as seq ${seq} (${pending} waiting).`);
+    return { result: toolResult({ seq, pending }, `Sent ${event} as seq ${seq} (${pending} waiting).`), seq };
   } catch (error) {
-    return toolError(error);
+    return { result: toolError(error) };
+  }
+}
+
+/**
+ * Records a reader's `answer` ({thread_id, text}, queued as `seq`) in its thread
+ * (server/reader/reader-state.ts, `recordAnswer`). The answer is sent whatever happens here.
+ * @returns "" when there was nothing to keep or it was kept; else the sentence that says
+ *   it was not kept and why (a re-rendered reader then lacks it).
+ */
+async function keepAnswer(store: ChannelStore, channelId: string, event: string, data: JsonValue | undefined, seq: number): Promise<string> {
+  if (event !== "answer" || typeof data !== "object" || data === null || Array.isArray(data)) return "";
+  const { thread_id: threadId, text } = data;
+  if (typeof threadId !== "string" || typeof text !== "string") return "";
+  try {
+    await recordAnswer(store, channelId, { threadId, seq, text });
+    return "";
+  } catch (error) {
+    const failed = toolError(error).content[0];
+    return ` The reader's thread did not keep it: ${failed?.type === "text" ? failed.text : "unknown error"}`;
   }
 }
 
