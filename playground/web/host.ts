@@ -169,9 +169,10 @@ async function show(input: Record<string, unknown>, result: CallToolResult): Pro
   const { channel_id: channelId, watch_command: watchCommand } = result.structuredContent as { channel_id: string; watch_command: string };
   shown = { input, result, channelId };
   history.replaceState(null, "", `${location.search}#${channelId}`);
+  await remount();
+  // Named once its reader is in place: whoever waits for the new channel's name then finds its frame, not the one before.
   element("channel").textContent = channelId;
   element("watch").textContent = watchCommand;
-  await remount();
   agentPanel?.stop();
   if (params.get("agent") === "off") {
     element("agent-off").hidden = false;
