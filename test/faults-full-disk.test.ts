@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { readdir, rm, stat } from "node:fs/promises";
+import { readdir, readFile, rm, stat } from "node:fs/promises";
 import type { Client } from "@modelcontextprotocol/client";
 import { channelDir, queueFile, spaceReserveFile } from "../core/paths.js";
 import { FileQueueReader } from "../store/file/queue-reader.js";
@@ -49,6 +49,12 @@ async function pollUi(agent: Client, channelId: string, after?: number) {
 /** The seqs in a queue file as a reader without the lock sees them. */
 async function seqsOnDisk(at: string, channelId: string): Promise<number[]> {
   return (await new FileQueueReader(at).peek(channelId, "ui")).map((message) => message.seq);
+}
+
+/** Where the line of message `seq` starts in the log at `path`. */
+async function seqLineStart(path: string, seq: number): Promise<number> {
+  const text = await readFile(path, "utf8");
+  return Buffer.byteLength(text.slice(0, text.indexOf(`{"seq":${seq},`)));
 }
 
 async function tempFiles(at: string, channelId: string): Promise<string[]> {
@@ -132,7 +138,16 @@ describe("a full disk does not lock the reader out (a real tmpfs)", { skip: tmpf
   }, async (t) => {
     await onTmpfs("4m", async (at, agent) => {
       const channelId = "full-reader";
-      for (let n = 1; n <= 10; n++) assert.ok(!(await notifyUi(agent, channelId, { n, text: "z".repeat(2_000) })).isError);
+      const log = queueFile(at, channelId, "ui");
+      for (let n = 1; n <= 9; n++) assert.ok(!(await notifyUi(agent, channelId, { n, text: "z".repeat(2_000) })).isError);
+      // The 10th message ends the log on a page boundary, so that its acknowledgement needs a new page
+      // (the lock needs none: the server keeps its record file, core/fs/lock.ts). Its line is the 9th's
+      // with a text of another length, and two more digits (seq and n).
+      const before = (await stat(log)).size;
+      const ninth = before - (await seqLineStart(log, 9));
+      const text = 4096 + (4096 - (before % 4096)) - (ninth - 2_000 + 2);
+      assert.ok(!(await notifyUi(agent, channelId, { n: 10, text: "z".repeat(text) })).isError);
+      assert.equal((await stat(log)).size % 4096, 0, "the log fills its last page");
       // Without the space reserve (another process used it up): the read must not need one.
       await rm(spaceReserveFile(at));
       await fillDisk(at, 0);

@@ -37,9 +37,38 @@
  * Each attempt is synchronous (link, and an lstat when the lock is taken): a few
  * microseconds, against a few hundred for the same calls through libuv's thread pool,
  * and lock hand-over time bounds how many writes per second several processes get.
+ *
+ * A hot lock (a queue's, taken by every append) may keep its holder's record file
+ * between acquisitions (`keepRecord`): `<file>.lock.<process token>.holder`, made once
+ * per process and lock, rewritten in place with a fresh nonce before each acquisition
+ * and linked; a release unlinks only the lock path. Making and removing a file per
+ * acquisition allocates and frees an inode and a block, which every fdatasync's journal
+ * commit then carries (docs/ARCHITECTURE.md, "The file store"). Invariants:
+ * - a record never changes in place while it is at the lock path: the kept file is
+ *   rewritten only while nothing else links it (one link, and no acquisition of this
+ *   process holds it), and beats replace the lock path by a rename. So "same inode,
+ *   same record" still names one acquisition: a breaker that judged acquisition A dead
+ *   sees acquisition B's nonce in the same inode and leaves it;
+ * - a kept file that is gone (the idle sweep removes `.holder` files a minute old, a
+ *   channel removed whole) is made again; one that is not what this process left (a
+ *   second link, another kind of file) is replaced, never written through;
+ * - at most {@link MAX_KEPT_RECORDS} per process (the least recently used is removed),
+ *   all removed when the process exits; a killed process's are left to the idle sweep.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, linkSync, openSync, readFileSync, readlinkSync, renameSync, type Stats, unlinkSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  ftruncateSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  type Stats,
+  unlinkSync,
+} from "node:fs";
 import { FILE_MODE, lockDirOf } from "../paths.js";
 import { moveAside } from "./aside.js";
 import { describeKind, lstatOrNull, readTextFile } from "./safe-open.js";
@@ -58,7 +87,16 @@ export interface LockOptions {
   remakeFolder?: () => void;
   /** Where a broken lock, or something moved aside from a lock path, is reported. Default: nowhere. */
   warn?: (message: string) => void;
+  /**
+   * Keep this process's record file for the lock between acquisitions (see the top of
+   * this module). Only for locks in folders the idle sweep cleans (store/file/sweep.ts),
+   * which removes what a killed process left. Default: false.
+   */
+  keepRecord?: boolean;
 }
+
+/** How the name of a kept record file ends (`<file>.lock.<process token>.holder`): the idle sweep removes old ones. */
+export const KEPT_RECORD_SUFFIX = ".holder";
 
 /** Handed to the action run under a lock. */
 export interface HeldLock {
@@ -105,6 +143,18 @@ const MAX_RETRY_MS = 10;
  * whole stale time first), so the holder need not look.
  */
 const SURELY_HELD_FRACTION = 0.9;
+/** Random per process: with a count, it makes each acquisition's nonce, unique across processes and hosts. */
+const processToken = randomBytes(8).toString("hex");
+let acquisitions = 0;
+
+/** A nonce no other acquisition of any process has (cheaper than random bytes per acquisition: a hot lock takes one per append). */
+function freshNonce(): string {
+  acquisitions += 1;
+  return `${processToken}${acquisitions.toString(16)}`;
+}
+
+/** Most record files one process keeps (one per hot lock it took lately). */
+const MAX_KEPT_RECORDS = 32;
 
 /**
  * Runs `action` while holding the lock of `path` (the file need not exist; its folder
@@ -135,12 +185,16 @@ async function acquire(lockPath: string, path: string, options: LockOptions): Pr
   const started = performance.now();
   const lock = new Observation();
   const guard = new Observation();
-  const record: HolderRecord = { pid: process.pid, ...thisProcess(), nonce: randomBytes(8).toString("hex"), beat: 0 };
+  const record: HolderRecord = { pid: process.pid, ...thisProcess(), nonce: freshNonce(), beat: 0 };
+  // A kept record another acquisition of this process holds meanwhile is not touched: this one makes its own.
+  const keptRecord = options.keepRecord ? KeptRecord.take(lockPath) : null;
   let verdict: LockVerdict | undefined;
   try {
+    keptRecord?.write(record, options.remakeFolder);
     for (let attempt = 0; ; attempt++) {
-      // The record's temporary file is removed once the lock is released, outside the held time.
-      if (tryTake(lockPath, record, options.remakeFolder)) return new Holding(path, lockPath, record, options.staleMs);
+      // A temporary record file is removed once the lock is released, outside the held time.
+      const taken = keptRecord ? keptRecord.link(record, options.remakeFolder) : tryTake(lockPath, record, options.remakeFolder);
+      if (taken) return new Holding(path, lockPath, record, options.staleMs, keptRecord);
       const stats = lstatOrNull(lockPath);
       if (!stats) continue; // released meanwhile: try again at once
       const now = performance.now();
@@ -155,8 +209,129 @@ async function acquire(lockPath: string, path: string, options: LockOptions): Pr
       await new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
     }
   } catch (error) {
-    removeQuietly(() => unlinkSync(tempOf(lockPath, record)));
+    if (keptRecord) keptRecord.put();
+    else removeQuietly(() => unlinkSync(tempOf(lockPath, record)));
     throw error;
+  }
+}
+
+/**
+ * This process's kept record file for one lock (see the top of this module), taken by
+ * one acquisition at a time.
+ */
+class KeptRecord {
+  private static readonly all = new Map<string, KeptRecord>();
+  private static exitHooked = false;
+  private inUse = false;
+
+  private constructor(
+    private readonly lockPath: string,
+    private readonly path: string,
+  ) {}
+
+  /** The kept record of `lockPath`, for one acquisition; `null` when another acquisition of this process has it. */
+  static take(lockPath: string): KeptRecord | null {
+    let kept = KeptRecord.all.get(lockPath);
+    if (kept?.inUse) return null;
+    if (!KeptRecord.exitHooked) {
+      KeptRecord.exitHooked = true;
+      process.once("exit", () => {
+        for (const each of KeptRecord.all.values()) each.remove();
+      });
+    }
+    if (kept)
+      KeptRecord.all.delete(lockPath); // re-inserted last: the map is kept in order of use
+    else kept = new KeptRecord(lockPath, `${lockPath}.${processToken}${KEPT_RECORD_SUFFIX}`);
+    KeptRecord.all.set(lockPath, kept);
+    kept.inUse = true;
+    for (const [other, each] of KeptRecord.all) {
+      if (KeptRecord.all.size <= MAX_KEPT_RECORDS) break;
+      if (each.inUse) continue;
+      KeptRecord.all.delete(other);
+      each.remove();
+    }
+    return kept;
+  }
+
+  /**
+   * Writes `record` into the kept file in place; makes the file when it is gone, and
+   * again when it is not the regular file of this user with one link that this process
+   * left (another link is left as it is; anything else is moved aside, never deleted).
+   */
+  write(record: HolderRecord, remakeFolder?: () => void): void {
+    const text = JSON.stringify(record);
+    let fd: number;
+    try {
+      fd = openSync(this.path, constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ELOOP" || code === "ENXIO" || code === "EISDIR") moveAside(this.path, "foreign");
+      else if (code !== "ENOENT") throw error;
+      this.make(text, remakeFolder);
+      return;
+    }
+    let ours: boolean;
+    let alone: boolean;
+    try {
+      const stats = fstatSync(fd);
+      ours = stats.isFile() && (process.geteuid === undefined || stats.uid === process.geteuid());
+      // A second link may be the lock path (a release that failed to unlink it): a record must not change in place there.
+      alone = stats.nlink === 1;
+      if (ours && alone) {
+        writeAll(fd, text, this.path, 0);
+        if (stats.size > Buffer.byteLength(text)) ftruncateSync(fd, Buffer.byteLength(text));
+      }
+    } finally {
+      closeSync(fd);
+    }
+    if (ours && alone) return;
+    if (ours) this.remove();
+    else moveAside(this.path, "foreign");
+    this.make(text, remakeFolder);
+  }
+
+  /** Links the kept file to the lock path, making it again (with `record`) when it vanished. @returns as {@link tryTake}. */
+  link(record: HolderRecord, remakeFolder?: () => void): boolean {
+    try {
+      linkSync(this.path, this.lockPath);
+      return true;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "EEXIST") return false;
+      if (code !== "ENOENT") throw error;
+    }
+    this.make(JSON.stringify(record), remakeFolder);
+    try {
+      linkSync(this.path, this.lockPath);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+      throw error;
+    }
+  }
+
+  /** Ends this acquisition's use of the kept file (it stays for the next one). */
+  put(): void {
+    this.inUse = false;
+  }
+
+  /** Makes the kept file (nothing is at its path), and its folder when that vanished. */
+  private make(text: string, remakeFolder?: () => void): void {
+    try {
+      writeNewFile(this.path, text);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || !remakeFolder) throw error;
+      remakeFolder();
+      writeNewFile(this.path, text);
+    }
+  }
+
+  private remove(): void {
+    try {
+      unlinkSync(this.path);
+    } catch {
+      // Gone already, or its folder is: nothing to remove.
+    }
   }
 }
 
@@ -202,7 +377,7 @@ class Holding implements HeldLock {
   private lost: string | undefined;
   private readonly since = performance.now();
   private readonly timer: NodeJS.Timeout;
-  /** The temporary file the record was linked from, removed on release. */
+  /** The temporary file the record was linked from, removed on release (a kept record stays). */
   private readonly temp: string;
 
   constructor(
@@ -210,6 +385,7 @@ class Holding implements HeldLock {
     private readonly lockPath: string,
     private readonly record: HolderRecord,
     private readonly staleMs: number,
+    private readonly kept: KeptRecord | null,
   ) {
     this.temp = tempOf(lockPath, record);
     this.timer = setInterval(() => this.beat(), Math.max(250, Math.floor(staleMs / 4)));
@@ -224,8 +400,13 @@ class Holding implements HeldLock {
   release(): void {
     clearInterval(this.timer);
     // Not ours any more: leave it to its holder.
-    if (!this.lost && (this.surelyHeld() || this.stillOurs())) removeQuietly(() => unlinkSync(this.lockPath));
-    removeQuietly(() => unlinkSync(this.temp));
+    try {
+      if (!this.lost && (this.surelyHeld() || this.stillOurs())) removeQuietly(() => unlinkSync(this.lockPath));
+    } finally {
+      // Put back only now: the kept file is rewritten only once the lock path no longer links it.
+      if (this.kept) this.kept.put();
+      else removeQuietly(() => unlinkSync(this.temp));
+    }
   }
 
   /** Rewrites the record with the next beat, so that waiters that cannot check this process see the lock change. */
@@ -302,7 +483,7 @@ class Observation {
  */
 function underGuard(lockPath: string, options: LockOptions, observation: Observation, action: () => void): boolean {
   const guardPath = `${lockPath}.break`;
-  const record: HolderRecord = { pid: process.pid, ...thisProcess(), nonce: randomBytes(8).toString("hex"), beat: 0 };
+  const record: HolderRecord = { pid: process.pid, ...thisProcess(), nonce: freshNonce(), beat: 0 };
   let taken: boolean;
   try {
     taken = tryTake(guardPath, record);

@@ -198,7 +198,7 @@ export async function drain(log: QueueLogContext): Promise<PollResult> {
 }
 
 function lockOptions(log: QueueLogContext): LockOptions {
-  return { staleMs: log.limits.lockStaleMs, remakeFolder: log.remakeFolder, warn: log.warn };
+  return { staleMs: log.limits.lockStaleMs, remakeFolder: log.remakeFolder, warn: log.warn, keepRecord: true };
 }
 
 /** Runs `action` under the queue's lock on the queue read whole ({@link readLocked}: repaired), its mark open. */

@@ -25,7 +25,7 @@ import type { Limits } from "../../core/limits.js";
 import { channelDir, QUEUE_NAMES, queueFile, sessionsDir } from "../../core/paths.js";
 import { TEMP_SUFFIX } from "../../core/fs/atomic-write.js";
 import { type ChannelFolders, TOUCH_PREFIX } from "./channel-folders.js";
-import { judgeLock, withLock } from "../../core/fs/lock.js";
+import { judgeLock, KEPT_RECORD_SUFFIX, withLock } from "../../core/fs/lock.js";
 import { maxQueueFileBytes, readQueue } from "./log-format.js";
 import { lstatOrNull, reachFolder } from "../../core/fs/safe-open.js";
 
@@ -99,10 +99,11 @@ async function removeUnderLocks(folders: ChannelFolders, channelId: string, limi
   );
 }
 
-/** Removes temporary files and touch entries left in a channel folder by killed processes. */
+/** Removes temporary files, kept lock records and touch entries left in a channel folder by killed processes. */
 async function removeOrphans(dir: string, now: number): Promise<void> {
   for (const name of readdirSyncSafe(dir)) {
-    if (!name.endsWith(TEMP_SUFFIX) && !name.startsWith(TOUCH_PREFIX)) continue;
+    // A kept lock record of a live process that is swept is made again at its next acquisition (core/fs/lock.ts).
+    if (!name.endsWith(TEMP_SUFFIX) && !name.endsWith(KEPT_RECORD_SUFFIX) && !name.startsWith(TOUCH_PREFIX)) continue;
     const stats = await lstat(join(dir, name)).catch(() => undefined);
     if (!stats || now - stats.mtimeMs <= ORPHAN_TEMP_AGE_MS) continue;
     // A temporary file is a regular file, a touch entry an empty folder: anything else is left alone.
