@@ -6,7 +6,7 @@
  * Principals are kept apart on the file store and on Redis alike.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmod, readFile } from "node:fs/promises";
 import { createServer, request } from "node:http";
@@ -14,52 +14,16 @@ import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { runAtOnce } from "./support/at-once.js";
 import { type TestIssuer, startTestIssuer } from "./support/test-issuer.js";
+import { addToken, type Served, serveHttp, stopHttpServers } from "./support/http-serve.js";
 import { CLI, structured, tempDataDir } from "./support/helpers.js";
 import { storeKinds, type StoreFixture } from "./support/stores.js";
 import { listen } from "../server/transports/http.js";
 
-/** A running `serve --http` and what it printed. */
-interface Served {
-  process: ChildProcess;
-  /** The MCP endpoint it listens on. */
-  url: URL;
-  stderr(): string;
-}
-
-const running = new Set<ChildProcess>();
-after(() => {
-  for (const child of running) child.kill();
-});
-
-/** Starts `backchannel serve --http --port 0 ...args` and resolves once it prints its URL. */
-function serve(args: string[], env: Record<string, string>): Promise<Served> {
-  const child = spawn(process.execPath, [CLI, "serve", "--http", "--port", "0", ...args], {
-    env: { ...(process.env as Record<string, string>), ...env },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  running.add(child);
-  child.once("exit", () => running.delete(child));
-  let stderr = "";
-  return new Promise((resolve, reject) => {
-    child.stderr!.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /MCP server at (http:\/\/[^\s,]+)/.exec(stderr);
-      if (match) resolve({ process: child, url: new URL(match[1]!), stderr: () => stderr });
-    });
-    child.once("exit", (code) => reject(new Error(`serve ${args.join(" ")} exited (${code}): ${stderr}`)));
-  });
-}
+after(stopHttpServers);
 
 /** Runs the CLI to its end. */
 function cli(args: string[], env: Record<string, string>) {
   return spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 20_000 });
-}
-
-/** A new token for `principal` in the token file at `tokens`. */
-function addToken(tokens: string, principal: string): string {
-  const run = cli(["token", "add", principal, "--tokens", tokens], {});
-  assert.equal(run.status, 0, run.stderr);
-  return run.stdout.trim().split(/\s+/).at(-1)!;
 }
 
 /** POSTs tools/list to `url` with `headers`. */
@@ -134,7 +98,7 @@ describe("where serve --http listens", () => {
   test("--insecure-no-auth listens beyond loopback, says on stderr why that is dangerous, and accepts the public URL's Host", async () => {
     const { dir, cleanup } = await tempDataDir();
     try {
-      const served = await serve(["--host", "0.0.0.0", "--insecure-no-auth", "--public-url", "https://backchannel.test/mcp"], {
+      const served = await serveHttp(["--host", "0.0.0.0", "--insecure-no-auth", "--public-url", "https://backchannel.test/mcp"], {
         BACKCHANNEL_HOME: dir,
       });
       assert.match(served.stderr(), /--insecure-no-auth: anyone who can reach this address can read, write and delete every channel/);
@@ -179,7 +143,7 @@ describe("--auth tokens", () => {
   before(async () => {
     ({ dir, cleanup } = await tempDataDir());
     token = addToken(`${dir}/tokens.json`, "alice");
-    served = await serve(["--auth", "tokens"], { BACKCHANNEL_HOME: dir });
+    served = await serveHttp(["--auth", "tokens"], { BACKCHANNEL_HOME: dir });
   });
   after(async () => {
     served.process.kill();
@@ -265,7 +229,7 @@ describe("--auth oauth against a real issuer", () => {
     issuer = await startTestIssuer();
     ({ url: issuerUrl, sign, signForeign: foreign } = issuer);
     ({ dir, cleanup } = await tempDataDir());
-    served = await serve(["--auth", "oauth", "--issuer", issuerUrl, "--public-url", publicUrl], { BACKCHANNEL_HOME: dir });
+    served = await serveHttp(["--auth", "oauth", "--issuer", issuerUrl, "--public-url", publicUrl], { BACKCHANNEL_HOME: dir });
   });
   after(async () => {
     served.process.kill();
@@ -302,7 +266,7 @@ describe("--auth oauth against a real issuer", () => {
   test("--jwks-url names the keys of an issuer that publishes no metadata", async () => {
     const { dir: other, cleanup: done } = await tempDataDir();
     const bare = "https://issuer.invalid";
-    const keyed = await serve(["--auth", "oauth", "--issuer", bare, "--jwks-url", `${issuerUrl}/jwks`, "--public-url", publicUrl], {
+    const keyed = await serveHttp(["--auth", "oauth", "--issuer", bare, "--jwks-url", `${issuerUrl}/jwks`, "--public-url", publicUrl], {
       BACKCHANNEL_HOME: other,
     });
     try {
@@ -355,7 +319,7 @@ describe("--auth oauth with an issuer whose keys cannot be found", () => {
     });
     const issuerUrl = (await listen(silent)).href.replace(/\/$/, "");
     const { dir, cleanup } = await tempDataDir();
-    const served = await serve(["--auth", "oauth", "--issuer", issuerUrl, "--public-url", "http://127.0.0.1/mcp"], { BACKCHANNEL_HOME: dir });
+    const served = await serveHttp(["--auth", "oauth", "--issuer", issuerUrl, "--public-url", "http://127.0.0.1/mcp"], { BACKCHANNEL_HOME: dir });
     const signer = await startTestIssuer();
     try {
       const token = await signer.sign({ iss: issuerUrl, sub: "x", exp: Math.floor(Date.now() / 1000) + 60 });
@@ -400,7 +364,7 @@ for (const kind of storeKinds()) {
       const daveToken = addToken(tokens, "dave");
       const erinToken = addToken(tokens, "erin");
       const frankToken = addToken(tokens, "frank");
-      served = await serve(["--auth", "tokens", "--tokens", tokens], {
+      served = await serveHttp(["--auth", "tokens", "--tokens", tokens], {
         ...fixture.env,
         BACKCHANNEL_MAX_PRINCIPAL_CHANNELS: "3",
         BACKCHANNEL_MAX_PRINCIPAL_APPENDS_PER_MINUTE: "8",

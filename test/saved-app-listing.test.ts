@@ -7,48 +7,19 @@
  * stalled the server for a minute at 1.2 GiB.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { after, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { APP_HTML_MAX_BYTES, SAVED_APP_LIST_PAGE } from "../core/limits.js";
 import { principalNamespace } from "../server/auth/principal.js";
-import { CLI, structured } from "./support/helpers.js";
+import { addToken, serveHttp, stopHttpServers } from "./support/http-serve.js";
+import { structured } from "./support/helpers.js";
 import { storeKinds } from "./support/stores.js";
 
 const APPS = 1000;
 const LISTINGS = 16;
 
-const running = new Set<ChildProcess>();
-after(() => {
-  for (const child of running) child.kill();
-});
-
-/** Starts `backchannel serve --http --port 0 --auth tokens` with `env`; resolves with its URL and process once it prints the URL. */
-function serve(tokens: string, env: Record<string, string>): Promise<{ url: URL; child: ChildProcess }> {
-  const child = spawn(process.execPath, [CLI, "serve", "--http", "--port", "0", "--auth", "tokens", "--tokens", tokens], {
-    env: { ...(process.env as Record<string, string>), ...env },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  running.add(child);
-  child.once("exit", () => running.delete(child));
-  let stderr = "";
-  return new Promise((resolve, reject) => {
-    child.stderr!.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /MCP server at (http:\/\/[^\s,]+)/.exec(stderr);
-      if (match) resolve({ url: new URL(match[1]!), child });
-    });
-    child.once("exit", (code) => reject(new Error(`serve exited (${code}): ${stderr}`)));
-  });
-}
-
-/** A new token for `principal` in the token file at `tokens`. */
-function addToken(tokens: string, principal: string): string {
-  const run = spawnSync(process.execPath, [CLI, "token", "add", principal, "--tokens", tokens], { encoding: "utf8", timeout: 20_000 });
-  assert.equal(run.status, 0, run.stderr);
-  return run.stdout.trim().split(/\s+/).at(-1)!;
-}
+after(stopHttpServers);
 
 async function connect(url: URL, token: string): Promise<Client> {
   const client = new Client({ name: "saved-app-listing-test", version: "0.0.0" });
@@ -85,7 +56,7 @@ for (const kind of storeKinds()) {
         const listerToken = addToken(tokens, "lister");
         const otherToken = addToken(tokens, "other");
         // Room for the apps saved above (about 257 MiB), and for the other principal's calls however fast they come.
-        const served = await serve(tokens, {
+        const served = await serveHttp(["--auth", "tokens", "--tokens", tokens], {
           ...fixture.env,
           BACKCHANNEL_MAX_PRINCIPAL_BYTES: String(1024 * 1024 * 1024),
           BACKCHANNEL_MAX_PRINCIPAL_APPENDS_PER_MINUTE: "1000000",
@@ -135,7 +106,7 @@ for (const kind of storeKinds()) {
         const burstMs = performance.now() - burst;
         listing = false;
         await beside;
-        const peak = peakRssMiB(served.child.pid!);
+        const peak = peakRssMiB(served.process.pid!);
         t.diagnostic(
           `${kind.name}: one listing ${oneMs.toFixed(0)} ms; ${LISTINGS} at once ${burstMs.toFixed(0)} ms; ` +
             `${calls} calls of another principal beside them, the slowest ${slowestMs.toFixed(0)} ms; the server's peak RSS ${peak} MiB`,
@@ -148,7 +119,7 @@ for (const kind of storeKinds()) {
         assert.ok(peak < 400, `the server's peak RSS was ${peak} MiB`);
       } finally {
         await Promise.all(clients.map((client) => client.close()));
-        for (const child of running) child.kill();
+        stopHttpServers();
         await fixture.stop();
       }
     });

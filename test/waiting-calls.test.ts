@@ -6,46 +6,17 @@
  * without that, a loaded CI saw the second wave of refusals alone grow the server by 237 MiB.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { CLI, tempDataDir } from "./support/helpers.js";
+import { addToken, serveHttp, stopHttpServers } from "./support/http-serve.js";
+import { tempDataDir } from "./support/helpers.js";
 
 const FLOOD = 2000;
 
-const running = new Set<ChildProcess>();
-after(() => {
-  for (const child of running) child.kill();
-});
-
-/** Starts `backchannel serve --http --port 0 --auth tokens` and resolves with its URL and process once it prints the URL. */
-function serve(dir: string, tokens: string, env: Record<string, string> = {}): Promise<{ url: URL; child: ChildProcess }> {
-  const child = spawn(process.execPath, [CLI, "serve", "--http", "--port", "0", "--auth", "tokens", "--tokens", tokens], {
-    env: { ...(process.env as Record<string, string>), BACKCHANNEL_HOME: dir, ...env },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  running.add(child);
-  child.once("exit", () => running.delete(child));
-  let stderr = "";
-  return new Promise((resolve, reject) => {
-    child.stderr!.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /MCP server at (http:\/\/[^\s,]+)/.exec(stderr);
-      if (match) resolve({ url: new URL(match[1]!), child });
-    });
-    child.once("exit", (code) => reject(new Error(`serve exited (${code}): ${stderr}`)));
-  });
-}
-
-/** A new token for `principal` in the token file at `tokens`. */
-function addToken(tokens: string, principal: string): string {
-  const run = spawnSync(process.execPath, [CLI, "token", "add", principal, "--tokens", tokens], { encoding: "utf8", timeout: 20_000 });
-  assert.equal(run.status, 0, run.stderr);
-  return run.stdout.trim().split(/\s+/).at(-1)!;
-}
+after(stopHttpServers);
 
 /** The resident memory of process `pid`, in MiB. */
 function rssMiB(pid: number): number {
@@ -100,7 +71,7 @@ test(`two waves of ${FLOOD} waiting polls of one principal: the others stay fast
   const tokens = join(dir, "tokens.json");
   const mallory = addToken(tokens, "mallory");
   const bob = addToken(tokens, "bob");
-  const { url, child } = await serve(dir, tokens);
+  const { url, process: child } = await serveHttp(["--auth", "tokens", "--tokens", tokens], { BACKCHANNEL_HOME: dir });
   const connect = async (token: string) => {
     const client = new Client({ name: "waiting-calls-test", version: "0.0.0" });
     await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
