@@ -5,6 +5,7 @@
 import { assertEvent } from "../core/ids.js";
 import { InvalidDataError, jsonProblem, type JsonValue } from "../core/json.js";
 import type { Limits } from "../core/limits.js";
+import type { QueueMessage } from "../protocol/message.js";
 import { InvalidCursorError, MessageTooLargeError } from "./errors.js";
 
 /**
@@ -30,12 +31,21 @@ export function checkCursor(after: number | undefined): void {
   if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0)) throw new InvalidCursorError(after);
 }
 
-/** The longest prefix of `messages` within `maxBatchBytes` of JSON, and always at least one message. */
-export function takeBatch<T>(messages: T[], maxBatchBytes: number): T[] {
+/**
+ * A message's size as the byte limits of a queue and of a batch count it: the UTF-8 bytes
+ * of its JSON (`{"seq":…,"event":…,"data":…,"ts":…}`). Each store counts it its own
+ * way (the file store from its log line, the Redis store in its scripts); this is the definition.
+ */
+export function messageBytes(message: QueueMessage): number {
+  return Buffer.byteLength(JSON.stringify(message));
+}
+
+/** The longest prefix of `messages` within `maxBatchBytes` ({@link messageBytes}), and always at least one message. */
+export function takeBatch<T extends QueueMessage>(messages: T[], maxBatchBytes: number): T[] {
   let bytes = 0;
   let count = 0;
   for (const message of messages) {
-    bytes += Buffer.byteLength(JSON.stringify(message));
+    bytes += messageBytes(message);
     if (count > 0 && bytes > maxBatchBytes) break;
     count += 1;
   }

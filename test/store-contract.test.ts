@@ -11,6 +11,7 @@ import { InvalidAppNameError, InvalidChannelIdError } from "../core/ids.js";
 import { APP_HTML_MAX_BYTES, SAVED_APP_MAX_BYTES } from "../core/limits.js";
 import { type SavedApp, SavedAppTooLargeError } from "../store/saved-app.js";
 import { InvalidCursorError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
+import { messageBytes } from "../store/validate.js";
 import { type StoreFixture, storeKinds } from "./support/stores.js";
 
 for (const kind of storeKinds()) {
@@ -218,10 +219,9 @@ for (const kind of storeKinds()) {
       });
 
       test("both stores count a queue's bytes alike: the same messages fit, to the byte", async () => {
-        // Three records of this event and data are 3 × 115 bytes (JSON of the whole message and a newline).
+        // Three of these messages are 3 × 114 bytes (JSON of the whole message: store/validate.ts messageBytes).
         const data = { text: "z".repeat(50), unicode: "é" };
-        const record = `${JSON.stringify({ seq: 1, event: "e", data, ts: new Date().toISOString() })}\n`;
-        const store = fixture.open({ limits: { maxQueueBytes: 3 * Buffer.byteLength(record) } });
+        const store = fixture.open({ limits: { maxQueueBytes: 3 * messageBytes({ seq: 1, event: "e", data, ts: new Date().toISOString() }) } });
         for (let n = 0; n < 3; n++) await store.append("exact", "ui", "e", data);
         await assert.rejects(store.append("exact", "ui", "e", data), QueueFullError);
         await store.poll("exact", "ui", { after: 1 });

@@ -12,7 +12,7 @@ import { principalDir, principalsDir, QUEUE_NAMES, type QueueName, queueFile, qu
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { pollWithWait } from "../changes.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store.js";
-import { checkCursor, checkMessage } from "../validate.js";
+import { checkCursor, checkMessage, messageBytes } from "../validate.js";
 import { ChannelFolders } from "./channel-folders.js";
 import { appendMessage, drain, type QueueLogContext, readAfter } from "./queue-log.js";
 import { FileQueueReader } from "./queue-reader.js";
@@ -167,7 +167,7 @@ export class FileStore implements ChannelStore {
     });
   }
 
-  /** The live messages of every queue (as their records count, the same as the Redis store's `bytes:<queue>`), the state documents and the saved apps; a queue that cannot be read counts nothing. */
+  /** The live messages of every queue (store/validate.ts `messageBytes`, as the Redis store's `bytes:<queue>` counts them), the state documents and the saved apps; a queue that cannot be read counts nothing. */
   async usedBytes(): Promise<number> {
     let bytes = 0;
     for (const { id } of await this.folders.list()) {
@@ -176,7 +176,7 @@ export class FileStore implements ChannelStore {
           if (error instanceof CorruptQueueFileError) return [];
           throw error;
         });
-        for (const message of messages) bytes += Buffer.byteLength(JSON.stringify(message));
+        for (const message of messages) bytes += messageBytes(message);
       }
       bytes += await this.folders.stateBytes(id);
     }

@@ -60,7 +60,7 @@ export interface ParsedQueue {
   validBytes: number;
   /** Bytes of the whole file: more than `validBytes` when its last line is torn. */
   totalBytes: number;
-  /** Bytes of the live messages' records, the measure of the queue's size limit. */
+  /** Bytes of the live messages ({@link recordMessageBytes}), the measure of the queue's size limit. */
   liveBytes: number;
 }
 
@@ -72,6 +72,11 @@ export function logHeader(nextSeq: number): string {
 /** One record as a line of the log. */
 export function logRecord(record: QueueMessage | { ack: number }): string {
   return `${JSON.stringify(record)}\n`;
+}
+
+/** What the line of a message (from {@link logRecord}, or read back) counts against the byte limits: its JSON, without the newline (store/validate.ts `messageBytes`). */
+export function recordMessageBytes(line: string): number {
+  return Buffer.byteLength(line) - (line.endsWith("\n") ? 1 : 0);
 }
 
 /** The whole log of `queue`, compacted: its header and its live messages. */
@@ -118,7 +123,7 @@ export function parseQueueText(text: string, path = "queue file"): ParsedQueue {
     lastSeq = record.seq;
     nextSeq = Math.max(nextSeq, record.seq + 1);
     messages.push(record);
-    sizes.push(Buffer.byteLength(lines[i]!) + 1);
+    sizes.push(recordMessageBytes(lines[i]!));
   }
   const live = messages.slice(first);
   const liveBytes = sizes.slice(first).reduce((sum, size) => sum + size, 0);

@@ -45,7 +45,7 @@ import type { QueueName } from "../../core/paths.js";
 import type { JsonValue } from "../../protocol/message.js";
 import { CorruptQueueFileError, QueueFullError } from "../errors.js";
 import type { AppendResult, PollResult } from "../store.js";
-import { takeBatch } from "../validate.js";
+import { messageBytes, takeBatch } from "../validate.js";
 import { moveAside } from "../../core/fs/aside.js";
 import { writeFileAtomic } from "../../core/fs/atomic-write.js";
 import { type HeldLock, type LockOptions, withLock } from "../../core/fs/lock.js";
@@ -56,6 +56,7 @@ import {
   logHeader,
   logRecord,
   maxQueueFileBytes,
+  recordMessageBytes,
   type ParsedQueue,
   parseQueueText,
   type QueueFile,
@@ -100,7 +101,7 @@ export async function appendMessage(log: QueueLogContext, event: string, data: J
       if (state.count >= limits.maxQueueMessages) throw new QueueFullError(log.channelId, log.queue, "messages", limits.maxQueueMessages);
       const seq = state.seq + 1;
       const record = logRecord({ seq, event, data, ts: new Date().toISOString() });
-      const bytes = state.bytes + Buffer.byteLength(record);
+      const bytes = state.bytes + recordMessageBytes(record);
       if (bytes > limits.maxQueueBytes) throw new QueueFullError(log.channelId, log.queue, "bytes", limits.maxQueueBytes);
       lock.assertHeld();
       const appended = appendToLog(log.path, size === 0 ? logHeader(seq) + record : record, size);
@@ -220,7 +221,7 @@ function withMark<T>(log: QueueLogContext, action: (mark: QueueMark) => T): T {
 function acknowledge(log: QueueLogContext, mark: QueueMark, current: ParsedQueue, seq: number): { queue: QueueFile; pending: PendingSync } {
   const kept = current.queue.messages.filter((message) => message.seq > seq);
   const gone = current.queue.messages.slice(0, current.queue.messages.length - kept.length);
-  const bytes = current.liveBytes - gone.reduce((sum, message) => sum + Buffer.byteLength(logRecord(message)), 0);
+  const bytes = current.liveBytes - gone.reduce((sum, message) => sum + messageBytes(message), 0);
   const queue: QueueFile = { next_seq: current.queue.next_seq, messages: kept };
   const written = writeRecord(log, current, logRecord({ ack: seq }), queue, bytes);
   writeMark(log, mark, { seq: queue.next_seq - 1, count: kept.length, bytes }, written.stats);

@@ -32,7 +32,7 @@ export interface QueueState {
   seq: number;
   /** Live messages. */
   count: number;
-  /** Bytes of the live messages' log records (the measure of the queue's byte limit). */
+  /** Bytes of the live messages (store/validate.ts `messageBytes`: the measure of the queue's byte limit). */
   bytes: number;
 }
 

@@ -17,8 +17,9 @@
  * Invariants the scripts keep:
  * - `seq:<queue>` in the meta hash is the last seq handed out; it only grows, so a seq
  *   never repeats while the channel exists; stream entry ids are `<seq>-0`, dense;
- * - `bytes:<queue>` is the size of the queue's messages as the file store counts it
- *   (each message's JSON record and a newline), so both stores refuse the same message;
+ * - `bytes:<queue>` is the size of the queue's messages as every store defines it (the
+ *   bytes of each message's JSON, store/validate.ts `messageBytes`), so both stores refuse
+ *   the same message;
  * - a cursor above the last seq handed out moves nothing (no seq, no acknowledgement);
  * - a channel's keys expire (after the TTL) only while both its queues are empty: a
  *   channel holding an unread message is never dropped by Redis or by the sweep;
@@ -51,11 +52,10 @@ local function stream_of(queue)
   return error('unknown queue ' .. tostring(queue))
 end
 
--- The bytes of a message's record as the file store counts them: its JSON
--- {"seq":…,"event":"…","data":…,"ts":"…"} (35 bytes and the fields; event and ts need no
--- escaping) and a newline.
-local function record_bytes(seq_text, event, data, ts)
-  return 36 + #seq_text + #event + #data + #ts
+-- The bytes of a message's JSON {"seq":…,"event":"…","data":…,"ts":"…"}: 35 bytes and
+-- the fields (event and ts need no escaping; data is stored as its JSON text).
+local function message_bytes(seq_text, event, data, ts)
+  return 35 + #seq_text + #event + #data + #ts
 end
 
 -- The last seq handed out in a queue. A meta hash that lost its fields while the stream
@@ -72,7 +72,7 @@ local function last_seq(queue, stream)
   local bytes = 0
   for _, entry in ipairs(redis.call('XRANGE', stream, '-', '+')) do
     local f = entry[2]
-    bytes = bytes + record_bytes(string.match(entry[1], '^(%d+)'), f[2], f[4], f[6])
+    bytes = bytes + message_bytes(string.match(entry[1], '^(%d+)'), f[2], f[4], f[6])
   end
   redis.call('HSET', KEYS[1], 'seq:' .. queue, string.format('%d', last), 'bytes:' .. queue, bytes)
   return last
@@ -104,45 +104,44 @@ local function settle(changed, holds)
 end
 
 -- Up to max_bytes of messages from stream id 'from' on (always at least one), flattened as
--- seq, event, data, ts, …; with their count, the last seq and the bytes of their records.
+-- seq, event, data, ts, …; with their count, the last seq and their bytes.
 local function take_batch(stream, from, max_bytes)
-  local out, count, total, records, last = {}, 0, 0, 0, 0
+  local out, count, total, last = {}, 0, 0, 0
   while true do
     local entries = redis.call('XRANGE', stream, from, '+', 'COUNT', 100)
     for _, entry in ipairs(entries) do
       local f = entry[2]
       local seq_text = string.match(entry[1], '^(%d+)')
-      local record = record_bytes(seq_text, f[2], f[4], f[6])
-      total = total + record - 1
-      if count > 0 and total > max_bytes then return out, count, last, records end
+      local bytes = total + message_bytes(seq_text, f[2], f[4], f[6])
+      if count > 0 and bytes > max_bytes then return out, count, last, total end
+      total = bytes
       count = count + 1
-      records = records + record
       last = tonumber(seq_text)
       out[#out + 1] = seq_text
       out[#out + 1] = f[2]
       out[#out + 1] = f[4]
       out[#out + 1] = f[6]
     end
-    if #entries < 100 then return out, count, last, records end
+    if #entries < 100 then return out, count, last, total end
     from = '(' .. entries[#entries][1]
   end
 end
 
--- Deletes every message up to seq 'upto' whose records add up to 'records' bytes.
-local function forget(queue, stream, upto, records)
+-- Deletes every message up to seq 'upto', whose bytes add up to 'bytes'.
+local function forget(queue, stream, upto, bytes)
   redis.call('XTRIM', stream, 'MINID', string.format('%d-0', upto + 1))
-  redis.call('HINCRBY', KEYS[1], 'bytes:' .. queue, -records)
+  redis.call('HINCRBY', KEYS[1], 'bytes:' .. queue, -bytes)
 end
 
--- The bytes of the records of the messages up to seq 'upto'.
-local function records_upto(stream, upto)
-  local records = 0
+-- The count and bytes of the messages up to seq 'upto'.
+local function bytes_upto(stream, upto)
+  local bytes = 0
   local entries = redis.call('XRANGE', stream, '-', string.format('%d-0', upto))
   for _, entry in ipairs(entries) do
     local f = entry[2]
-    records = records + record_bytes(string.match(entry[1], '^(%d+)'), f[2], f[4], f[6])
+    bytes = bytes + message_bytes(string.match(entry[1], '^(%d+)'), f[2], f[4], f[6])
   end
-  return #entries, records
+  return #entries, bytes
 end
 `;
 
@@ -157,7 +156,7 @@ local stream = stream_of(queue)
 local count = redis.call('XLEN', stream)
 if count >= tonumber(ARGV[7]) then return {'full', 'messages'} end
 local seq_text = string.format('%d', last_seq(queue, stream) + 1)
-local bytes = num(redis.call('HGET', KEYS[1], 'bytes:' .. queue)) + record_bytes(seq_text, event, data, ts)
+local bytes = num(redis.call('HGET', KEYS[1], 'bytes:' .. queue)) + message_bytes(seq_text, event, data, ts)
 if bytes > tonumber(ARGV[8]) then return {'full', 'bytes'} end
 redis.call('XADD', stream, seq_text .. '-0', 'event', event, 'data', data, 'ts', ts)
 redis.call('HSET', KEYS[1], 'seq:' .. queue, seq_text, 'bytes:' .. queue, bytes)
@@ -182,9 +181,9 @@ local from = string.format('%d-0', after + 1)
 if after > last_handed_out then
   from = '-'
 elseif after > 0 then
-  local gone, records = records_upto(stream, after)
+  local gone, bytes = bytes_upto(stream, after)
   if gone > 0 then
-    forget(queue, stream, after, records)
+    forget(queue, stream, after, bytes)
     changed = true
   end
 end
@@ -206,10 +205,10 @@ return reply
 const DRAIN_LUA = `${FREES}${CHANNEL_PRELUDE}
 local queue = ARGV[3]
 local stream = stream_of(queue)
-local out, count, last, records = take_batch(stream, '-', tonumber(ARGV[4]))
+local out, count, last, bytes = take_batch(stream, '-', tonumber(ARGV[4]))
 local cursor = last
 if count > 0 then
-  forget(queue, stream, last, records)
+  forget(queue, stream, last, bytes)
   settle(true)
   redis.call('SPUBLISH', ARGV[5], 'ack')
 else
