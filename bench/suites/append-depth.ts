@@ -4,6 +4,8 @@
  * in the same run: the same processes appending lines of the same size to one bare file
  * with O_APPEND and fdatasync, one by one (../workers/queue-worker.ts `appendToFloor`).
  * An append whose work grows with the queue shows as a rate that falls with the depth.
+ * Beside them, the same bare loop with each write under the queue's lock
+ * (core/fs/lock.ts): what the lock alone leaves of the floor, read against it too.
  *
  * Each run fills a fresh queue to its depth first (untimed, all workers at once), then
  * times its appenders as the one-queue run of ./throughput.ts does, up to `messages` in
@@ -51,14 +53,25 @@ export async function depthFigures(design: Design, workers: WorkerProcess[], pla
   for (const processes of plan.processes) {
     const appenders = workers.slice(0, processes);
     const floor: number[] = [];
+    const lockedFloor: number[] = [];
     const byDepth = new Map<number, number[]>(plan.queued.map((queued) => [queued, []]));
     // Floor and depths alternate within each repeat, so that a change of the machine's load touches them alike.
     for (let repeat = 0; repeat < plan.repeats; repeat += 1) {
       ctx.log(`throughput: the floor and ${design.name} at depths ${plan.queued.join(", ")}, ${processes} process(es), run ${repeat + 1}`);
-      floor.push(await floorRun(design, appenders, plan, ctx));
+      floor.push(await floorRun(design, appenders, plan, ctx, "floor"));
+      lockedFloor.push(await floorRun(design, appenders, plan, ctx, "locked-floor"));
       for (const queued of plan.queued) byDepth.get(queued)!.push(await depthRun(design, workers, appenders, queued, plan, ctx));
     }
     const label = `${processes} proc${processes === 1 ? "" : "s"}`;
+    const against = { name: `bare append + fdatasync loop, ${label} on one file`, samples: floor };
+    figures.push({
+      key: `throughput.depth.${processes}.locked-floor`,
+      name: `the same bare loop with each write under the queue's lock (core/fs/lock.ts), ${label}`,
+      unit: "/s",
+      solo: true,
+      samples: lockedFloor,
+      against,
+    });
     for (const queued of plan.queued) {
       figures.push({
         key: `throughput.depth.${processes}.${queued}`,
@@ -66,30 +79,30 @@ export async function depthFigures(design: Design, workers: WorkerProcess[], pla
         unit: "/s",
         solo: true,
         samples: byDepth.get(queued)!,
-        against: { name: `bare append + fdatasync loop, ${label} on one file`, samples: floor },
+        against,
       });
     }
   }
   return figures;
 }
 
-/** The floor: `appenders` append and fdatasync lines to one bare file. */
-async function floorRun(design: Design, appenders: WorkerProcess[], plan: DepthPlan, ctx: RunContext): Promise<number> {
-  const dataDir = await mkdtemp(join(ctx.root, "floor-"));
+/** The floor: `appenders` append and fdatasync lines to one bare file, each write under the queue's lock when `role` says so. */
+async function floorRun(design: Design, appenders: WorkerProcess[], plan: DepthPlan, ctx: RunContext, role: "floor" | "locked-floor"): Promise<number> {
+  const dataDir = await mkdtemp(join(ctx.root, `${role}-`));
   const runs = appenders.map((worker, writer) => ({
     worker,
     task: {
       design: design.name,
       location: { kind: "file" as const, dataDir },
       channelId: "floor",
-      role: "floor" as const,
+      role,
       writer,
       count: share(plan.messages, appenders.length, writer),
       durationMs: plan.durationMs,
     },
   }));
   const reports = await withTimeout(Promise.all(await runTogether(runs)), RUN_TIMEOUT_MS, "floor appenders");
-  return counted(reports, "the floor");
+  return counted(reports, role === "floor" ? "the floor" : "the locked floor");
 }
 
 /** Fills a fresh queue to `queued` messages with all `workers`, then times `appenders` on it. */

@@ -4,7 +4,8 @@
  *
  *     {"task": WorkerTask}   open the store and read once, then print "armed"
  *     {"go": true}           start the armed task: append or drain as fast as it can
- *                            (or, for the floor, append and fdatasync lines to a bare file)
+ *                            (or, for the floor, append and fdatasync lines to a bare file,
+ *                            with or without the queue's lock around each write)
  *     {"stop": true}         a drainer finishes its task once the queue is empty
  *
  * It prints "ready" once loaded, so that process start-up is never measured, and is
@@ -23,7 +24,8 @@ import type { ChannelStore } from "../../store/store.js";
 import type { QueueMessage } from "../../protocol/message.js";
 import { PollingStore } from "../baseline/polling-store.js";
 import type { DesignName } from "../designs.js";
-import type { Limits } from "../../core/limits.js";
+import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
+import { withLock } from "../../core/fs/lock.js";
 
 /** What a worker is asked to do. */
 export interface WorkerTask {
@@ -31,8 +33,13 @@ export interface WorkerTask {
   /** Where the design's channels live (the baseline's: a data directory). */
   location: StoreLocation;
   channelId: string;
-  /** `floor`: a bare O_APPEND write + fdatasync loop on `floor.log` in the data directory, no store (the physical floor of an append). */
-  role: "append" | "drain" | "floor";
+  /**
+   * `floor`: a bare O_APPEND write + fdatasync loop on `floor.log` in the data directory,
+   * no store (the physical floor of an append); `locked-floor`: the same loop with each
+   * write under the lock a queue's appends take (core/fs/lock.ts, kept record) and the
+   * fdatasync after its release, as an append does: the floor of any design that serializes appends with it.
+   */
+  role: "append" | "drain" | "floor" | "locked-floor";
   /** The appender's number, part of each message's key "<writer>:<index>". */
   writer: number;
   /** How many messages an appender appends at most. */
@@ -82,7 +89,7 @@ async function main(): Promise<void> {
       stop.abort();
     } else if ("task" in command) {
       const { task } = command;
-      const store = task.role === "floor" ? undefined : await storeFor(task);
+      const store = task.role === "floor" || task.role === "locked-floor" ? undefined : await storeFor(task);
       if (store) await warmUp(store, task.channelId);
       armed = { store, task };
       process.stdout.write("armed\n");
@@ -155,19 +162,23 @@ async function append(store: ChannelStore, task: WorkerTask): Promise<WorkerRepo
 
 /**
  * The physical floor of a durable append: lines as long as a store's record, appended to
- * one file with O_APPEND and made durable with fdatasync one by one, with no lock, no
- * check and no mark. Several workers append to the same file, as appenders to one queue.
+ * one file with O_APPEND and made durable with fdatasync one by one, with no check and
+ * no mark, and no lock unless the role is `locked-floor`. Several workers append to the
+ * same file, as appenders to one queue.
  */
 async function appendToFloor(task: WorkerTask): Promise<WorkerReport> {
   await Promise.resolve(); // a task runs after main() has set it going, as the others do
   if (task.location.kind !== "file") throw new Error("the floor is measured in a data directory");
-  const fd = openSync(join(task.location.dataDir, "floor.log"), "a", 0o600);
+  const path = join(task.location.dataDir, "floor.log");
+  const fd = openSync(path, "a", 0o600);
+  const lock = { staleMs: DEFAULT_LIMITS.lockStaleMs, keepRecord: true };
   const report: WorkerReport = { startedAt: now(), lastAt: now(), operations: 0, keys: [], errors: [] };
   const deadline = report.startedAt + task.durationMs;
   try {
     for (let index = 0; index < task.count && now() < deadline; index += 1) {
       const line = `${JSON.stringify({ seq: index + 1, event: "ask", data: { key: `${task.writer}:${index}` }, ts: new Date().toISOString() })}\n`;
-      writeSync(fd, line);
+      if (task.role === "locked-floor") await withLock(path, lock, () => writeSync(fd, line));
+      else writeSync(fd, line);
       fdatasyncSync(fd);
       report.operations += 1;
       report.lastAt = now();

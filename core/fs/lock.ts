@@ -71,7 +71,7 @@ import {
 } from "node:fs";
 import { FILE_MODE, lockDirOf } from "../paths.js";
 import { moveAside } from "./aside.js";
-import { describeKind, lstatOrNull, readTextFile } from "./safe-open.js";
+import { describeKind, lstatOrNull, ownedByThisUser, readTextFile } from "./safe-open.js";
 import { FileTooLargeError, LockLostError, LockTimeoutError, NotRegularFileError } from "./errors.js";
 import { writeAll } from "./write-all.js";
 
@@ -166,7 +166,11 @@ const MAX_KEPT_RECORDS = 32;
 export async function withLock<T>(path: string, options: LockOptions, action: (lock: HeldLock) => Promise<T> | T): Promise<T> {
   const holding = await acquire(lockDirOf(path), path, options);
   try {
-    return await action(holding);
+    const result = action(holding);
+    // No beat can run while a synchronous action holds the event loop: only one that awaits needs the timer.
+    if (!(result instanceof Promise)) return result;
+    holding.beatWhileHeld();
+    return await result;
   } finally {
     holding.release();
   }
@@ -274,7 +278,7 @@ class KeptRecord {
     let alone: boolean;
     try {
       const stats = fstatSync(fd);
-      ours = stats.isFile() && (process.geteuid === undefined || stats.uid === process.geteuid());
+      ours = stats.isFile() && ownedByThisUser(stats);
       // A second link may be the lock path (a release that failed to unlink it): a record must not change in place there.
       alone = stats.nlink === 1;
       if (ours && alone) {
@@ -376,7 +380,7 @@ function shouldClear(verdict: LockVerdict, observation: Observation, now: number
 class Holding implements HeldLock {
   private lost: string | undefined;
   private readonly since = performance.now();
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout | undefined;
   /** The temporary file the record was linked from, removed on release (a kept record stays). */
   private readonly temp: string;
 
@@ -388,7 +392,11 @@ class Holding implements HeldLock {
     private readonly kept: KeptRecord | null,
   ) {
     this.temp = tempOf(lockPath, record);
-    this.timer = setInterval(() => this.beat(), Math.max(250, Math.floor(staleMs / 4)));
+  }
+
+  /** Starts the beats (until released): for an action that awaits, so that waiters elsewhere see the lock change. */
+  beatWhileHeld(): void {
+    this.timer = setInterval(() => this.beat(), Math.max(250, Math.floor(this.staleMs / 4)));
     this.timer.unref();
   }
 

@@ -97,6 +97,11 @@ function checkFolder(path: string, access: FolderAccess): boolean {
   return true;
 }
 
+/** True when `stats` are of something this user owns (always, where there are no POSIX owners). */
+export function ownedByThisUser(stats: Stats): boolean {
+  return UID === undefined || stats.uid === UID;
+}
+
 /**
  * Refuses a folder or file that another user owns or that group or others can write.
  * @throws UnsafeLayoutError naming the command that fixes it.
@@ -104,7 +109,7 @@ function checkFolder(path: string, access: FolderAccess): boolean {
 export function checkOwnerAndMode(path: string, stats: Stats): void {
   if (UID === undefined) return;
   const folder = stats.isDirectory();
-  if (stats.uid !== UID) {
+  if (!ownedByThisUser(stats)) {
     const sudo = UID === 0 ? "" : "sudo ";
     throw new UnsafeLayoutError(
       path,
