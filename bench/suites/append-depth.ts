@@ -87,7 +87,13 @@ export async function depthFigures(design: Design, workers: WorkerProcess[], pla
 }
 
 /** The floor: `appenders` append and fdatasync lines to one bare file, each write under the queue's lock when `role` says so. */
-async function floorRun(design: Design, appenders: WorkerProcess[], plan: DepthPlan, ctx: RunContext, role: "floor" | "locked-floor"): Promise<number> {
+async function floorRun(
+  design: Design,
+  appenders: WorkerProcess[],
+  plan: DepthPlan,
+  ctx: RunContext,
+  role: "floor" | "locked-floor",
+): Promise<number> {
   const dataDir = await mkdtemp(join(ctx.root, `${role}-`));
   const runs = appenders.map((worker, writer) => ({
     worker,
