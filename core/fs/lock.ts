@@ -14,9 +14,10 @@
  *   with the start time it recorded (a zombie counts as gone). Its lock is never broken,
  *   however long it is held; once it is gone its lock is broken at once;
  * - a holder in another pid namespace or on another host is alive while its lock
- *   changes: it rewrites the record with a growing `beat` every `staleMs / 4`, and a
- *   waiter breaks the lock only after seeing it unchanged for `staleMs` by its own
- *   monotonic clock;
+ *   changes: it rewrites the record with a growing `beat` every `staleMs / 4` while its
+ *   action awaits (a synchronous action holds the event loop, so no beat could run: the
+ *   timer is made only for an action that returns a promise), and a waiter breaks the
+ *   lock only after seeing it unchanged for `staleMs` by its own monotonic clock;
  * - a lock is broken only under a second lock, `<file>.lock.break` (judged the same
  *   way), after checking that it is still the very lock judged dead (same inode, same
  *   record): when several waiters find the same dead lock, one breaks it, and none can
