@@ -3,7 +3,7 @@
  * Each top-level folder imports only from the layers below it:
  *
  *   core ← protocol ← store ← server ← cli
- *   watcher, claude-code: core, protocol, store only (they must start fast: no SDK)
+ *   watcher, claude-code, codex, gemini: core, protocol, store (and each other) only (they must start fast: no SDK)
  *   app: protocol types and ext-apps only (it runs in the browser)
  *   deploy: Node only (it runs the built command, redis-server and nginx as processes)
  *
@@ -18,7 +18,7 @@ function forbid(name, from, to, comment) {
   return { name, comment, severity: "error", from: { path: from }, to: { path: to } };
 }
 
-const UPPER_LAYERS = "^(server|cli|watcher|claude-code|deploy|app|playground|test|bench)/";
+const UPPER_LAYERS = "^(server|cli|watcher|claude-code|codex|gemini|deploy|app|playground|test|bench)/";
 
 module.exports = {
   forbidden: [
@@ -30,25 +30,25 @@ module.exports = {
       comment: "server/ is the MCP server only; dist/server/cli.js is a shim for users' configs, allowed by name",
       severity: "error",
       from: { path: "^server/", pathNot: "^server/cli\\.ts$" },
-      to: { path: "^(cli|watcher|claude-code|app|playground|test|bench)/" },
+      to: { path: "^(cli|watcher|claude-code|codex|gemini|app|playground|test|bench)/" },
     },
     forbid("cli-below-tests", "^cli/", "^(app|playground|test|bench)/", "cli/ is the top of the Node side"),
     forbid(
       "watcher-fast",
-      "^(watcher|claude-code)/",
+      "^(watcher|claude-code|codex|gemini)/",
       "^(server|cli|app|playground|test|bench)/|" + SDK,
-      "watcher/ and claude-code/ start fast: core, protocol and store only, never the SDK",
+      "watcher/ and the hosts' folders (claude-code/, codex/, gemini/) start fast: core, protocol and store only, never the SDK",
     ),
     forbid(
       "app-in-browser",
       "^app/",
-      "^(core|store|server|cli|watcher|claude-code|playground|test|bench)/",
+      "^(core|store|server|cli|watcher|claude-code|codex|gemini|playground|test|bench)/",
       "app/ runs in the browser: protocol types and ext-apps only",
     ),
     forbid(
       "deploy-runs-processes",
       "^deploy/",
-      "^(core|protocol|store|server|cli|watcher|claude-code|app|playground|test|bench|node_modules)/",
+      "^(core|protocol|store|server|cli|watcher|claude-code|codex|gemini|app|playground|test|bench|node_modules)/",
       "deploy/ runs the built command, redis-server and nginx as processes: Node only",
     ),
     {
@@ -56,7 +56,7 @@ module.exports = {
       comment: 'only store/open.ts loads a store; the public export names FileStore (docs/ARCHITECTURE.md, "The store")',
       severity: "error",
       from: {
-        path: "^(core|protocol|store|server|cli|watcher|claude-code|deploy|app|playground)/",
+        path: "^(core|protocol|store|server|cli|watcher|claude-code|codex|gemini|deploy|app|playground)/",
         pathNot: "^(store/(file|redis)/|store/open\\.ts$|server/index\\.ts$)",
       },
       to: { path: "^store/(file|redis)/" },

@@ -4,6 +4,10 @@
  * a Claude Code settings file as a `Stop` hook with `"asyncRewake": true`, and take it
  * out again, leaving every other hook as it was. Both run under the settings file's
  * lock, as the status line's install does (./install.ts).
+ *
+ * The edits themselves ({@link withHookEntry}, {@link withoutHookEntry}) serve every
+ * hooks file of this shape, `{"hooks": {"<Event>": [{"matcher"?, "hooks": [...]}]}}`:
+ * Codex's hooks.json has it too (codex/install.ts).
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -26,11 +30,10 @@ export async function installWakeHook(settingsPath: string, env: NodeJS.ProcessE
   mkdirSync(dirname(settingsPath), { recursive: true });
   return withSettingsLock(settingsPath, () => {
     const settings = readJsonObject(settingsPath) ?? {};
-    const stop = stopEntries(settingsPath, settings);
-    if (stop.some(isOurs)) return { ok: true, message: `backchannel's wake hook is already installed in ${settingsPath}; nothing changed.` };
     const hook: JsonObject = { type: "command", command: `${backchannelCommand(env)} hook stop`, asyncRewake: true, timeout: WAKE_HOOK_TIMEOUT_S };
-    const hooks = isJsonObject(settings.hooks) ? settings.hooks : {};
-    writeJsonObject(settingsPath, { ...settings, hooks: { ...hooks, Stop: [...stop, { hooks: [hook] }] } });
+    const next = withHookEntry(settingsPath, settings, "Stop", hook, OUR_HOOK);
+    if (next === undefined) return { ok: true, message: `backchannel's wake hook is already installed in ${settingsPath}; nothing changed.` };
+    writeJsonObject(settingsPath, next);
     return {
       ok: true,
       message: `Installed backchannel's wake hook (a Stop hook with asyncRewake) in ${settingsPath}. It wakes Claude Code sessions started from now on when an app sends a message.`,
@@ -48,33 +51,57 @@ export async function uninstallWakeHook(settingsPath: string): Promise<Outcome> 
   if (!existsSync(dirname(settingsPath))) return absent;
   return withSettingsLock(settingsPath, () => {
     const settings = readJsonObject(settingsPath);
-    if (settings === null) return absent;
-    const stop = stopEntries(settingsPath, settings);
-    const kept = stop.filter((entry) => !isOurs(entry));
-    if (kept.length === stop.length) return absent;
-    const hooks: JsonObject = { ...(settings.hooks as JsonObject) };
-    if (kept.length > 0) hooks.Stop = kept;
-    else delete hooks.Stop;
-    const next: JsonObject = { ...settings, hooks };
-    if (Object.keys(hooks).length === 0) delete next.hooks;
+    const next = settings === null ? undefined : withoutHookEntry(settingsPath, settings, "Stop", OUR_HOOK);
+    if (next === undefined) return absent;
     writeJsonObject(settingsPath, next);
     return { ok: true, message: `Removed backchannel's wake hook from ${settingsPath}.` };
   });
 }
 
-/** The `hooks.Stop` matcher entries of `settings`. @throws SettingsFileError when they are not an array. */
-function stopEntries(path: string, settings: JsonObject): JsonValue[] {
+/**
+ * `settings` with `hook` added as a new entry of `hooks.<event>` (other events and
+ * entries kept, in order), or `undefined` when an entry there already runs a command
+ * that `ours` matches.
+ * @throws SettingsFileError (naming `path`) when `hooks` or `hooks.<event>` is not what hosts read.
+ */
+export function withHookEntry(path: string, settings: JsonObject, event: string, hook: JsonObject, ours: RegExp): JsonObject | undefined {
+  const entries = hookEntries(path, settings, event);
+  if (entries.some((entry) => holdsHook(entry, ours))) return undefined;
+  const hooks = isJsonObject(settings.hooks) ? settings.hooks : {};
+  return { ...settings, hooks: { ...hooks, [event]: [...entries, { hooks: [hook] }] } };
+}
+
+/**
+ * `settings` without the entries of `hooks.<event>` that run a command `ours` matches,
+ * dropping `hooks.<event>` and `hooks` when nothing else is left in them; `undefined`
+ * when there is no such entry.
+ * @throws SettingsFileError as {@link withHookEntry}.
+ */
+export function withoutHookEntry(path: string, settings: JsonObject, event: string, ours: RegExp): JsonObject | undefined {
+  const entries = hookEntries(path, settings, event);
+  const kept = entries.filter((entry) => !holdsHook(entry, ours));
+  if (kept.length === entries.length) return undefined;
+  const hooks: JsonObject = { ...(settings.hooks as JsonObject) };
+  if (kept.length > 0) hooks[event] = kept;
+  else delete hooks[event];
+  const next: JsonObject = { ...settings, hooks };
+  if (Object.keys(hooks).length === 0) delete next.hooks;
+  return next;
+}
+
+/** The `hooks.<event>` matcher entries of `settings`. @throws SettingsFileError when they are not an array. */
+function hookEntries(path: string, settings: JsonObject, event: string): JsonValue[] {
   const hooks = settings.hooks;
   if (hooks === undefined) return [];
   if (!isJsonObject(hooks)) throw new SettingsFileError(path, `its hooks is ${JSON.stringify(hooks)}, not an object of events`);
-  const stop = hooks.Stop;
-  if (stop === undefined) return [];
-  if (!Array.isArray(stop)) throw new SettingsFileError(path, `its hooks.Stop is ${JSON.stringify(stop)}, not an array`);
-  return stop;
+  const entries = hooks[event];
+  if (entries === undefined) return [];
+  if (!Array.isArray(entries)) throw new SettingsFileError(path, `its hooks.${event} is ${JSON.stringify(entries)}, not an array`);
+  return entries;
 }
 
-/** Whether a `hooks.Stop` entry holds backchannel's wake hook. */
-function isOurs(entry: JsonValue): boolean {
+/** Whether a matcher entry holds a command hook whose command `ours` matches. */
+function holdsHook(entry: JsonValue, ours: RegExp): boolean {
   if (!isJsonObject(entry) || !Array.isArray(entry.hooks)) return false;
-  return entry.hooks.some((hook) => isJsonObject(hook) && typeof hook.command === "string" && OUR_HOOK.test(hook.command));
+  return entry.hooks.some((hook) => isJsonObject(hook) && typeof hook.command === "string" && ours.test(hook.command));
 }

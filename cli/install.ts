@@ -1,12 +1,15 @@
 /**
  * `backchannel install statusline|hook` and `uninstall statusline|hook`: Claude Code's
- * settings (claude-code/install.ts, claude-code/install-hook.ts).
+ * settings (claude-code/install.ts, claude-code/install-hook.ts); `install codex` and
+ * `uninstall codex`: Codex CLI's (codex/install.ts).
  */
 import { parseCommandLine } from "./args.js";
 
 /** The usage text of this command. */
 export const USAGE = `Usage: backchannel install statusline|hook [--settings FILE]
        backchannel uninstall statusline|hook [--settings FILE]
+       backchannel install codex [--codex-home DIR] [--codex COMMAND]
+       backchannel uninstall codex [--codex-home DIR] [--codex COMMAND]
 
 install: makes "backchannel statusline" Claude Code's status line. The statusLine it
 replaces is kept in backchannel-statusline.<settings file name> next to the settings
@@ -18,13 +21,25 @@ hook: the wake hook, "backchannel hook stop" as a Stop hook with "asyncRewake":
 true, which wakes the agent when an app sends a message (the Claude Code plugin has
 it too: use one or the other). uninstall takes it out, leaving other hooks alone.
 
-Options:
-  --settings FILE  the settings file (default $CLAUDE_CONFIG_DIR/settings.json, else
-                   ~/.claude/settings.json; e.g. .claude/settings.json for a project)
-  -h, --help       show this help
+codex: Codex CLI, in one step: the MCP server "backchannel" (unless you have one by
+that name), and the wake hook, "backchannel hook codex-stop" as a Stop hook in
+hooks.json, trusted. After each turn it starts a waker that gives the agent a turn
+when an app sends a message (codex queue --resume): nothing to arm. Codex itself
+edits config.toml (it runs "codex app-server"), so your comments stay. uninstall
+takes out what install added; a server entry you changed is left alone.
 
-Exit codes: 0 done (or nothing to do), 1 refused or a settings file that is not a
-JSON object (left as it is; message on stderr).`;
+Options:
+  --settings FILE    the settings file (default $CLAUDE_CONFIG_DIR/settings.json, else
+                     ~/.claude/settings.json; e.g. .claude/settings.json for a project)
+  --codex-home DIR   codex: Codex's folder (default $CODEX_HOME, else ~/.codex)
+  --codex COMMAND    codex: the command that runs Codex (default codex)
+  -h, --help         show this help
+
+Exit codes: 0 done (or nothing to do), 1 refused, Codex could not be run, or a
+settings file that is not a JSON object (left as it is; message on stderr).`;
+
+/** What install and uninstall take care of. */
+const TARGETS = ["statusline", "hook", "codex"] as const;
 
 /** Runs `install` or `uninstall` (`command`) with `args` (after it); resolves to the exit code. */
 export async function run(command: "install" | "uninstall", args: string[]): Promise<number> {
@@ -32,6 +47,8 @@ export async function run(command: "install" | "uninstall", args: string[]): Pro
     allowPositionals: true,
     options: {
       settings: { type: "string" },
+      "codex-home": { type: "string" },
+      codex: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -39,28 +56,41 @@ export async function run(command: "install" | "uninstall", args: string[]): Pro
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const target = positionals.length === 1 ? positionals[0] : undefined;
-  if (target !== "statusline" && target !== "hook") {
+  const target = positionals.length === 1 ? TARGETS.find((name) => name === positionals[0]) : undefined;
+  if (target === undefined) {
     const what = positionals.length === 0 ? "nothing" : JSON.stringify(positionals.join(" "));
-    process.stderr.write(`backchannel ${command}: can only ${command} "statusline" or "hook", not ${what}\n\n${USAGE}\n`);
+    process.stderr.write(`backchannel ${command}: can only ${command} "statusline", "hook" or "codex", not ${what}\n\n${USAGE}\n`);
     return 1;
   }
-  const [{ resolve }, { defaultSettingsPath }, statusline, hook] = await Promise.all([
-    import("node:path"),
-    import("../claude-code/settings-file.js"),
-    import("../claude-code/install.js"),
-    import("../claude-code/install-hook.js"),
-  ]);
-  const settingsPath = resolve(values.settings ?? defaultSettingsPath());
-  const action =
-    target === "hook"
-      ? command === "install"
-        ? hook.installWakeHook
-        : hook.uninstallWakeHook
-      : command === "install"
-        ? statusline.installStatusline
-        : statusline.uninstallStatusline;
-  const outcome = await action(settingsPath);
+  const codexOptions = values["codex-home"] !== undefined || values.codex !== undefined;
+  if (target === "codex" ? values.settings !== undefined : codexOptions) {
+    const [given, owner] = target === "codex" ? ["--settings", '"statusline" and "hook"'] : ["--codex-home and --codex", '"codex"'];
+    process.stderr.write(`backchannel ${command} ${target}: ${given} belong to ${owner}\n\n${USAGE}\n`);
+    return 1;
+  }
+  const { resolve } = await import("node:path");
+  let outcome: { ok: boolean; message: string };
+  if (target === "codex") {
+    const [codex, { shellWords }] = await Promise.all([import("../codex/install.js"), import("../core/commands.js")]);
+    const options = { codexHome: resolve(values["codex-home"] ?? codex.defaultCodexHome()), codex: shellWords(values.codex ?? "codex") };
+    outcome = await (command === "install" ? codex.installCodex(options) : codex.uninstallCodex(options));
+  } else {
+    const [{ defaultSettingsPath }, statusline, hook] = await Promise.all([
+      import("../claude-code/settings-file.js"),
+      import("../claude-code/install.js"),
+      import("../claude-code/install-hook.js"),
+    ]);
+    const settingsPath = resolve(values.settings ?? defaultSettingsPath());
+    const action =
+      target === "hook"
+        ? command === "install"
+          ? hook.installWakeHook
+          : hook.uninstallWakeHook
+        : command === "install"
+          ? statusline.installStatusline
+          : statusline.uninstallStatusline;
+    outcome = await action(settingsPath);
+  }
   if (outcome.ok) process.stdout.write(`${outcome.message}\n`);
   else process.stderr.write(`backchannel ${command} ${target}: ${outcome.message}\n`);
   return outcome.ok ? 0 : 1;

@@ -20,8 +20,11 @@ Usage:
   backchannel install statusline      put it into Claude Code's settings.json
   backchannel uninstall statusline    take it out again, restoring the previous one
   backchannel install hook            put the wake hook into settings.json (or use the plugin)
+  backchannel install codex           add backchannel and its wake hook to Codex CLI (uninstall codex: undo)
   backchannel hook post-tool-use      Claude Code PostToolUse hook: one-line tool results
   backchannel hook stop               Claude Code wake hook (asyncRewake Stop): wakes the agent on mail
+  backchannel hook after-agent        Gemini CLI wake hook (AfterAgent, in gemini-extension/)
+  backchannel hook codex-stop         Codex CLI wake hook (Stop, from install codex)
   backchannel token add <principal>   a token for serve --http --auth tokens
   backchannel --version               print the version
   backchannel <command> --help        help for one command

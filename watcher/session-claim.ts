@@ -110,12 +110,15 @@ function writeClaim(path: string, record: ClaimRecord): void {
   writeFileAtomic(path, JSON.stringify(record));
 }
 
-/** Whether process `pid` is a session watcher (`watch --session` or `hook stop`), read from `/proc`; false where there is none. */
+/** The `backchannel hook` commands that are session watchers: Claude Code's wake hook, Gemini CLI's, Codex's waker. */
+const WATCHING_HOOKS = ["stop", "after-agent", "codex-wake"];
+
+/** Whether process `pid` is a session watcher (`watch --session` or one of {@link WATCHING_HOOKS}), read from `/proc`; false where there is none. */
 function isSessionWatcher(pid: number): boolean {
   if (pid <= 1 || process.platform !== "linux") return false;
   try {
     const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-    return args.includes("--session") || (args.includes("hook") && args.includes("stop"));
+    return args.includes("--session") || (args.includes("hook") && WATCHING_HOOKS.some((hook) => args.includes(hook)));
   } catch {
     return false;
   }

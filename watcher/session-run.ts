@@ -23,6 +23,15 @@ export interface SessionRunOptions {
   err: (line: string) => void;
   /** The environment the session key and the store come from. Default: this process's. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The session to watch. Default: this process's (core/session-key.ts). A watcher that
+   * runs detached from the host (Codex's waker) is given the key its hook found.
+   */
+  key?: string;
+  /** The host's process, whose end ends the watch. Default: the one the key names. */
+  hostPid?: number;
+  /** End at once (outcome `ended`) when the session has no channel: there is nothing to wait for. Default false. */
+  onlyWithChannels?: boolean;
 }
 
 /**
@@ -37,7 +46,7 @@ export async function runSessionWatcher(options: SessionRunOptions): Promise<Ses
   const onTerm = () => stop.abort();
   process.once("SIGTERM", onTerm);
   try {
-    const key = sessionKey(env);
+    const key = options.key ?? sessionKey(env);
     const location = storeLocationFromEnv(env);
     const problem = await unusableLocation(location);
     if (problem) return { kind: "failed", reason: problem };
@@ -48,9 +57,10 @@ export async function runSessionWatcher(options: SessionRunOptions): Promise<Ses
         key,
         claim: new SessionClaim(watcherClaimFile(resolveDataDir(env), key)),
         timeoutMs: options.timeoutMs,
-        hostPid: hostPidOf(key),
+        hostPid: options.hostPid ?? hostPidOf(key),
         signal: stop.signal,
         err: options.err,
+        onlyWithChannels: options.onlyWithChannels ?? false,
       });
     } finally {
       await opened.close();

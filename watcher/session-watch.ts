@@ -36,6 +36,12 @@ export interface SessionWatchOptions {
   fallbackMs?: number;
   /** Where notes go (a channel that cannot be read). */
   err: (line: string) => void;
+  /**
+   * End at once (`ended`) when the session has no channel on the first look: a host whose
+   * hook holds the turn while it waits (Gemini CLI) must not hold a session that has
+   * nothing to wait for. Default false.
+   */
+  onlyWithChannels?: boolean;
 }
 
 /** How a session watch ended. */
@@ -61,12 +67,15 @@ export async function watchSession(options: SessionWatchOptions): Promise<Sessio
   const watches = new Map<string, ChangeSubscription>();
   const sessionWatch = reader.sessions.watch(key);
   const noted = new Set<string>();
+  let firstLook = true;
   try {
     for (;;) {
       const ended = endReason(claim, hostPid, signal);
       if (ended) return { kind: "ended", reason: ended };
       const record = await reader.sessions.read(key);
       const channels = record.channels.filter((channel) => isChannelId(channel.id));
+      if (options.onlyWithChannels && channels.length === 0 && firstLook) return { kind: "ended", reason: "no channel is open in this session" };
+      firstLook = false;
       // Subscribed before the peek, so that a message landing between the two still wakes.
       for (const channel of channels) if (!watches.has(channel.id)) watches.set(channel.id, reader.watchQueue(channel.id, "agent"));
       const mail: ChannelMail[] = [];
