@@ -7,17 +7,15 @@
  * Where it is missing the Claude Code tests are skipped loudly; in CI (`$CI` set) they
  * fail instead.
  */
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
+import { hostCacheDir, hostSkipReason } from "../host-cli.js";
 
 /** The Claude Code version the tests pin (test/support/claude-code/cli/package-lock.json). */
 export const CLAUDE_CODE_VERSION = "2.1.328";
 
 /** The install folder: `$BACKCHANNEL_CLAUDE_CODE_DIR`, default `${XDG_CACHE_HOME:-~/.cache}/backchannel/claude-code`. */
 export function claudeCodeDir(): string {
-  return process.env.BACKCHANNEL_CLAUDE_CODE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "backchannel", "claude-code");
+  return hostCacheDir("claude-code", process.env.BACKCHANNEL_CLAUDE_CODE_DIR);
 }
 
 /** The native `claude` binary of this platform's package in {@link claudeCodeDir}. */
@@ -25,29 +23,16 @@ export function claudeBinary(): string {
   return join(claudeCodeDir(), "node_modules", "@anthropic-ai", `claude-code-${process.platform}-${process.arch}`, "claude");
 }
 
-/** The answer of {@link claudeCodeSkipReason}, found once. */
-let skipReason: { reason: string | undefined } | undefined;
-
 /**
  * Why the Claude Code tests cannot run here, or `undefined` when the pinned version is installed.
  * @throws Error when `$CI` is set and it is missing: in CI the Claude Code tests must run.
  */
 export function claudeCodeSkipReason(): string | undefined {
-  skipReason ??= { reason: findSkipReason() };
-  return skipReason.reason;
-}
-
-function findSkipReason(): string | undefined {
-  const binary = claudeBinary();
-  let reason: string | undefined;
-  if (!existsSync(binary)) reason = `Claude Code is not installed at ${binary} (run npm run claude-code:install)`;
-  else {
-    const version = spawnSync(binary, ["--version"], { encoding: "utf8", timeout: 30_000, env: { ...process.env, DISABLE_AUTOUPDATER: "1" } });
-    if (!version.stdout?.startsWith(CLAUDE_CODE_VERSION))
-      reason = `${binary} --version says ${JSON.stringify((version.stdout || version.stderr || String(version.error)).trim())}, not ${CLAUDE_CODE_VERSION} (run npm run claude-code:install)`;
-  }
-  if (reason === undefined) return undefined;
-  if (process.env.CI) throw new Error(`${reason}; CI is set, so the Claude Code tests must run`);
-  process.stderr.write(`\n*** SKIPPING the Claude Code tests: ${reason}. They run, and must pass, in CI. ***\n\n`);
-  return reason;
+  return hostSkipReason({
+    name: "Claude Code",
+    command: [claudeBinary()],
+    version: CLAUDE_CODE_VERSION,
+    install: "npm run claude-code:install",
+    env: { DISABLE_AUTOUPDATER: "1" },
+  });
 }

@@ -1,0 +1,105 @@
+/**
+ * backchannel in the real Codex CLI (pinned: test/support/codex/), installed in one step
+ * as the README says (`backchannel install codex`), the interactive TUI in tmux against a
+ * scripted model that arms nothing (test/support/host-turn.ts `wakePolicy`). What the
+ * model is shown, then the whole reader loop: an app on the same data directory asks
+ * five questions, follow-ups included, one of them after five idle minutes; each is
+ * answered in two model requests (the queued wake → notify_ui with ack; its result →
+ * end of turn), and no request comes that no message caused.
+ */
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { after, before, describe, test } from "node:test";
+import type { Client } from "@modelcontextprotocol/client";
+import { askFigures, type AskTimes } from "./support/claude-code/figures.js";
+import { type CodexModel, type CodexTurn, CODEX_NAMESPACE, startCodexModel } from "./support/codex/model-server.js";
+import { type CodexTui, codexSkipReason, startCodexTui } from "./support/codex/session.js";
+import { connectServer, tempDataDir } from "./support/helpers.js";
+import { AskingApp, FIVE_ASKS, idleGaps } from "./support/host-loop.js";
+import { wakePolicy } from "./support/host-turn.js";
+import { processesMarked } from "./support/leftovers.js";
+import { tmuxMissing } from "./support/tmux-pane.js";
+
+const skip = codexSkipReason() ?? tmuxMissing("Codex CLI");
+const GAPS_S = idleGaps();
+
+describe("backchannel in Codex CLI, installed with backchannel install codex", { skip }, () => {
+  let dataDir: string;
+  let cleanup: () => Promise<void>;
+  let model: CodexModel;
+  let tui: CodexTui;
+  let app: Client;
+  let channel = "";
+
+  before(async () => {
+    ({ dir: dataDir, cleanup } = await tempDataDir());
+    model = await startCodexModel(wakePolicy());
+    tui = await startCodexTui({ model, dataDir });
+    app = await connectServer(dataDir);
+  });
+
+  after(async () => {
+    await app?.close();
+    await tui?.stop();
+    await model?.close();
+    await cleanup?.();
+  });
+
+  test("the model gets the instructions as its tool namespace's description, no app-only tool, and results as structuredContent", { timeout: 180_000 }, async () => {
+    assert.match(tui.prepared.installed ?? "", /added the wake hook.*Codex now trusts it.*added the MCP server "backchannel"/s);
+    await tui.submit("Open the reader on my notes.");
+    const first = await model.waitForTurn((turn) => turn.index === 0, { timeoutMs: 90_000 });
+    const namespace = first.namespace;
+    assert.ok(namespace, `backchannel's tools reach the model as the namespace ${CODEX_NAMESPACE}: ${first.toolNames.join(", ")}`);
+    assert.equal(namespace.description, app.getInstructions(), "the server's instructions, word for word, as the namespace's description");
+    assert.ok(!first.transcript.includes("MCP Server Instructions"), "not in the prompt as well");
+    const listed = (await app.listTools()).tools;
+    const appOnly = listed.filter((tool) => JSON.stringify(tool._meta ?? {}).includes('"visibility":["app"]')).map((tool) => tool.name);
+    assert.ok(appOnly.length > 0, "the server has app-only tools");
+    const given = (namespace.tools ?? []).map((tool) => tool.name);
+    for (const name of appOnly) assert.ok(!given.includes(name), `app-only ${name} is not given to the model (${given.join(", ")})`);
+    assert.ok(given.includes("notify_ui") && given.includes("open_reader"), given.join(", "));
+    const opened = await model.waitForTurn((turn) => turn.backchannelResult("open_reader") !== undefined, { timeoutMs: 90_000 });
+    const output = opened.backchannelResult("open_reader")!;
+    const json = JSON.parse(output.slice(output.indexOf("{"))) as { channel_id: string };
+    assert.match(output, /^Wall time: [\d.]+ seconds\nOutput:\n\{/, "Codex shows the model the structured result as JSON");
+    assert.ok(!output.includes("Opened "), "and not the text content (the summary line)");
+    channel = json.channel_id;
+    process.stderr.write(`codex: backchannel's namespace is ${JSON.stringify(namespace).length} characters (instructions ${namespace.description?.length})\n`);
+  });
+
+  test(`five asks, follow-ups included, one after ${GAPS_S[2]} s idle: each answered in two model requests, none that no message caused`, { timeout: 300_000 + GAPS_S.reduce((a, b) => a + b, 0) * 1000 }, async () => {
+    assert.notEqual(channel, "", "the reader is open");
+    const asking = new AskingApp(app, channel);
+    await asking.ready();
+    const times: Omit<AskTimes, "quietUntil">[] = [];
+    for (const [index, ask] of FIVE_ASKS.entries()) {
+      await new Promise((resolve) => setTimeout(resolve, GAPS_S[index]! * 1000));
+      const { askedAt, answeredAt, text } = await asking.ask(ask);
+      assert.match(text, new RegExp(`^Answer #\\d+ to ${ask.thread}$`));
+      const ended = await model.waitForTurn((turn) => turn.at > askedAt && turn.backchannelResult("notify_ui") !== undefined, { timeoutMs: 60_000 });
+      times.push({ askedAt, answeredAt, endedAt: ended.at });
+    }
+    // A last quiet stretch: nothing may come after the last turn either.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const asks = times.map((ask, index) => ({ ...ask, quietUntil: times[index + 1]?.askedAt ?? performance.now() }));
+    const figures = askFigures(
+      model.turns().map((turn) => turn.at),
+      asks,
+    );
+    const describe = (turn: CodexTurn) => turn.sinceLastReply.slice(0, 80);
+    process.stderr.write(`codex asks: ${JSON.stringify(figures.map((ask) => ({ ...ask, askToTurnMs: Math.round(ask.askToTurnMs), askToAnswerMs: Math.round(ask.askToAnswerMs) })))}\n`);
+    for (const [index, ask] of figures.entries()) {
+      assert.equal(ask.requests, 2, `ask ${index + 1} took ${ask.requests} model requests: ${model.turns().slice(-12).map(describe).join(" | ")}`);
+      assert.equal(ask.idleRequests, 0, `after ask ${index + 1}, ${ask.idleRequests} requests no message caused`);
+    }
+    const store = await import("../store/file/file-store.js");
+    assert.deepEqual(await new store.FileStore({ dataDir }).peek(channel, "agent"), [], "every ask was cleared by its answer's ack (ready does not wait either)");
+    const wakers = [];
+    for (const pid of await processesMarked(dataDir)) {
+      const args = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+      if (args.split("\0").includes("codex-wake")) wakers.push(pid);
+    }
+    assert.ok(wakers.length <= 1, `${wakers.length} wakers running`);
+  });
+});

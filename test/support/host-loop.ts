@@ -1,0 +1,79 @@
+/**
+ * The reader loop every host's test runs, from the app's side: an app (an SDK client on
+ * the same data directory, as the reader is) asks one question at a time, follow-ups
+ * included (a thread asked again, with its history), and reads each answer as the reader
+ * would, with a cursor. The host's test waits for the agent's turn to end between asks,
+ * so that each ask's model requests can be counted (claude-code/figures.ts `askFigures`).
+ */
+import type { Client } from "@modelcontextprotocol/client";
+import { structured } from "./helpers.js";
+
+/** One question the app asks. */
+export interface Ask {
+  thread: string;
+  question: string;
+  /** The thread so far (empty for a new thread). */
+  history: { role: "user" | "agent"; text: string }[];
+}
+
+/** Five asks: three threads, two of them asked again with their history. */
+export const FIVE_ASKS: Ask[] = [
+  { thread: "t-1", question: "Why is the queue the truth?", history: [] },
+  { thread: "t-2", question: "What wakes the agent?", history: [] },
+  {
+    thread: "t-1",
+    question: "And when the agent dies before it answers?",
+    history: [
+      { role: "user", text: "Why is the queue the truth?" },
+      { role: "agent", text: "Answer to t-1" },
+    ],
+  },
+  { thread: "t-3", question: "What does an ask carry?", history: [] },
+  {
+    thread: "t-2",
+    question: "Even after a long silence?",
+    history: [
+      { role: "user", text: "What wakes the agent?" },
+      { role: "agent", text: "Answer to t-2" },
+    ],
+  },
+];
+
+/** The app's side of a loop on one channel. */
+export class AskingApp {
+  private cursor = 0;
+
+  constructor(
+    private readonly client: Client,
+    readonly channel: string,
+  ) {}
+
+  /**
+   * Asks `ask` and waits for its answer (an `answer` on its thread after the ask).
+   * @returns when the ask's `notify_agent` returned and when the answer arrived (`performance.now()`), and the answer's text.
+   */
+  async ask(ask: Ask): Promise<{ askedAt: number; answeredAt: number; text: string }> {
+    const data = { thread_id: ask.thread, quote: "The queue is the truth.", paragraph: "The queue is the truth. Everything else is a doorbell.", question: ask.question, history: ask.history };
+    await this.client.callTool({ name: "notify_agent", arguments: { channel_id: this.channel, event: "ask", data } });
+    const askedAt = performance.now();
+    for (;;) {
+      const polled = structured<{ messages: { event: string; data: { thread_id?: string; text?: string } }[]; cursor: number }>(
+        await this.client.callTool({ name: "poll_ui_messages", arguments: { channel_id: this.channel, after: this.cursor, wait_ms: 30_000 } }),
+      );
+      this.cursor = polled.cursor;
+      const answer = polled.messages.find((message) => message.event === "answer" && message.data.thread_id === ask.thread);
+      if (answer) return { askedAt, answeredAt: performance.now(), text: answer.data.text ?? "" };
+    }
+  }
+
+  /** Sends an event the agent must not be woken for (the reader's `ready`). */
+  async ready(): Promise<void> {
+    await this.client.callTool({ name: "notify_agent", arguments: { channel_id: this.channel, event: "ready", data: {} } });
+  }
+}
+
+/** The idle seconds before each of five asks in the hosts' loop tests: one 5-minute gap (`BACKCHANNEL_HOST_IDLE_S` overrides it, for a quick local run). */
+export function idleGaps(): number[] {
+  const idle = Number(process.env.BACKCHANNEL_HOST_IDLE_S ?? 300);
+  return [0, 0, idle, 0, 0];
+}

@@ -1,0 +1,48 @@
+/**
+ * Processes a test started that outlived it: hosts start daemons, MCP servers and hooks
+ * that detach (Codex's app-server daemon and its pid-update loop, backchannel's waker,
+ * an AfterAgent hook Gemini CLI left running when it was killed). They are found by a
+ * marker only they carry (a temporary folder of the test's in their command line or
+ * environment, never a program's name) and ended by pid.
+ */
+import { readdir, readFile } from "node:fs/promises";
+
+/** The pids of the processes (this one excepted) whose command line or environment holds `marker`. */
+export async function processesMarked(marker: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of await readdir("/proc").catch(() => [] as string[])) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8").catch(() => "");
+    const environ = await readFile(`/proc/${name}/environ`, "utf8").catch(() => "");
+    if (cmdline.includes(marker) || environ.includes(marker)) found.push(Number(name));
+  }
+  return found;
+}
+
+/** Ends the processes marked with `marker` (SIGTERM, then SIGKILL after 3 s); the pids it found. */
+export async function endProcessesMarked(marker: string): Promise<number[]> {
+  const pids = await processesMarked(marker);
+  const signal = (name: NodeJS.Signals) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // gone already
+      }
+    }
+  };
+  signal("SIGTERM");
+  const deadline = performance.now() + 3_000;
+  while (pids.some(alive) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  if (pids.some(alive)) signal("SIGKILL");
+  return pids;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
