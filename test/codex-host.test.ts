@@ -15,7 +15,7 @@ import { askFigures, type AskTimes } from "./support/claude-code/figures.js";
 import { type CodexModel, type CodexTurn, CODEX_NAMESPACE, startCodexModel } from "./support/codex/model-server.js";
 import { type CodexTui, codexSkipReason, startCodexTui } from "./support/codex/session.js";
 import { connectServer, tempDataDir } from "./support/helpers.js";
-import { AskingApp, FIVE_ASKS, idleGaps } from "./support/host-loop.js";
+import { APP_CAPABILITIES, AskingApp, FIVE_ASKS, idleGaps } from "./support/host-loop.js";
 import { wakePolicy } from "./support/host-turn.js";
 import { processesMarked } from "./support/leftovers.js";
 import { tmuxMissing } from "./support/tmux-pane.js";
@@ -35,7 +35,7 @@ describe("backchannel in Codex CLI, installed with backchannel install codex", {
     ({ dir: dataDir, cleanup } = await tempDataDir());
     model = await startCodexModel(wakePolicy());
     tui = await startCodexTui({ model, dataDir });
-    app = await connectServer(dataDir);
+    app = await connectServer(dataDir, {}, { capabilities: APP_CAPABILITIES });
   });
 
   after(async () => {

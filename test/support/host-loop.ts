@@ -77,3 +77,6 @@ export function idleGaps(): number[] {
   const idle = Number(process.env.BACKCHANNEL_HOST_IDLE_S ?? 300);
   return [0, 0, idle, 0, 0];
 }
+
+/** What an app's client declares, as an MCP Apps host does for it: the ui extension, which app-only tools are kept for. */
+export const APP_CAPABILITIES = { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } };

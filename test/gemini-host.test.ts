@@ -1,0 +1,125 @@
+/**
+ * backchannel in the real Gemini CLI (pinned: test/support/gemini/), installed in one
+ * step as the README says (`gemini extensions link <checkout>/gemini-extension
+ * --consent`), headless (`gemini -p … -o stream-json`) against a scripted model that
+ * arms nothing (test/support/host-turn.ts `wakePolicy`). What the model is shown, then
+ * the whole reader loop: an app on the same data directory asks five questions,
+ * follow-ups included, one of them after five idle minutes; each is answered in two
+ * model requests (the hook's block → notify_ui with ack; its result → end of turn), no
+ * request comes that no message caused, and no router or other side call either.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { Client } from "@modelcontextprotocol/client";
+import { askFigures, type AskTimes } from "./support/claude-code/figures.js";
+import { connectServer, tempDataDir } from "./support/helpers.js";
+import { type GeminiModel, geminiTool, isRouterCall, startGeminiModel } from "./support/gemini/model-server.js";
+import { type GeminiRun, geminiSkipReason, runGemini } from "./support/gemini/session.js";
+import { APP_CAPABILITIES, AskingApp, FIVE_ASKS, idleGaps } from "./support/host-loop.js";
+import { wakePolicy } from "./support/host-turn.js";
+
+const skip = geminiSkipReason();
+const GAPS_S = idleGaps();
+
+describe("backchannel in Gemini CLI, installed as an extension", { skip }, () => {
+  let dataDir: string;
+  let cleanup: () => Promise<void>;
+  let model: GeminiModel;
+  let run: GeminiRun;
+  let app: Client;
+  let channel = "";
+  let appOnly: string[] = [];
+
+  before(async () => {
+    ({ dir: dataDir, cleanup } = await tempDataDir());
+    model = await startGeminiModel(wakePolicy());
+    app = await connectServer(dataDir, {}, { capabilities: APP_CAPABILITIES });
+    const listed = (await app.listTools()).tools;
+    appOnly = listed.filter((tool) => JSON.stringify(tool._meta ?? {}).includes('"visibility":["app"]')).map((tool) => tool.name);
+    run = await runGemini("Open the reader on my notes.", { model, dataDir });
+  });
+
+  after(async () => {
+    await app?.close();
+    await run?.stop();
+    await model?.close();
+    await cleanup?.();
+  });
+
+  test("the model gets backchannel's tools and instructions, and a result's text", { timeout: 180_000 }, async () => {
+    assert.match(run.prepared.installed ?? "", /Extension "backchannel" linked successfully/);
+    const first = await model.waitForTurn((turn) => turn.index === 0, { timeoutMs: 90_000 });
+    for (const name of ["open_reader", "notify_ui", "poll_agent_messages", "read_recipe"])
+      assert.ok(first.toolNames.includes(geminiTool(name)), `${geminiTool(name)} is given to the model: ${first.toolNames.join(", ")}`);
+    const instructions = app.getInstructions() ?? "";
+    assert.ok(instructions.length > 0 && first.transcript.includes(instructions.slice(0, 200)), "the server's instructions reach the model");
+    const opened = await model.waitForTurn((turn) => turn.backchannelResult("open_reader") !== undefined, { timeoutMs: 90_000 });
+    const output = opened.backchannelResult("open_reader")!;
+    assert.match(output, /^<untrusted_context>\nOpened "Host notes"/, "Gemini CLI shows the model the text content, wrapped as untrusted");
+    assert.ok(!output.includes('"watch_command":'), "and not structuredContent");
+    channel = /on channel (ch-[\w-]+)/.exec(output)?.[1] ?? "";
+    assert.notEqual(channel, "", output);
+    const shown = first.declarations.filter((declaration) => declaration.name.startsWith(geminiTool(""))).map((declaration) => JSON.stringify(declaration));
+    process.stderr.write(`gemini: backchannel's ${shown.length} declarations are ${shown.join("").length} characters\n`);
+  });
+
+  test("no app-only tool reaches the model", async (t) => {
+    const first = model.turns()[0];
+    assert.ok(first, "a first request came");
+    const leaked = appOnly.filter((name) => first.toolNames.includes(geminiTool(name)));
+    // Gemini CLI does not honour `visibility`; the server hides app-only tools from a
+    // client without the MCP Apps ui extension (the reader-outside-the-chat change). Until
+    // that change is in this tree the leak is known: reported, not failed.
+    if (leaked.length > 0 && !(await serverHidesAppOnlyTools())) {
+      t.todo(`Gemini CLI lists app-only ${leaked.join(", ")} to the model; the server does not hide them from clients without the ui extension yet`);
+      return;
+    }
+    assert.deepEqual(leaked, [], "app-only tools given to the model");
+  });
+
+  test(`five asks, follow-ups included, one after ${GAPS_S[2]} s idle: each answered in two model requests, none that no message caused`, { timeout: 300_000 + GAPS_S.reduce((a, b) => a + b, 0) * 1000 }, async () => {
+    assert.notEqual(channel, "", "the reader is open");
+    const asking = new AskingApp(app, channel);
+    await asking.ready();
+    const sideCallsBefore = model.requests.filter((request) => !request.main).length;
+    const times: Omit<AskTimes, "quietUntil">[] = [];
+    for (const [index, ask] of FIVE_ASKS.entries()) {
+      await new Promise((resolve) => setTimeout(resolve, GAPS_S[index]! * 1000));
+      const { askedAt, answeredAt, text } = await asking.ask(ask);
+      assert.match(text, new RegExp(`^Answer #\\d+ to ${ask.thread}$`));
+      const ended = await model.waitForTurn((turn) => turn.at > askedAt && turn.backchannelResult("notify_ui") !== undefined, { timeoutMs: 60_000 });
+      times.push({ askedAt, answeredAt, endedAt: ended.at });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const asks = times.map((ask, index) => ({ ...ask, quietUntil: times[index + 1]?.askedAt ?? performance.now() }));
+    const figures = askFigures(
+      model.turns().map((turn) => turn.at),
+      asks,
+    );
+    process.stderr.write(`gemini asks: ${JSON.stringify(figures.map((ask) => ({ ...ask, askToTurnMs: Math.round(ask.askToTurnMs), askToAnswerMs: Math.round(ask.askToAnswerMs) })))}\n`);
+    for (const [index, ask] of figures.entries()) {
+      assert.equal(ask.requests, 2, `ask ${index + 1} took ${ask.requests} model requests: ${model.turns().slice(-12).map((turn) => turn.sinceLastReply.slice(0, 80)).join(" | ")}`);
+      assert.equal(ask.idleRequests, 0, `after ask ${index + 1}, ${ask.idleRequests} requests no message caused`);
+    }
+    const sideCalls = model.requests.filter((request) => !request.main).slice(sideCallsBefore);
+    assert.deepEqual(
+      sideCalls.map((request) => `${request.url}${isRouterCall(request.url, request.body) ? " (router)" : ""}`),
+      [],
+      "no router, title or other side call for a wake",
+    );
+    assert.ok(!run.exited(), "the headless run is still there, waiting for the next message");
+    const store = await import("../store/file/file-store.js");
+    assert.deepEqual(await new store.FileStore({ dataDir }).peek(channel, "agent"), [], "every ask was cleared by its answer's ack");
+  });
+
+  /** Whether the server keeps app-only tools from a client that does not declare the MCP Apps ui extension, as Gemini CLI's. */
+  async function serverHidesAppOnlyTools(): Promise<boolean> {
+    const plain = await connectServer(dataDir);
+    try {
+      const names = (await plain.listTools()).tools.map((tool) => tool.name);
+      return appOnly.every((name) => !names.includes(name));
+    } finally {
+      await plain.close();
+    }
+  }
+});
