@@ -11,11 +11,13 @@
  * can run fails it: teach the test, or mark the line.
  *
  * The `claude` lines run the real Claude Code CLI (`npm run claude-code:install`) with a
- * home of their own; without it they are skipped, loudly.
+ * home of their own; the Codex CLI and Gemini CLI lines the real ones (`npm run
+ * hosts:install`), each host's lines in one home of its own, in order (install, then
+ * uninstall). Without a host its lines are skipped, loudly.
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,7 +26,10 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import MarkdownIt from "markdown-it";
 import { shellWords } from "../core/commands.js";
+import { openAppServer } from "../codex/app-server.js";
 import { claudeBinary, claudeCodeSkipReason } from "./support/claude-code/install.js";
+import { codexBinary, codexBinDir, codexSkipReason } from "./support/codex/session.js";
+import { geminiScript, geminiSkipReason } from "./support/gemini/session.js";
 
 /** The clone (this file runs from dist/test/), without a trailing slash, as README's `/path/to/backchannel`. */
 const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
@@ -107,6 +112,39 @@ async function claudeHome(): Promise<Record<string, string>> {
   return { HOME: home, CLAUDE_CONFIG_DIR: join(home, ".claude"), DISABLE_AUTOUPDATER: "1" };
 }
 
+/** The home the README's Codex CLI lines share (`codex` on its PATH), made by the first. */
+let codexEnv: Promise<Record<string, string>> | undefined;
+/** The home the README's Gemini CLI lines share (`gemini` on its PATH), made by the first. */
+let geminiEnv: Promise<Record<string, string>> | undefined;
+
+/** Codex's home of the README's lines. */
+function codexHome(): Promise<Record<string, string>> {
+  codexEnv ??= freshDir("codex-home").then((home) => ({ HOME: home, CODEX_HOME: join(home, ".codex"), PATH: `${codexBinDir()}:${process.env.PATH}` }));
+  return codexEnv;
+}
+
+/** Gemini CLI's home of the README's lines, with a `gemini` command as npm's global install makes it. */
+function geminiHome(): Promise<Record<string, string>> {
+  geminiEnv ??= (async () => {
+    const home = await freshDir("gemini-home");
+    const bin = await freshDir("gemini-bin");
+    await writeFile(join(bin, "gemini"), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(geminiScript())} "$@"\n`, { mode: 0o755 });
+    return { HOME: home, PATH: `${bin}:${process.env.PATH}` };
+  })();
+  return geminiEnv;
+}
+
+/** The commands of Codex's hooks for `env`, with Codex's trust in each (its own `hooks/list`). */
+async function codexHooks(env: Record<string, string>): Promise<{ command?: string; trustStatus: string }[]> {
+  const codex = await openAppServer([codexBinary()], { ...process.env, ...env });
+  try {
+    const listed = await codex.request<{ data: { hooks: { command?: string; trustStatus: string }[] }[] }>("hooks/list", { cwds: [env.HOME!] });
+    return listed.data.flatMap((entry) => entry.hooks);
+  } finally {
+    await codex.close();
+  }
+}
+
 /** Starts the server as a host's JSON configuration says (`command`, `args`) and checks it lists the model's tools. */
 async function assertServerStarts(command: string, args: string[], cwd: string): Promise<void> {
   const home = await freshDir("data");
@@ -184,6 +222,35 @@ async function runLine(t: TestContext, line: SnippetLine): Promise<void> {
       const listed = run(claudeBinary(), [...args, "mcp", "list"], cwd, env);
       assert.match(listed, /plugin:backchannel:backchannel: .* ✔ Connected/, `${line.text}:\n${listed}`);
     } else assert.fail(`README line ${JSON.stringify(line.text)}: a claude command this test cannot run; teach it, or mark the line`);
+  } else if (program === "node" && args[0] === join(ROOT, "dist/cli/main.js") && args[2] === "codex") {
+    const skip = codexSkipReason();
+    if (skip !== undefined) {
+      t.skip(`SKIPPING README line ${JSON.stringify(line.text)}: ${skip}`);
+      return;
+    }
+    const env = await codexHome();
+    run(program, args, cwd, env);
+    const ours = (await codexHooks(env)).filter((hook) => hook.command?.endsWith("hook codex-stop"));
+    const config = await readFile(join(env.CODEX_HOME!, "config.toml"), "utf8").catch(() => "");
+    if (args[1] === "install") {
+      assert.deepEqual(ours.map((hook) => hook.trustStatus), ["trusted"], "Codex trusts the wake hook");
+      assert.match(config, /\[mcp_servers\.backchannel\]/);
+    } else {
+      assert.deepEqual(ours, [], "the wake hook is gone");
+      assert.doesNotMatch(config, /mcp_servers\.backchannel/);
+    }
+  } else if (program === "gemini") {
+    const skip = geminiSkipReason();
+    if (skip !== undefined) {
+      t.skip(`SKIPPING README line ${JSON.stringify(line.text)}: ${skip}`);
+      return;
+    }
+    const env = await geminiHome();
+    run(program, args, cwd, env);
+    const listed = run("gemini", ["extensions", "list"], cwd, env);
+    if (args[1] === "link") assert.match(listed, /backchannel/, `the extension is installed:\n${listed}`);
+    else if (args[1] === "uninstall") assert.doesNotMatch(listed, /backchannel/, `the extension is gone:\n${listed}`);
+    else assert.fail(`README line ${JSON.stringify(line.text)}: a gemini command this test cannot run; teach it, or mark the line`);
   } else if (program === "node" && args[0] === join(ROOT, "dist/cli/main.js") && args[1] === "install" && args[2] === "hook") {
     const env = await claudeHome();
     run(program, args, cwd, env);
