@@ -7,7 +7,8 @@
  * `--help` prints what each option does ({@link USAGE}).
  *
  * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector, reader,
- * cluster, claude-code (all by default; claude-code needs `npm run claude-code:install`). Wake, delivery (with the round trip), throughput and idle also
+ * cluster, claude-code, agent-hosts (all by default; claude-code needs `npm run claude-code:install`,
+ * agent-hosts (Codex CLI and Gemini CLI) `npm run hosts:install`). Wake, delivery (with the round trip), throughput and idle also
  * measure backchannel on the Redis store, beside the file store, on a redis-server this
  * run starts (appendonly yes, appendfsync always: durable as the file store); `--no-redis`,
  * or no redis-server installed, leaves it out. Figures of backchannel alone (awareness:
@@ -30,6 +31,7 @@ import { describeMachine } from "./machine.js";
 import { FULL, QUICK, type Plan } from "./plan.js";
 import { analyse, renderTable, writeResult, type RunResult } from "./report.js";
 import { analyseSolo, renderSoloTable, type SoloFigure, type SoloResult } from "./solo.js";
+import { agentHostsFigures } from "./suites/agent-hosts.js";
 import { awarenessFigures } from "./suites/awareness.js";
 import { claudeCodeFigures } from "./suites/claude-code.js";
 import { clusterFigures } from "./suites/cluster.js";
@@ -61,6 +63,7 @@ const SUITES: Record<string, (plan: Plan, ctx: RunContext, stores: readonly Desi
   reader: async (plan, ctx) => [...(await readerLongFigures(plan.readerLong, ctx)), ...(await inspectorLongFigures(plan.inspectorLong, ctx))],
   cluster: (plan, ctx) => clusterFigures(plan, ctx),
   "claude-code": (plan, ctx) => claudeCodeFigures(plan.claudeCode, ctx),
+  "agent-hosts": (plan, ctx) => agentHostsFigures(plan.agentHosts, ctx),
 };
 
 /** The suites that measure the Redis store too. */

@@ -11,11 +11,11 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
-import { askFigures, type AskTimes } from "./support/claude-code/figures.js";
+import { askFigures } from "./support/claude-code/figures.js";
 import { type CodexModel, type CodexTurn, CODEX_NAMESPACE, startCodexModel } from "./support/codex/model-server.js";
 import { type CodexTui, codexSkipReason, startCodexTui } from "./support/codex/session.js";
 import { connectServer, tempDataDir } from "./support/helpers.js";
-import { APP_CAPABILITIES, AskingApp, FIVE_ASKS, idleGaps } from "./support/host-loop.js";
+import { APP_CAPABILITIES, AskingApp, askOneByOne, FIVE_ASKS, idleGaps } from "./support/host-loop.js";
 import { wakePolicy } from "./support/host-turn.js";
 import { processesMarked } from "./support/leftovers.js";
 import { tmuxMissing } from "./support/tmux-pane.js";
@@ -72,17 +72,7 @@ describe("backchannel in Codex CLI, installed with backchannel install codex", {
     assert.notEqual(channel, "", "the reader is open");
     const asking = new AskingApp(app, channel);
     await asking.ready();
-    const times: Omit<AskTimes, "quietUntil">[] = [];
-    for (const [index, ask] of FIVE_ASKS.entries()) {
-      await new Promise((resolve) => setTimeout(resolve, GAPS_S[index]! * 1000));
-      const { askedAt, answeredAt, text } = await asking.ask(ask);
-      assert.match(text, new RegExp(`^Answer #\\d+ to ${ask.thread}$`));
-      const ended = await model.waitForTurn((turn) => turn.at > askedAt && turn.backchannelResult("notify_ui") !== undefined, { timeoutMs: 60_000 });
-      times.push({ askedAt, answeredAt, endedAt: ended.at });
-    }
-    // A last quiet stretch: nothing may come after the last turn either.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
-    const asks = times.map((ask, index) => ({ ...ask, quietUntil: times[index + 1]?.askedAt ?? performance.now() }));
+    const asks = await askOneByOne(asking, model, FIVE_ASKS, GAPS_S.map((seconds) => seconds * 1000));
     const figures = askFigures(
       model.turns().map((turn) => turn.at),
       asks,

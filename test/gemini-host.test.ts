@@ -11,11 +11,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
-import { askFigures, type AskTimes } from "./support/claude-code/figures.js";
+import { askFigures } from "./support/claude-code/figures.js";
 import { connectServer, tempDataDir } from "./support/helpers.js";
 import { type GeminiModel, geminiTool, isRouterCall, startGeminiModel } from "./support/gemini/model-server.js";
 import { type GeminiRun, geminiSkipReason, runGemini } from "./support/gemini/session.js";
-import { APP_CAPABILITIES, AskingApp, FIVE_ASKS, idleGaps } from "./support/host-loop.js";
+import { APP_CAPABILITIES, AskingApp, askOneByOne, FIVE_ASKS, idleGaps } from "./support/host-loop.js";
 import { wakePolicy } from "./support/host-turn.js";
 
 const skip = geminiSkipReason();
@@ -82,16 +82,7 @@ describe("backchannel in Gemini CLI, installed as an extension", { skip }, () =>
     const asking = new AskingApp(app, channel);
     await asking.ready();
     const sideCallsBefore = model.requests.filter((request) => !request.main).length;
-    const times: Omit<AskTimes, "quietUntil">[] = [];
-    for (const [index, ask] of FIVE_ASKS.entries()) {
-      await new Promise((resolve) => setTimeout(resolve, GAPS_S[index]! * 1000));
-      const { askedAt, answeredAt, text } = await asking.ask(ask);
-      assert.match(text, new RegExp(`^Answer #\\d+ to ${ask.thread}$`));
-      const ended = await model.waitForTurn((turn) => turn.at > askedAt && turn.backchannelResult("notify_ui") !== undefined, { timeoutMs: 60_000 });
-      times.push({ askedAt, answeredAt, endedAt: ended.at });
-    }
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
-    const asks = times.map((ask, index) => ({ ...ask, quietUntil: times[index + 1]?.askedAt ?? performance.now() }));
+    const asks = await askOneByOne(asking, model, FIVE_ASKS, GAPS_S.map((seconds) => seconds * 1000));
     const figures = askFigures(
       model.turns().map((turn) => turn.at),
       asks,

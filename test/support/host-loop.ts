@@ -80,3 +80,35 @@ export function idleGaps(): number[] {
 
 /** What an app's client declares, as an MCP Apps host does for it: the ui extension, which app-only tools are kept for. */
 export const APP_CAPABILITIES = { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } };
+
+/** A scripted model as the loop reads it: the arrival of each turn, and whether it carries notify_ui's result. */
+export interface LoopModel {
+  waitForTurn(match: (turn: { at: number; backchannelResult(name: string): string | undefined }) => boolean, options?: { timeoutMs?: number }): Promise<{ at: number }>;
+}
+
+/**
+ * Asks `asks` one at a time, each after its idle gap (`gapsMs[i]`, ms), each only once the
+ * turn that answered the one before has ended (the request carrying notify_ui's result),
+ * and checks each answer names its thread.
+ * @returns each ask's times; `quietUntil` is the next ask, or the end of a last quiet
+ *   stretch of `lastQuietMs` (default 3,000).
+ * @throws when an answer or a turn's end takes longer than `stepTimeoutMs` (default 60,000), or an answer is another thread's.
+ */
+export async function askOneByOne(
+  asking: AskingApp,
+  model: LoopModel,
+  asks: Ask[],
+  gapsMs: number[],
+  { lastQuietMs = 3_000, stepTimeoutMs = 60_000 } = {},
+): Promise<{ askedAt: number; answeredAt: number; endedAt: number; quietUntil: number }[]> {
+  const times: { askedAt: number; answeredAt: number; endedAt: number }[] = [];
+  for (const [index, ask] of asks.entries()) {
+    await new Promise((resolve) => setTimeout(resolve, gapsMs[index] ?? 0));
+    const { askedAt, answeredAt, text } = await asking.ask(ask);
+    if (!text.endsWith(` to ${ask.thread}`)) throw new Error(`the answer to ${ask.thread} was ${JSON.stringify(text)}`);
+    const ended = await model.waitForTurn((turn) => turn.at > askedAt && turn.backchannelResult("notify_ui") !== undefined, { timeoutMs: stepTimeoutMs });
+    times.push({ askedAt, answeredAt, endedAt: ended.at });
+  }
+  await new Promise((resolve) => setTimeout(resolve, lastQuietMs));
+  return times.map((ask, index) => ({ ...ask, quietUntil: times[index + 1]?.askedAt ?? performance.now() }));
+}
