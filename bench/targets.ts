@@ -54,6 +54,12 @@ export const TARGETS: readonly Target[] = [
     { key: `claude-code.${path.name}.requests`, text: `≤ ${path.turnsPerAsk}`, met: (summary) => summary.max <= path.turnsPerAsk },
     { key: `claude-code.${path.name}.idle`, text: "0", met: (summary) => summary.max === 0 },
   ]),
+  // Codex CLI and Gemini CLI after their one install step: the same, against each host's own floor; two requests per ask.
+  ...["codex", "gemini"].flatMap((host): Target[] => [
+    { key: `agent-hosts.${host}.askToAnswer`, text: "p50 ≤ 2× floor", met: (_summary, _floor, ratio) => ratio <= 2 },
+    { key: `agent-hosts.${host}.requests`, text: "≤ 2", met: (summary) => summary.max <= 2 },
+    { key: `agent-hosts.${host}.idle`, text: "0", met: (summary) => summary.max === 0 },
+  ]),
 ];
 
 /** A target of the Redis store and how to check it. */

@@ -65,7 +65,8 @@ export async function openAppServer(codex: readonly string[], env: NodeJS.Proces
     const waiter = pending.get(message.id);
     if (!waiter) return;
     pending.delete(message.id);
-    if (message.error) waiter.reject(new AppServerError(`Codex refused it: ${oneLine(String(message.error.message ?? JSON.stringify(message.error)), 600)}`));
+    if (message.error)
+      waiter.reject(new AppServerError(`Codex refused it: ${oneLine(String(message.error.message ?? JSON.stringify(message.error)), 600)}`));
     else waiter.resolve(message.result);
   });
   let nextId = 0;

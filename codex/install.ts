@@ -106,7 +106,8 @@ export async function uninstallCodex(options: CodexInstallOptions): Promise<Outc
   return withAppServer(options, env, done, async (codex) => {
     // The trust first (its key names the hook's place in hooks.json), then the hook.
     const keys = (await ourHooks(codex, options.codexHome, hooksPath)).map((hook) => hook.key);
-    for (const key of keys) await codex.request("config/value/write", { keyPath: `hooks.state.${JSON.stringify(key)}`, value: null, mergeStrategy: "replace" });
+    for (const key of keys)
+      await codex.request("config/value/write", { keyPath: `hooks.state.${JSON.stringify(key)}`, value: null, mergeStrategy: "replace" });
     const removed = await withSettingsLock(hooksPath, () => {
       const settings = readJsonObject(hooksPath);
       const next = settings === null ? undefined : withoutHookEntry(hooksPath, settings, "Stop", OUR_HOOK);
@@ -119,7 +120,10 @@ export async function uninstallCodex(options: CodexInstallOptions): Promise<Outc
     else if (sameJson(server, serverEntry(env))) {
       await codex.request("config/value/write", { keyPath: serverKeyPath(), value: null, mergeStrategy: "replace" });
       done.push(`removed the MCP server "${CODEX_SERVER_NAME}"`);
-    } else done.push(`left the MCP server "${CODEX_SERVER_NAME}" alone: it is not the entry install writes (remove it with codex mcp remove ${CODEX_SERVER_NAME})`);
+    } else
+      done.push(
+        `left the MCP server "${CODEX_SERVER_NAME}" alone: it is not the entry install writes (remove it with codex mcp remove ${CODEX_SERVER_NAME})`,
+      );
     return { ok: true, message: `backchannel is uninstalled from Codex (${options.codexHome}): ${done.join("; ")}.` };
   });
 }
@@ -134,7 +138,12 @@ interface ListedHook {
 }
 
 /** Runs `action` with Codex's app server for `options`, turning Codex's failures into a refusal that says what was done before. */
-async function withAppServer(options: CodexInstallOptions, env: NodeJS.ProcessEnv, done: string[], action: (codex: AppServer) => Promise<Outcome>): Promise<Outcome> {
+async function withAppServer(
+  options: CodexInstallOptions,
+  env: NodeJS.ProcessEnv,
+  done: string[],
+  action: (codex: AppServer) => Promise<Outcome>,
+): Promise<Outcome> {
   let codex: AppServer | undefined;
   try {
     codex = await openAppServer(options.codex, { ...env, CODEX_HOME: options.codexHome });

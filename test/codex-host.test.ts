@@ -45,7 +45,9 @@ describe("backchannel in Codex CLI, installed with backchannel install codex", {
     await cleanup?.();
   });
 
-  test("the model gets the instructions as its tool namespace's description, no app-only tool, and results as structuredContent", { timeout: 180_000 }, async () => {
+  test("the model gets the instructions as its tool namespace's description, no app-only tool, and results as structuredContent", {
+    timeout: 180_000,
+  }, async () => {
     assert.match(tui.prepared.installed ?? "", /added the wake hook.*Codex now trusts it.*added the MCP server "backchannel"/s);
     await tui.submit("Open the reader on my notes.");
     const first = await model.waitForTurn((turn) => turn.index === 0, { timeoutMs: 90_000 });
@@ -65,26 +67,41 @@ describe("backchannel in Codex CLI, installed with backchannel install codex", {
     assert.match(output, /^Wall time: [\d.]+ seconds\nOutput:\n\{/, "Codex shows the model the structured result as JSON");
     assert.ok(!output.includes("Opened "), "and not the text content (the summary line)");
     channel = json.channel_id;
-    process.stderr.write(`codex: backchannel's namespace is ${JSON.stringify(namespace).length} characters (instructions ${namespace.description?.length})\n`);
+    process.stderr.write(
+      `codex: backchannel's namespace is ${JSON.stringify(namespace).length} characters (instructions ${namespace.description?.length})\n`,
+    );
   });
 
-  test(`five asks, follow-ups included, one after ${GAPS_S[2]} s idle: each answered in two model requests, none that no message caused`, { timeout: 300_000 + GAPS_S.reduce((a, b) => a + b, 0) * 1000 }, async () => {
+  test(`five asks, follow-ups included, one after ${GAPS_S[2]} s idle: each answered in two model requests, none that no message caused`, {
+    timeout: 300_000 + GAPS_S.reduce((a, b) => a + b, 0) * 1000,
+  }, async () => {
     assert.notEqual(channel, "", "the reader is open");
     const asking = new AskingApp(app, channel);
     await asking.ready();
-    const asks = await askOneByOne(asking, model, FIVE_ASKS, GAPS_S.map((seconds) => seconds * 1000));
+    const asks = await askOneByOne(
+      asking,
+      model,
+      FIVE_ASKS,
+      GAPS_S.map((seconds) => seconds * 1000),
+    );
     const figures = askFigures(
       model.turns().map((turn) => turn.at),
       asks,
     );
     const describe = (turn: CodexTurn) => turn.sinceLastReply.slice(0, 80);
-    process.stderr.write(`codex asks: ${JSON.stringify(figures.map((ask) => ({ ...ask, askToTurnMs: Math.round(ask.askToTurnMs), askToAnswerMs: Math.round(ask.askToAnswerMs) })))}\n`);
+    process.stderr.write(
+      `codex asks: ${JSON.stringify(figures.map((ask) => ({ ...ask, askToTurnMs: Math.round(ask.askToTurnMs), askToAnswerMs: Math.round(ask.askToAnswerMs) })))}\n`,
+    );
     for (const [index, ask] of figures.entries()) {
       assert.equal(ask.requests, 2, `ask ${index + 1} took ${ask.requests} model requests: ${model.turns().slice(-12).map(describe).join(" | ")}`);
       assert.equal(ask.idleRequests, 0, `after ask ${index + 1}, ${ask.idleRequests} requests no message caused`);
     }
     const store = await import("../store/file/file-store.js");
-    assert.deepEqual(await new store.FileStore({ dataDir }).peek(channel, "agent"), [], "every ask was cleared by its answer's ack (ready does not wait either)");
+    assert.deepEqual(
+      await new store.FileStore({ dataDir }).peek(channel, "agent"),
+      [],
+      "every ask was cleared by its answer's ack (ready does not wait either)",
+    );
     const wakers = [];
     for (const pid of await processesMarked(dataDir)) {
       const args = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");

@@ -79,7 +79,10 @@ describe("backchannel install codex, in Codex's own configuration", { skip }, ()
     }
   }
 
-  const files = async () => ({ config: await readFile(join(codexHome, "config.toml"), "utf8"), hooks: await readFile(join(codexHome, "hooks.json"), "utf8") });
+  const files = async () => ({
+    config: await readFile(join(codexHome, "config.toml"), "utf8"),
+    hooks: await readFile(join(codexHome, "hooks.json"), "utf8"),
+  });
 
   test("one step adds a trusted wake hook and the server; again changes nothing; uninstall gives the files back", { timeout: 120_000 }, async () => {
     await userHome("plain");
@@ -88,7 +91,7 @@ describe("backchannel install codex, in Codex's own configuration", { skip }, ()
     assert.equal(installed.code, 0, installed.stderr);
     assert.match(installed.stdout, /added the wake hook.*Codex now trusts it.*added the MCP server "backchannel"/s);
     const once = await files();
-    assert.ok(once.config.startsWith("# my Codex settings\nmodel = \"o4-mini\" # the one I like\n"), `comments kept:\n${once.config}`);
+    assert.ok(once.config.startsWith('# my Codex settings\nmodel = "o4-mini" # the one I like\n'), `comments kept:\n${once.config}`);
     assert.match(once.config, /\[mcp_servers\.notes\]/);
     assert.match(once.config, /trusted_hash = "sha256:mine"/);
     assert.match(once.config, /\[mcp_servers\.backchannel\]\ncommand = "node"\nargs = \[".*main\.js"\]/);
@@ -98,8 +101,16 @@ describe("backchannel install codex, in Codex's own configuration", { skip }, ()
     assert.equal(hooks.hooks.Stop.length, 2);
     const listed = await codexHooks();
     const ours = listed.filter((hook) => hook.command?.endsWith("hook codex-stop"));
-    assert.deepEqual(ours.map((hook) => hook.trustStatus), ["trusted"], "Codex trusts the wake hook (it runs no other)");
-    assert.equal(listed.find((hook) => hook.command === "say done")?.trustStatus, "modified", "the user's own hook's trust is as it was (a made-up hash)");
+    assert.deepEqual(
+      ours.map((hook) => hook.trustStatus),
+      ["trusted"],
+      "Codex trusts the wake hook (it runs no other)",
+    );
+    assert.equal(
+      listed.find((hook) => hook.command === "say done")?.trustStatus,
+      "modified",
+      "the user's own hook's trust is as it was (a made-up hash)",
+    );
 
     const again = await backchannel("install", "codex");
     assert.equal(again.code, 0, again.stderr);
@@ -110,12 +121,19 @@ describe("backchannel install codex, in Codex's own configuration", { skip }, ()
     assert.equal(removed.code, 0, removed.stderr);
     assert.match(removed.stdout, /removed the wake hook.*removed the MCP server "backchannel"/s);
     const after = await files();
-    assert.equal(after.config.replace(/\n\[hooks\.state\]\n/, "\n"), before.config, "config.toml as it was (Codex may leave an empty [hooks.state] table)");
+    assert.equal(
+      after.config.replace(/\n\[hooks\.state\]\n/, "\n"),
+      before.config,
+      "config.toml as it was (Codex may leave an empty [hooks.state] table)",
+    );
     assert.deepEqual(JSON.parse(after.hooks), USER_HOOKS, "hooks.json holds the user's hooks, as they were");
   });
 
   test("a server entry of the user's named backchannel is kept by install and left by uninstall", { timeout: 120_000 }, async () => {
-    await userHome("own-server", `${USER_CONFIG}\n[mcp_servers.backchannel]\ncommand = "npx"\nargs = ["-y", "backchannel-mcp"]\n\n[mcp_servers.backchannel.env]\nBACKCHANNEL_HOME = "/srv/shared"\n`);
+    await userHome(
+      "own-server",
+      `${USER_CONFIG}\n[mcp_servers.backchannel]\ncommand = "npx"\nargs = ["-y", "backchannel-mcp"]\n\n[mcp_servers.backchannel.env]\nBACKCHANNEL_HOME = "/srv/shared"\n`,
+    );
     const installed = await backchannel("install", "codex");
     assert.equal(installed.code, 0, installed.stderr);
     assert.match(installed.stdout, /kept the MCP server "backchannel" you had/);

@@ -59,7 +59,9 @@ describe("backchannel in Gemini CLI, installed as an extension", { skip }, () =>
     assert.ok(!output.includes('"watch_command":'), "and not structuredContent");
     channel = /on channel (ch-[\w-]+)/.exec(output)?.[1] ?? "";
     assert.notEqual(channel, "", output);
-    const shown = first.declarations.filter((declaration) => declaration.name.startsWith(geminiTool(""))).map((declaration) => JSON.stringify(declaration));
+    const shown = first.declarations
+      .filter((declaration) => declaration.name.startsWith(geminiTool("")))
+      .map((declaration) => JSON.stringify(declaration));
     process.stderr.write(`gemini: backchannel's ${shown.length} declarations are ${shown.join("").length} characters\n`);
   });
 
@@ -77,19 +79,36 @@ describe("backchannel in Gemini CLI, installed as an extension", { skip }, () =>
     assert.deepEqual(leaked, [], "app-only tools given to the model");
   });
 
-  test(`five asks, follow-ups included, one after ${GAPS_S[2]} s idle: each answered in two model requests, none that no message caused`, { timeout: 300_000 + GAPS_S.reduce((a, b) => a + b, 0) * 1000 }, async () => {
+  test(`five asks, follow-ups included, one after ${GAPS_S[2]} s idle: each answered in two model requests, none that no message caused`, {
+    timeout: 300_000 + GAPS_S.reduce((a, b) => a + b, 0) * 1000,
+  }, async () => {
     assert.notEqual(channel, "", "the reader is open");
     const asking = new AskingApp(app, channel);
     await asking.ready();
     const sideCallsBefore = model.requests.filter((request) => !request.main).length;
-    const asks = await askOneByOne(asking, model, FIVE_ASKS, GAPS_S.map((seconds) => seconds * 1000));
+    const asks = await askOneByOne(
+      asking,
+      model,
+      FIVE_ASKS,
+      GAPS_S.map((seconds) => seconds * 1000),
+    );
     const figures = askFigures(
       model.turns().map((turn) => turn.at),
       asks,
     );
-    process.stderr.write(`gemini asks: ${JSON.stringify(figures.map((ask) => ({ ...ask, askToTurnMs: Math.round(ask.askToTurnMs), askToAnswerMs: Math.round(ask.askToAnswerMs) })))}\n`);
+    process.stderr.write(
+      `gemini asks: ${JSON.stringify(figures.map((ask) => ({ ...ask, askToTurnMs: Math.round(ask.askToTurnMs), askToAnswerMs: Math.round(ask.askToAnswerMs) })))}\n`,
+    );
     for (const [index, ask] of figures.entries()) {
-      assert.equal(ask.requests, 2, `ask ${index + 1} took ${ask.requests} model requests: ${model.turns().slice(-12).map((turn) => turn.sinceLastReply.slice(0, 80)).join(" | ")}`);
+      assert.equal(
+        ask.requests,
+        2,
+        `ask ${index + 1} took ${ask.requests} model requests: ${model
+          .turns()
+          .slice(-12)
+          .map((turn) => turn.sinceLastReply.slice(0, 80))
+          .join(" | ")}`,
+      );
       assert.equal(ask.idleRequests, 0, `after ask ${index + 1}, ${ask.idleRequests} requests no message caused`);
     }
     const sideCalls = model.requests.filter((request) => !request.main).slice(sideCallsBefore);

@@ -37,7 +37,9 @@ describe("the Gemini CLI extension, linked and unlinked by Gemini CLI", { skip }
     return { code: result.status, output: `${result.stdout}${result.stderr}` };
   };
 
-  test("link installs it once, with its server (its hook: gemini-host.test.ts); again changes nothing; uninstall takes it out; settings.json untouched", { timeout: 240_000 }, async () => {
+  test("link installs it once, with its server (its hook: gemini-host.test.ts); again changes nothing; uninstall takes it out; settings.json untouched", {
+    timeout: 240_000,
+  }, async () => {
     const settingsPath = join(prepared.home, ".gemini", "settings.json");
     const settings = `${JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, ui: { theme: "mine" } }, null, 2)}\n`;
     await writeFile(settingsPath, settings);

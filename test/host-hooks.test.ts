@@ -50,7 +50,13 @@ async function ask(thread: string, question: string): Promise<void> {
   });
 }
 
-const afterAgentInput = JSON.stringify({ session_id: "9f1c", hook_event_name: "AfterAgent", prompt: "hi", prompt_response: "ok", stop_hook_active: false });
+const afterAgentInput = JSON.stringify({
+  session_id: "9f1c",
+  hook_event_name: "AfterAgent",
+  prompt: "hi",
+  prompt_response: "ok",
+  stop_hook_active: false,
+});
 
 before(async () => {
   ({ dir: dataDir, cleanup } = await tempDataDir());
@@ -82,7 +88,9 @@ describe("Gemini CLI's hook (after-agent)", () => {
     assert.ok(run.ms < 10_000, `${run.ms} ms`);
   });
 
-  test("with a channel open it waits for mail and answers block with the ask; once per message; before its timeout it asks only to end the turn", { timeout: 60_000 }, async () => {
+  test("with a channel open it waits for mail and answers block with the ask; once per message; before its timeout it asks only to end the turn", {
+    timeout: 60_000,
+  }, async () => {
     channel = structured<{ channel_id: string }>(
       await agent.callTool({ name: "open_reader", arguments: { title: "Hook notes", markdown: "# Notes\n\nText." } }),
     ).channel_id;
@@ -125,9 +133,15 @@ describe("Codex CLI's hook (codex-stop) and its waker", () => {
     await claimedBy(dataDir, waker);
     const log = wakerLogFile(dataDir, key);
     await ask("t-2", "Another?");
-    await eventually(() => failures(log), (lines) => lines.length === 1);
+    await eventually(
+      () => failures(log),
+      (lines) => lines.length === 1,
+    );
     await ask("t-3", "And another?");
-    await eventually(() => failures(log), (lines) => lines.length === 2);
+    await eventually(
+      () => failures(log),
+      (lines) => lines.length === 2,
+    );
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     assert.equal((await failures(log)).length, 2, `one try per message: ${await readFile(log, "utf8")}`);
     assert.deepEqual(await wakers(), [waker], "the waker watches on");
@@ -159,7 +173,9 @@ async function claimedBy(dir: string, pid?: number): Promise<void> {
   await eventually(
     async () => {
       const names = await readdir(join(dir, "watchers")).catch(() => [] as string[]);
-      const claims = await Promise.all(names.filter((name) => name.endsWith(".json")).map((name) => readFile(join(dir, "watchers", name), "utf8").catch(() => "{}")));
+      const claims = await Promise.all(
+        names.filter((name) => name.endsWith(".json")).map((name) => readFile(join(dir, "watchers", name), "utf8").catch(() => "{}")),
+      );
       return claims.map((text) => (JSON.parse(text) as { pid?: number }).pid ?? 0);
     },
     (pids) => pids.some((found) => (pid === undefined ? found > 0 : found === pid)),
@@ -176,4 +192,3 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
-

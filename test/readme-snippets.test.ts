@@ -119,7 +119,11 @@ let geminiEnv: Promise<Record<string, string>> | undefined;
 
 /** Codex's home of the README's lines. */
 function codexHome(): Promise<Record<string, string>> {
-  codexEnv ??= freshDir("codex-home").then((home) => ({ HOME: home, CODEX_HOME: join(home, ".codex"), PATH: `${codexBinDir()}:${process.env.PATH}` }));
+  codexEnv ??= freshDir("codex-home").then((home) => ({
+    HOME: home,
+    CODEX_HOME: join(home, ".codex"),
+    PATH: `${codexBinDir()}:${process.env.PATH}`,
+  }));
   return codexEnv;
 }
 
@@ -128,7 +132,9 @@ function geminiHome(): Promise<Record<string, string>> {
   geminiEnv ??= (async () => {
     const home = await freshDir("gemini-home");
     const bin = await freshDir("gemini-bin");
-    await writeFile(join(bin, "gemini"), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(geminiScript())} "$@"\n`, { mode: 0o755 });
+    await writeFile(join(bin, "gemini"), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(geminiScript())} "$@"\n`, {
+      mode: 0o755,
+    });
     return { HOME: home, PATH: `${bin}:${process.env.PATH}` };
   })();
   return geminiEnv;
@@ -233,7 +239,11 @@ async function runLine(t: TestContext, line: SnippetLine): Promise<void> {
     const ours = (await codexHooks(env)).filter((hook) => hook.command?.endsWith("hook codex-stop"));
     const config = await readFile(join(env.CODEX_HOME!, "config.toml"), "utf8").catch(() => "");
     if (args[1] === "install") {
-      assert.deepEqual(ours.map((hook) => hook.trustStatus), ["trusted"], "Codex trusts the wake hook");
+      assert.deepEqual(
+        ours.map((hook) => hook.trustStatus),
+        ["trusted"],
+        "Codex trusts the wake hook",
+      );
       assert.match(config, /\[mcp_servers\.backchannel\]/);
     } else {
       assert.deepEqual(ours, [], "the wake hook is gone");

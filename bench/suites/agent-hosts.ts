@@ -54,7 +54,12 @@ interface HostSpec {
 }
 
 const HOSTS: readonly HostSpec[] = [
-  { name: "codex", label: "Codex CLI 0.171 (install codex: Stop hook → waker → codex queue)", shell: { tool: "exec_command", input: { cmd: "true" } }, skip: codexSkipReason },
+  {
+    name: "codex",
+    label: "Codex CLI 0.171 (install codex: Stop hook → waker → codex queue)",
+    shell: { tool: "exec_command", input: { cmd: "true" } },
+    skip: codexSkipReason,
+  },
   {
     name: "gemini",
     label: "Gemini CLI 0.61 (extension: AfterAgent hook answering block)",
@@ -148,7 +153,10 @@ async function measureFloor(host: HostSpec, samples: number, ctx: RunContext): P
         const from = model.turns().length;
         const started = performance.now();
         await runCodexQueue(tui.prepared.env, tui.prepared.cwd, thread, `Queued floor ${index}`);
-        const turn = await model.waitForTurn((candidate) => candidate.sinceLastReply.includes(`Queued floor ${index}`), { from, timeoutMs: STEP_TIMEOUT_MS });
+        const turn = await model.waitForTurn((candidate) => candidate.sinceLastReply.includes(`Queued floor ${index}`), {
+          from,
+          timeoutMs: STEP_TIMEOUT_MS,
+        });
         if (index > 0) floor.queued.push(turn.at - started);
       }
       return floor;
@@ -207,7 +215,11 @@ async function runLoop(host: HostSpec, plan: AgentHostsPlan, ctx: RunContext): P
 async function askAll(host: HostSpec, model: CodexModel | GeminiModel, dataDir: string, plan: AgentHostsPlan, ctx: RunContext) {
   const opened = await model.waitForTurn((turn) => turn.backchannelResult("open_reader") !== undefined, { timeoutMs: STEP_TIMEOUT_MS });
   const channel = channelOf(opened.backchannelResult("open_reader")!);
-  const asks: Ask[] = Array.from({ length: plan.asks }, (_, index) => ({ thread: `t-${index + 1}`, question: `Question ${index + 1}?`, history: [] }));
+  const asks: Ask[] = Array.from({ length: plan.asks }, (_, index) => ({
+    thread: `t-${index + 1}`,
+    question: `Question ${index + 1}?`,
+    history: [],
+  }));
   const gaps = asks.map(() => plan.gapMs[0] + Math.random() * (plan.gapMs[1] - plan.gapMs[0]));
   const app = await connectServer(dataDir, {}, { capabilities: APP_CAPABILITIES });
   try {
@@ -236,7 +248,10 @@ function hostFigures(host: HostSpec, floor: Floor, asks: ReturnType<typeof askFi
   // The floor of an ask's answer: the turn started as the host lets one start from outside, then the notify_ui round trip.
   const against =
     host.name === "codex"
-      ? { name: "floor: queued message → request + notify_ui round trip", samples: floor.queued.map((queued, index) => queued + (floor.mcp[index % floor.mcp.length] ?? Number.NaN)) }
+      ? {
+          name: "floor: queued message → request + notify_ui round trip",
+          samples: floor.queued.map((queued, index) => queued + (floor.mcp[index % floor.mcp.length] ?? Number.NaN)),
+        }
       : { name: "floor: notify_ui round trip", samples: floor.mcp };
   const figures: SoloFigure[] = [
     solo(`${key}.floor.shell`, `${host.name} floor: request → next, around the shell running \`true\``, floor.shell),
@@ -244,14 +259,31 @@ function hostFigures(host: HostSpec, floor: Floor, asks: ReturnType<typeof askFi
   ];
   if (floor.queued.length > 0) figures.push(solo(`${key}.floor.queued`, `${host.name} floor: codex queue --resume → its request`, floor.queued));
   figures.push(
-    solo(`${key}.askToTurn`, `${host.label}: ask → model request`, asks.map((ask) => ask.askToTurnMs)),
+    solo(
+      `${key}.askToTurn`,
+      `${host.label}: ask → model request`,
+      asks.map((ask) => ask.askToTurnMs),
+    ),
     {
       ...solo(`${key}.askToAnswer`, `${host.label}: ask → answer at the app`, askToAnswer),
       against,
       details: { floorMultiple: median(askToAnswer) / median(against.samples) },
     },
-    { ...solo(`${key}.requests`, `${host.label}: model requests per ask`, asks.map((ask) => ask.requests), "requests"), against: { name: "needed: 2" } },
-    solo(`${key}.idle`, `${host.label}: idle requests (no message caused them)`, asks.map((ask) => ask.idleRequests), "requests"),
+    {
+      ...solo(
+        `${key}.requests`,
+        `${host.label}: model requests per ask`,
+        asks.map((ask) => ask.requests),
+        "requests",
+      ),
+      against: { name: "needed: 2" },
+    },
+    solo(
+      `${key}.idle`,
+      `${host.label}: idle requests (no message caused them)`,
+      asks.map((ask) => ask.idleRequests),
+      "requests",
+    ),
   );
   return figures;
 }

@@ -51,14 +51,26 @@ export class AskingApp {
   /**
    * Asks `ask` and waits for its answer (an `answer` on its thread after the ask).
    * @returns when the ask's `notify_agent` returned and when the answer arrived (`performance.now()`), and the answer's text.
+   * @throws when no answer comes within `timeoutMs` (default 60,000).
    */
-  async ask(ask: Ask): Promise<{ askedAt: number; answeredAt: number; text: string }> {
-    const data = { thread_id: ask.thread, quote: "The queue is the truth.", paragraph: "The queue is the truth. Everything else is a doorbell.", question: ask.question, history: ask.history };
+  async ask(ask: Ask, timeoutMs = 60_000): Promise<{ askedAt: number; answeredAt: number; text: string }> {
+    const data = {
+      thread_id: ask.thread,
+      quote: "The queue is the truth.",
+      paragraph: "The queue is the truth. Everything else is a doorbell.",
+      question: ask.question,
+      history: ask.history,
+    };
     await this.client.callTool({ name: "notify_agent", arguments: { channel_id: this.channel, event: "ask", data } });
     const askedAt = performance.now();
     for (;;) {
+      const left = askedAt + timeoutMs - performance.now();
+      if (left <= 0) throw new Error(`no answer to ${ask.thread} (${JSON.stringify(ask.question)}) within ${timeoutMs} ms`);
       const polled = structured<{ messages: { event: string; data: { thread_id?: string; text?: string } }[]; cursor: number }>(
-        await this.client.callTool({ name: "poll_ui_messages", arguments: { channel_id: this.channel, after: this.cursor, wait_ms: 30_000 } }),
+        await this.client.callTool({
+          name: "poll_ui_messages",
+          arguments: { channel_id: this.channel, after: this.cursor, wait_ms: Math.min(30_000, Math.ceil(left)) },
+        }),
       );
       this.cursor = polled.cursor;
       const answer = polled.messages.find((message) => message.event === "answer" && message.data.thread_id === ask.thread);
@@ -83,7 +95,10 @@ export const APP_CAPABILITIES = { extensions: { "io.modelcontextprotocol/ui": { 
 
 /** A scripted model as the loop reads it: the arrival of each turn, and whether it carries notify_ui's result. */
 export interface LoopModel {
-  waitForTurn(match: (turn: { at: number; backchannelResult(name: string): string | undefined }) => boolean, options?: { timeoutMs?: number }): Promise<{ at: number }>;
+  waitForTurn(
+    match: (turn: { at: number; backchannelResult(name: string): string | undefined }) => boolean,
+    options?: { timeoutMs?: number },
+  ): Promise<{ at: number }>;
 }
 
 /**
@@ -104,9 +119,11 @@ export async function askOneByOne(
   const times: { askedAt: number; answeredAt: number; endedAt: number }[] = [];
   for (const [index, ask] of asks.entries()) {
     await new Promise((resolve) => setTimeout(resolve, gapsMs[index] ?? 0));
-    const { askedAt, answeredAt, text } = await asking.ask(ask);
+    const { askedAt, answeredAt, text } = await asking.ask(ask, stepTimeoutMs);
     if (!text.endsWith(` to ${ask.thread}`)) throw new Error(`the answer to ${ask.thread} was ${JSON.stringify(text)}`);
-    const ended = await model.waitForTurn((turn) => turn.at > askedAt && turn.backchannelResult("notify_ui") !== undefined, { timeoutMs: stepTimeoutMs });
+    const ended = await model.waitForTurn((turn) => turn.at > askedAt && turn.backchannelResult("notify_ui") !== undefined, {
+      timeoutMs: stepTimeoutMs,
+    });
     times.push({ askedAt, answeredAt, endedAt: ended.at });
   }
   await new Promise((resolve) => setTimeout(resolve, lastQuietMs));

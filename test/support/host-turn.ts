@@ -61,7 +61,12 @@ export function wakePolicy(options: WakePolicyOptions = {}): HostPolicy {
     if (wake) {
       return {
         backchannel: "notify_ui",
-        input: { channel_id: wake.channel, event: "answer", data: { thread_id: wake.thread, text: `Answer #${wake.ack} to ${wake.thread}` }, ack: wake.ack },
+        input: {
+          channel_id: wake.channel,
+          event: "answer",
+          data: { thread_id: wake.thread, text: `Answer #${wake.ack} to ${wake.thread}` },
+          ack: wake.ack,
+        },
       };
     }
     if (turn.index === 0) return { backchannel: "open_reader", input: { title: "Host notes", markdown } };

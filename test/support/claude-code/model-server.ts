@@ -206,7 +206,9 @@ const MESSAGES_API: WireFormat<MessagesRequest, Turn, Action> = {
 /** Writes `actions` as one assistant message, streamed when the request asked for it. */
 function answer(res: ServerResponse, body: MessagesRequest, actions: Action[], nextId: (prefix: string) => string): void {
   const blocks = actions.map((action) =>
-    "text" in action ? { type: "text", text: action.text } : { type: "tool_use", id: action.id ?? nextId("toolu"), name: action.tool, input: action.input },
+    "text" in action
+      ? { type: "text", text: action.text }
+      : { type: "tool_use", id: action.id ?? nextId("toolu"), name: action.tool, input: action.input },
   );
   const message = {
     id: nextId("msg"),

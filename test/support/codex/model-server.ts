@@ -133,7 +133,13 @@ function stream(res: ServerResponse, actions: HostAction[], nextId: (prefix: str
   for (const action of actions) {
     const item =
       "text" in action
-        ? { type: "message", id: nextId("msg"), role: "assistant", status: "completed", content: [{ type: "output_text", text: action.text, annotations: [] }] }
+        ? {
+            type: "message",
+            id: nextId("msg"),
+            role: "assistant",
+            status: "completed",
+            content: [{ type: "output_text", text: action.text, annotations: [] }],
+          }
         : {
             type: "function_call",
             id: nextId("fc"),
@@ -145,7 +151,10 @@ function stream(res: ServerResponse, actions: HostAction[], nextId: (prefix: str
   }
   const tokens = 10;
   send("response.completed", {
-    response: { id, usage: { input_tokens: tokens, output_tokens: tokens, total_tokens: 2 * tokens, input_tokens_details: null, output_tokens_details: null } },
+    response: {
+      id,
+      usage: { input_tokens: tokens, output_tokens: tokens, total_tokens: 2 * tokens, input_tokens_details: null, output_tokens_details: null },
+    },
   });
   res.end();
 }

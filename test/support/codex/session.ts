@@ -185,7 +185,14 @@ export async function startCodexTui(options: CodexOptions): Promise<CodexTui> {
   const prepared = await prepareCodex(options);
   let pane: Pane;
   try {
-    pane = await startPane({ socket: join(prepared.root, "tmux.sock"), cwd: prepared.cwd, env: prepared.env, command: [codexBinary()], columns: 160, rows: 50 });
+    pane = await startPane({
+      socket: join(prepared.root, "tmux.sock"),
+      cwd: prepared.cwd,
+      env: prepared.env,
+      command: [codexBinary()],
+      columns: 160,
+      rows: 50,
+    });
   } catch (error) {
     await prepared.cleanup();
     throw error;
@@ -201,7 +208,10 @@ export async function startCodexTui(options: CodexOptions): Promise<CodexTui> {
     },
     async threadId() {
       const files = await listFiles(join(prepared.codexHome, "sessions"));
-      const newest = files.filter((file) => file.endsWith(".jsonl")).sort().at(-1);
+      const newest = files
+        .filter((file) => file.endsWith(".jsonl"))
+        .sort()
+        .at(-1);
       return newest?.match(/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/)?.[1];
     },
     async stop() {

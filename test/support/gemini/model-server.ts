@@ -8,7 +8,6 @@
  *
  * backchannel's tools reach the model as `mcp_backchannel_<tool>` function declarations.
  */
-import type { ServerResponse } from "node:http";
 import { type HostAction, type HostPolicy, type HostTurn, actionsOf } from "../host-turn.js";
 import { type ScriptedModel, sendJson, startEventStream, startScriptedModel, type WireFormat } from "../scripted-model.js";
 
@@ -65,8 +64,7 @@ export class GeminiTurn implements HostTurn {
   }
 
   toolResult(name: string): string | undefined {
-    for (const content of this.trailing())
-      for (const part of content.parts) if (part.functionResponse?.name === name) return outputOf(part);
+    for (const content of this.trailing()) for (const part of content.parts) if (part.functionResponse?.name === name) return outputOf(part);
     return undefined;
   }
 
@@ -81,7 +79,8 @@ export class GeminiTurn implements HostTurn {
 
   /** Everything the model was shown, as text: the system instruction, every part, every declaration. */
   get transcript(): string {
-    const system = typeof this.request.systemInstruction === "string" ? this.request.systemInstruction : partsText(this.request.systemInstruction?.parts ?? []);
+    const system =
+      typeof this.request.systemInstruction === "string" ? this.request.systemInstruction : partsText(this.request.systemInstruction?.parts ?? []);
     const parts = this.request.contents.map((content) => partsText(content.parts));
     return [system, ...parts, ...this.declarations.map((declaration) => `${declaration.name}: ${declaration.description ?? ""}`)].join("\n");
   }
@@ -118,7 +117,9 @@ const GEMINI_API: WireFormat<GenerateRequest, GeminiTurn, HostAction> = {
         ? { text: action.text }
         : { functionCall: { name: "backchannel" in action ? geminiTool(action.backchannel) : action.tool, args: action.input } },
     );
-    res.write(`data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata: USAGE })}\r\n\r\n`);
+    res.write(
+      `data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata: USAGE })}\r\n\r\n`,
+    );
     res.end();
   },
   other(res, method, path, body) {
@@ -127,7 +128,10 @@ const GEMINI_API: WireFormat<GenerateRequest, GeminiTurn, HostAction> = {
       const text = isRouterCall(path, body)
         ? JSON.stringify({ complexity_reasoning: "A short, simple request.", complexity_score: 10 })
         : "Reader notes";
-      return sendJson(res, 200, { candidates: [{ content: { role: "model", parts: [{ text }] }, finishReason: "STOP", index: 0 }], usageMetadata: USAGE });
+      return sendJson(res, 200, {
+        candidates: [{ content: { role: "model", parts: [{ text }] }, finishReason: "STOP", index: 0 }],
+        usageMetadata: USAGE,
+      });
     }
     sendJson(res, 404, { error: { code: 404, message: `no ${method} ${path} here`, status: "NOT_FOUND" } });
   },

@@ -38,7 +38,12 @@ export function geminiScript(): string {
  * @throws Error when `$CI` is set and Gemini CLI is missing.
  */
 export function geminiSkipReason(): string | undefined {
-  return hostSkipReason({ name: "Gemini CLI", command: [process.execPath, geminiScript()], version: GEMINI_VERSION, install: "npm run hosts:install" });
+  return hostSkipReason({
+    name: "Gemini CLI",
+    command: [process.execPath, geminiScript()],
+    version: GEMINI_VERSION,
+    install: "npm run hosts:install",
+  });
 }
 
 /** Options of {@link prepareGemini}. */
