@@ -66,15 +66,34 @@ export async function runStopHook(timeoutMs: number): Promise<number> {
  * a JSON object whose `hook_event_name`, when there is one, is `Stop`.
  */
 export function stopInputProblem(text: string | undefined): string | undefined {
+  return hookInputProblem(text, { host: "Claude Code", event: "Stop", eventRequired: false });
+}
+
+/** What {@link hookInputProblem} expects. */
+export interface HookInputSpec {
+  /** The host, for the message. */
+  host: string;
+  /** The event the hook is for. */
+  event: string;
+  /** Whether `hook_event_name` must be there (else it may be left out). */
+  eventRequired: boolean;
+}
+
+/**
+ * Why `text` (a hook's stdin) is not `spec.host`'s input for `spec.event`, or `undefined`
+ * when it is: a JSON object whose `hook_event_name` is that event (or absent, where allowed).
+ */
+export function hookInputProblem(text: string | undefined, spec: HookInputSpec): string | undefined {
   if (text === undefined) return "stdin holds more than 8 MiB";
   let input: unknown;
   try {
     input = JSON.parse(text);
   } catch (error) {
-    return `stdin is not Claude Code's hook input (${(error as Error).message})`;
+    return `stdin is not ${spec.host}'s hook input (${(error as Error).message})`;
   }
-  if (typeof input !== "object" || input === null || Array.isArray(input)) return "stdin is not Claude Code's hook input (not a JSON object)";
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return `stdin is not ${spec.host}'s hook input (not a JSON object)`;
   const event = (input as { hook_event_name?: unknown }).hook_event_name;
-  if (event !== undefined && event !== "Stop") return `this is the Stop hook, not one for ${JSON.stringify(event)}`;
+  if (event === undefined && !spec.eventRequired) return undefined;
+  if (event !== spec.event) return `this is the ${spec.event} hook, not one for ${JSON.stringify(event)}`;
   return undefined;
 }

@@ -24,7 +24,7 @@ import { CLI_ENTRY } from "../core/package.js";
 import { FILE_MODE, FOLDER_MODE, resolveDataDir, watcherClaimFile } from "../core/paths.js";
 import { sessionKey } from "../core/session-key.js";
 import { oneLine } from "../core/text.js";
-import { stopInputProblem } from "../claude-code/stop-hook.js";
+import { hookInputProblem } from "../claude-code/stop-hook.js";
 import { readStdin } from "../claude-code/stdin.js";
 import { runSessionWatcher } from "../watcher/session-run.js";
 
@@ -53,7 +53,7 @@ export async function runCodexStopHook(env: NodeJS.ProcessEnv = process.env): Pr
   const note = (line: string) => process.stderr.write(`backchannel hook codex-stop: ${oneLine(line)}\n`);
   try {
     const text = await readStdin();
-    const problem = stopInputProblem(text);
+    const problem = hookInputProblem(text, { host: "Codex", event: "Stop", eventRequired: true });
     const thread = problem === undefined ? threadOf(text!) : undefined;
     if (problem || thread === undefined) note(`${problem ?? "the hook input names no session_id"}; the agent is not woken until the next turn ends`);
     else startWaker({ thread, key: sessionKey(env), hostPid: process.ppid }, env);

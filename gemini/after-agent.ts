@@ -17,7 +17,7 @@
  * turn (one model request per timeout, about 25 days).
  */
 import { oneLine } from "../core/text.js";
-import { TIMEOUT_NOTE } from "../claude-code/stop-hook.js";
+import { hookInputProblem, TIMEOUT_NOTE } from "../claude-code/stop-hook.js";
 import { readStdin } from "../claude-code/stdin.js";
 import { runSessionWatcher } from "../watcher/session-run.js";
 
@@ -53,15 +53,5 @@ export async function runAfterAgentHook(timeoutMs: number): Promise<number> {
  * when it is: a JSON object whose `hook_event_name` is `AfterAgent`.
  */
 export function afterAgentInputProblem(text: string | undefined): string | undefined {
-  if (text === undefined) return "stdin holds more than 8 MiB";
-  let input: unknown;
-  try {
-    input = JSON.parse(text);
-  } catch (error) {
-    return `stdin is not Gemini CLI's hook input (${(error as Error).message})`;
-  }
-  if (typeof input !== "object" || input === null || Array.isArray(input)) return "stdin is not Gemini CLI's hook input (not a JSON object)";
-  const event = (input as { hook_event_name?: unknown }).hook_event_name;
-  if (event !== "AfterAgent") return `this is the AfterAgent hook, not one for ${JSON.stringify(event)}`;
-  return undefined;
+  return hookInputProblem(text, { host: "Gemini CLI", event: "AfterAgent", eventRequired: true });
 }

@@ -11,11 +11,10 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
-import { askFigures } from "./support/claude-code/figures.js";
-import { type CodexModel, type CodexTurn, CODEX_NAMESPACE, startCodexModel } from "./support/codex/model-server.js";
+import { type CodexModel, CODEX_NAMESPACE, startCodexModel } from "./support/codex/model-server.js";
 import { type CodexTui, codexSkipReason, startCodexTui } from "./support/codex/session.js";
 import { connectServer, tempDataDir } from "./support/helpers.js";
-import { APP_CAPABILITIES, AskingApp, askOneByOne, FIVE_ASKS, idleGaps } from "./support/host-loop.js";
+import { APP_CAPABILITIES, AskingApp, checkFiveAsks, idleGaps } from "./support/host-loop.js";
 import { wakePolicy } from "./support/host-turn.js";
 import { processesMarked } from "./support/leftovers.js";
 import { tmuxMissing } from "./support/tmux-pane.js";
@@ -76,26 +75,7 @@ describe("backchannel in Codex CLI, installed with backchannel install codex", {
     timeout: 300_000 + GAPS_S.reduce((a, b) => a + b, 0) * 1000,
   }, async () => {
     assert.notEqual(channel, "", "the reader is open");
-    const asking = new AskingApp(app, channel);
-    await asking.ready();
-    const asks = await askOneByOne(
-      asking,
-      model,
-      FIVE_ASKS,
-      GAPS_S.map((seconds) => seconds * 1000),
-    );
-    const figures = askFigures(
-      model.turns().map((turn) => turn.at),
-      asks,
-    );
-    const describe = (turn: CodexTurn) => turn.sinceLastReply.slice(0, 80);
-    process.stderr.write(
-      `codex asks: ${JSON.stringify(figures.map((ask) => ({ ...ask, askToTurnMs: Math.round(ask.askToTurnMs), askToAnswerMs: Math.round(ask.askToAnswerMs) })))}\n`,
-    );
-    for (const [index, ask] of figures.entries()) {
-      assert.equal(ask.requests, 2, `ask ${index + 1} took ${ask.requests} model requests: ${model.turns().slice(-12).map(describe).join(" | ")}`);
-      assert.equal(ask.idleRequests, 0, `after ask ${index + 1}, ${ask.idleRequests} requests no message caused`);
-    }
+    await checkFiveAsks("codex", new AskingApp(app, channel), model);
     const store = await import("../store/file/file-store.js");
     assert.deepEqual(
       await new store.FileStore({ dataDir }).peek(channel, "agent"),

@@ -11,11 +11,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
-import { askFigures } from "./support/claude-code/figures.js";
 import { connectServer, tempDataDir } from "./support/helpers.js";
 import { type GeminiModel, geminiTool, isRouterCall, startGeminiModel } from "./support/gemini/model-server.js";
 import { type GeminiRun, geminiSkipReason, runGemini } from "./support/gemini/session.js";
-import { APP_CAPABILITIES, AskingApp, askOneByOne, FIVE_ASKS, idleGaps } from "./support/host-loop.js";
+import { APP_CAPABILITIES, AskingApp, checkFiveAsks, idleGaps } from "./support/host-loop.js";
 import { wakePolicy } from "./support/host-turn.js";
 
 const skip = geminiSkipReason();
@@ -83,34 +82,8 @@ describe("backchannel in Gemini CLI, installed as an extension", { skip }, () =>
     timeout: 300_000 + GAPS_S.reduce((a, b) => a + b, 0) * 1000,
   }, async () => {
     assert.notEqual(channel, "", "the reader is open");
-    const asking = new AskingApp(app, channel);
-    await asking.ready();
     const sideCallsBefore = model.requests.filter((request) => !request.main).length;
-    const asks = await askOneByOne(
-      asking,
-      model,
-      FIVE_ASKS,
-      GAPS_S.map((seconds) => seconds * 1000),
-    );
-    const figures = askFigures(
-      model.turns().map((turn) => turn.at),
-      asks,
-    );
-    process.stderr.write(
-      `gemini asks: ${JSON.stringify(figures.map((ask) => ({ ...ask, askToTurnMs: Math.round(ask.askToTurnMs), askToAnswerMs: Math.round(ask.askToAnswerMs) })))}\n`,
-    );
-    for (const [index, ask] of figures.entries()) {
-      assert.equal(
-        ask.requests,
-        2,
-        `ask ${index + 1} took ${ask.requests} model requests: ${model
-          .turns()
-          .slice(-12)
-          .map((turn) => turn.sinceLastReply.slice(0, 80))
-          .join(" | ")}`,
-      );
-      assert.equal(ask.idleRequests, 0, `after ask ${index + 1}, ${ask.idleRequests} requests no message caused`);
-    }
+    await checkFiveAsks("gemini", new AskingApp(app, channel), model);
     const sideCalls = model.requests.filter((request) => !request.main).slice(sideCallsBefore);
     assert.deepEqual(
       sideCalls.map((request) => `${request.url}${isRouterCall(request.url, request.body) ? " (router)" : ""}`),

@@ -195,6 +195,12 @@ async function assertNpmStartServes(): Promise<void> {
   }
 }
 
+/** Skips `line` loudly when `reason` (its host is not installed) says so; whether it did. */
+function skipped(t: TestContext, line: SnippetLine, reason: string | undefined): boolean {
+  if (reason !== undefined) t.skip(`SKIPPING README line ${JSON.stringify(line.text)}: ${reason}`);
+  return reason !== undefined;
+}
+
 /** Runs one unmarked shell line, or a `# once published` one from the tarball; fails on a line it cannot run. */
 async function runLine(t: TestContext, line: SnippetLine): Promise<void> {
   let words = shellWords(line.command);
@@ -213,11 +219,7 @@ async function runLine(t: TestContext, line: SnippetLine): Promise<void> {
     run("npm", ["ci", "--dry-run", "--ignore-scripts", "--no-audit", "--no-fund"], ROOT);
     await assertNpmStartServes();
   } else if (program === "claude") {
-    const skip = claudeCodeSkipReason();
-    if (skip !== undefined) {
-      t.skip(`SKIPPING README line ${JSON.stringify(line.text)}: ${skip}`);
-      return;
-    }
+    if (skipped(t, line, claudeCodeSkipReason())) return;
     const env = await claudeHome();
     if (args[0] === "mcp" && args[1] === "add") {
       run(claudeBinary(), args, cwd, env);
@@ -229,11 +231,7 @@ async function runLine(t: TestContext, line: SnippetLine): Promise<void> {
       assert.match(listed, /plugin:backchannel:backchannel: .* ✔ Connected/, `${line.text}:\n${listed}`);
     } else assert.fail(`README line ${JSON.stringify(line.text)}: a claude command this test cannot run; teach it, or mark the line`);
   } else if (program === "node" && args[0] === join(ROOT, "dist/cli/main.js") && args[2] === "codex") {
-    const skip = codexSkipReason();
-    if (skip !== undefined) {
-      t.skip(`SKIPPING README line ${JSON.stringify(line.text)}: ${skip}`);
-      return;
-    }
+    if (skipped(t, line, codexSkipReason())) return;
     const env = await codexHome();
     run(program, args, cwd, env);
     const ours = (await codexHooks(env)).filter((hook) => hook.command?.endsWith("hook codex-stop"));
@@ -250,11 +248,7 @@ async function runLine(t: TestContext, line: SnippetLine): Promise<void> {
       assert.doesNotMatch(config, /mcp_servers\.backchannel/);
     }
   } else if (program === "gemini") {
-    const skip = geminiSkipReason();
-    if (skip !== undefined) {
-      t.skip(`SKIPPING README line ${JSON.stringify(line.text)}: ${skip}`);
-      return;
-    }
+    if (skipped(t, line, geminiSkipReason())) return;
     const env = await geminiHome();
     run(program, args, cwd, env);
     const listed = run("gemini", ["extensions", "list"], cwd, env);

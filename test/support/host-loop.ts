@@ -5,7 +5,9 @@
  * would, with a cursor. The host's test waits for the agent's turn to end between asks,
  * so that each ask's model requests can be counted (claude-code/figures.ts `askFigures`).
  */
+import assert from "node:assert/strict";
 import type { Client } from "@modelcontextprotocol/client";
+import { askFigures } from "./claude-code/figures.js";
 import { structured } from "./helpers.js";
 
 /** One question the app asks. */
@@ -93,12 +95,49 @@ export function idleGaps(): number[] {
 /** What an app's client declares, as an MCP Apps host does for it: the ui extension, which app-only tools are kept for. */
 export const APP_CAPABILITIES = { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } };
 
-/** A scripted model as the loop reads it: the arrival of each turn, and whether it carries notify_ui's result. */
+/** A turn as the loop reads it. */
+interface LoopTurn {
+  at: number;
+  sinceLastReply: string;
+  backchannelResult(name: string): string | undefined;
+}
+
+/** A scripted model as the loop reads it: its turns, and a wait for one. */
 export interface LoopModel {
-  waitForTurn(
-    match: (turn: { at: number; backchannelResult(name: string): string | undefined }) => boolean,
-    options?: { timeoutMs?: number },
-  ): Promise<{ at: number }>;
+  turns(): LoopTurn[];
+  waitForTurn(match: (turn: LoopTurn) => boolean, options?: { timeoutMs?: number }): Promise<LoopTurn>;
+}
+
+/**
+ * The hosts' loop test: the app says `ready`, then asks {@link FIVE_ASKS} one by one after
+ * {@link idleGaps}, and every ask must take exactly two model requests (the wake →
+ * notify_ui with ack; its result → end of turn), with none in the idle stretches.
+ * @throws AssertionError naming the ask and the last requests when one does not.
+ */
+export async function checkFiveAsks(host: string, asking: AskingApp, model: LoopModel): Promise<void> {
+  await asking.ready();
+  const asks = await askOneByOne(
+    asking,
+    model,
+    FIVE_ASKS,
+    idleGaps().map((seconds) => seconds * 1000),
+  );
+  const figures = askFigures(
+    model.turns().map((turn) => turn.at),
+    asks,
+  );
+  const rounded = figures.map((ask) => ({ ...ask, askToTurnMs: Math.round(ask.askToTurnMs), askToAnswerMs: Math.round(ask.askToAnswerMs) }));
+  process.stderr.write(`${host} asks: ${JSON.stringify(rounded)}\n`);
+  const recent = () =>
+    model
+      .turns()
+      .slice(-12)
+      .map((turn) => turn.sinceLastReply.slice(0, 80))
+      .join(" | ");
+  for (const [index, ask] of figures.entries()) {
+    assert.equal(ask.requests, 2, `ask ${index + 1} took ${ask.requests} model requests: ${recent()}`);
+    assert.equal(ask.idleRequests, 0, `after ask ${index + 1}, ${ask.idleRequests} requests no message caused`);
+  }
 }
 
 /**

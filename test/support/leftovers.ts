@@ -22,10 +22,19 @@ export async function processesMarked(marker: string): Promise<number[]> {
 /** Ends the processes marked with `marker` (SIGTERM, then SIGKILL after 3 s); the pids it found. */
 export async function endProcessesMarked(marker: string): Promise<number[]> {
   const pids = await processesMarked(marker);
+  await endProcesses(pids, pids);
+  return pids;
+}
+
+/**
+ * Sends SIGTERM to each of `targets` (pids, or a process group as `-pgid`), waits up to
+ * 3 s for every one of `watched` to end, then sends SIGKILL to the targets if any is left.
+ */
+export async function endProcesses(targets: number[], watched: number[]): Promise<void> {
   const signal = (name: NodeJS.Signals) => {
-    for (const pid of pids) {
+    for (const target of targets) {
       try {
-        process.kill(pid, name);
+        process.kill(target, name);
       } catch {
         // gone already
       }
@@ -33,9 +42,8 @@ export async function endProcessesMarked(marker: string): Promise<number[]> {
   };
   signal("SIGTERM");
   const deadline = performance.now() + 3_000;
-  while (pids.some(alive) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-  if (pids.some(alive)) signal("SIGKILL");
-  return pids;
+  while (watched.some(alive) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  if (watched.some(alive)) signal("SIGKILL");
 }
 
 function alive(pid: number): boolean {

@@ -17,7 +17,8 @@ import { join } from "node:path";
 import { CLI } from "../helpers.js";
 import { claudeBinary } from "./install.js";
 import type { ModelServer } from "./model-server.js";
-import { nextWake } from "./next-wake.js";
+import { readJsonLines, type StreamEvent } from "../json-lines.js";
+import { endProcesses } from "../leftovers.js";
 
 /** The tools the tests let the model use without asking (`--allowedTools`). */
 export const ALLOWED_TOOLS = ["mcp__backchannel", "Bash", "Monitor", "ToolSearch", "Read"];
@@ -142,11 +143,7 @@ export async function runPrint(prompt: string, options: ClaudeOptions & { timeou
 }
 
 /** A line of `--output-format stream-json`. */
-export interface StreamEvent {
-  type: string;
-  subtype?: string;
-  [key: string]: unknown;
-}
+export type { StreamEvent };
 
 /** A long-lived `claude -p --input-format stream-json` session. */
 export interface ClaudeSession {
@@ -178,33 +175,9 @@ export interface ClaudeSession {
 export async function startSession(options: ClaudeOptions): Promise<ClaudeSession> {
   const prepared = await prepareClaude(options);
   const child = spawnClaude(prepared, ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"], "pipe");
-  const events: StreamEvent[] = [];
   let stderr = "";
-  let partial = "";
-  let closed = false;
-  const waiters = new Set<() => void>();
-  const wakeAll = () => {
-    for (const wake of waiters) wake();
-  };
-  child.stdout!.on("data", (chunk: Buffer) => {
-    partial += chunk.toString();
-    const lines = partial.split("\n");
-    partial = lines.pop()!;
-    for (const line of lines) {
-      if (!line.trim()) continue;
-      try {
-        events.push(JSON.parse(line) as StreamEvent);
-      } catch {
-        events.push({ type: "unparsed", line });
-      }
-    }
-    wakeAll();
-  });
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  child.on("close", () => {
-    closed = true;
-    wakeAll();
-  });
+  const { events, waitForEvent } = readJsonLines(child, "claude", () => stderr);
   let stopped = false;
   return {
     prepared,
@@ -217,17 +190,7 @@ export async function startSession(options: ClaudeOptions): Promise<ClaudeSessio
     respond(requestId, response) {
       child.stdin!.write(`${JSON.stringify({ type: "control_response", response: { subtype: "success", request_id: requestId, response } })}\n`);
     },
-    async waitForEvent(match, { from = 0, timeoutMs = 60_000 } = {}) {
-      const deadline = performance.now() + timeoutMs;
-      for (;;) {
-        const found = events.slice(from).find(match);
-        if (found) return found;
-        if (closed) throw new Error(`claude exited (${child.exitCode}) before the event came: ${stderr}`);
-        const left = deadline - performance.now();
-        if (left <= 0) throw new Error(`no matching event from claude within ${timeoutMs} ms (${events.length} events so far)`);
-        await nextWake(waiters, left);
-      }
-    },
+    waitForEvent,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -262,28 +225,7 @@ async function endTree(child: ChildProcess): Promise<void> {
  */
 export async function endProcessTree(pid: number): Promise<void> {
   const tree = [pid, ...(await descendants(pid))];
-  const signal = (name: NodeJS.Signals) => {
-    for (const target of [-pid, ...tree]) {
-      try {
-        process.kill(target, name);
-      } catch {
-        // already gone
-      }
-    }
-  };
-  signal("SIGTERM");
-  const deadline = performance.now() + 3_000;
-  while (tree.some(alive) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-  if (tree.some(alive)) signal("SIGKILL");
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  await endProcesses([-pid, ...tree], tree);
 }
 
 /** The ids of every process descending from `root`, read from /proc (Linux). */

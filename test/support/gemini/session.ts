@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { endProcessTree } from "../claude-code/session.js";
-import { nextWake } from "../claude-code/next-wake.js";
+import { readJsonLines, type StreamEvent } from "../json-lines.js";
 import { hostSkipReason, pinnedHostDir } from "../host-cli.js";
 import { endProcessesMarked } from "../leftovers.js";
 import type { GeminiModel } from "./model-server.js";
@@ -116,10 +116,7 @@ export async function prepareGemini(options: GeminiOptions): Promise<GeminiHome>
 }
 
 /** A line of `-o stream-json`. */
-export interface GeminiEvent {
-  type: string;
-  [key: string]: unknown;
-}
+export type GeminiEvent = StreamEvent;
 
 /** A running headless session. */
 export interface GeminiRun {
@@ -148,50 +145,17 @@ export async function runGemini(prompt: string, options: GeminiOptions): Promise
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
-  const events: GeminiEvent[] = [];
-  const waiters = new Set<() => void>();
   let stderr = "";
-  let partial = "";
-  let closed = false;
-  const wakeAll = () => {
-    for (const wake of waiters) wake();
-  };
-  child.stdout!.on("data", (chunk: Buffer) => {
-    partial += chunk.toString();
-    const lines = partial.split("\n");
-    partial = lines.pop()!;
-    for (const line of lines.filter((text) => text.trim() !== "")) {
-      try {
-        events.push(JSON.parse(line) as GeminiEvent);
-      } catch {
-        events.push({ type: "unparsed", line });
-      }
-    }
-    wakeAll();
-  });
   child.stderr!.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-20_000)));
-  child.on("close", () => {
-    closed = true;
-    wakeAll();
-  });
+  const lines = readJsonLines(child, "gemini", () => stderr);
   let stopped = false;
   return {
     prepared,
     child,
-    events,
+    events: lines.events,
     stderr: () => stderr,
-    exited: () => closed,
-    async waitForEvent(match, { from = 0, timeoutMs = 60_000 } = {}) {
-      const deadline = performance.now() + timeoutMs;
-      for (;;) {
-        const found = events.slice(from).find(match);
-        if (found) return found;
-        if (closed) throw new Error(`gemini exited (${child.exitCode}) before the event came: ${stderr.slice(-2000)}`);
-        const left = deadline - performance.now();
-        if (left <= 0) throw new Error(`no matching event from gemini within ${timeoutMs} ms (${events.length} events so far)`);
-        await nextWake(waiters, left);
-      }
-    },
+    exited: lines.closed,
+    waitForEvent: lines.waitForEvent,
     async stop() {
       if (stopped) return;
       stopped = true;
