@@ -9,13 +9,17 @@
  *
  * While it waits Gemini shows "Executing Hook … (esc to cancel)" and keeps what the
  * person types queued: so it waits only in a session that has a channel open, and Esc
- * gives the session back at once (the next turn's hook takes over the claim).
+ * gives the session back at once (the next turn's hook takes over the claim). Gemini
+ * does not end a hook whose wait was cancelled, and ignores what it prints: such a hook
+ * must not take a wake the next one would give. It tells by the session's transcript,
+ * which stays as it is while the turn waits for its hook and grows once Gemini goes on.
  *
  * It never fails the turn and never wakes but for mail: anything else (input that is not
  * Gemini's, no store, a newer hook, no channel) prints `{}` and lets the turn end; the
  * one other block is the note before its own timeout, which asks only for the end of the
  * turn (one model request per timeout, about 25 days).
  */
+import { statSync } from "node:fs";
 import { oneLine } from "../core/text.js";
 import { hookInputProblem, TIMEOUT_NOTE } from "../claude-code/stop-hook.js";
 import { readStdin } from "../claude-code/stdin.js";
@@ -33,10 +37,12 @@ export async function runAfterAgentHook(timeoutMs: number): Promise<number> {
   const note = (line: string) => process.stderr.write(`backchannel hook after-agent: ${oneLine(line)}\n`);
   let output: AfterAgentOutput = {};
   try {
-    const problem = afterAgentInputProblem(await readStdin());
+    const text = await readStdin();
+    const problem = afterAgentInputProblem(text);
     if (problem) note(`${problem}; not watching`);
     else {
-      const outcome = await runSessionWatcher({ timeoutMs, err: note, onlyWithChannels: true });
+      const stillWanted = transcriptUnchanged((JSON.parse(text!) as { transcript_path?: unknown }).transcript_path);
+      const outcome = await runSessionWatcher({ timeoutMs, err: note, onlyWithChannels: true, stillWanted });
       if (outcome.kind === "mail") output = { decision: "block", reason: outcome.summary };
       else if (outcome.kind === "timeout") output = { decision: "block", reason: TIMEOUT_NOTE };
       else note(`${outcome.reason}; not watching until the next turn ends`);
@@ -46,6 +52,25 @@ export async function runAfterAgentHook(timeoutMs: number): Promise<number> {
   }
   process.stdout.write(`${JSON.stringify(output)}\n`);
   return 0;
+}
+
+/**
+ * A check that the session's transcript (the hook input's `transcript_path`) is as it was
+ * when the hook started: its size and modification time. Once it changed, Gemini has gone
+ * on without this hook (its wait was cancelled). No check without a transcript to read.
+ */
+function transcriptUnchanged(path: unknown): (() => string | undefined) | undefined {
+  if (typeof path !== "string" || path === "") return undefined;
+  const stamp = () => {
+    try {
+      const stats = statSync(path);
+      return `${stats.size}:${stats.mtimeMs}`;
+    } catch {
+      return "missing";
+    }
+  };
+  const started = stamp();
+  return () => (stamp() === started ? undefined : "Gemini CLI went on without this hook (its turn was cancelled); the next one wakes the agent");
 }
 
 /**

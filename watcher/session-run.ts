@@ -32,6 +32,8 @@ export interface SessionRunOptions {
   hostPid?: number;
   /** End at once (outcome `ended`) when the session has no channel: there is nothing to wait for. Default false. */
   onlyWithChannels?: boolean;
+  /** See ./session-watch.ts `stillWanted`. Default: none. */
+  stillWanted?: () => string | undefined;
 }
 
 /**
@@ -61,6 +63,7 @@ export async function runSessionWatcher(options: SessionRunOptions): Promise<Ses
         signal: stop.signal,
         err: options.err,
         onlyWithChannels: options.onlyWithChannels ?? false,
+        ...(options.stillWanted ? { stillWanted: options.stillWanted } : {}),
       });
     } finally {
       await opened.close();

@@ -42,6 +42,13 @@ export interface SessionWatchOptions {
    * nothing to wait for. Default false.
    */
   onlyWithChannels?: boolean;
+  /**
+   * Asked just before the watcher announces a wake: a reason the wake would reach no one
+   * (the host went on without this watcher, as Gemini CLI does with a hook whose turn was
+   * cancelled), or `undefined`. With a reason the watch ends (`ended`) without announcing,
+   * so that the host's next watcher wakes the agent for the same messages. Default: none.
+   */
+  stillWanted?: () => string | undefined;
 }
 
 /** How a session watch ended. */
@@ -84,6 +91,8 @@ export async function watchSession(options: SessionWatchOptions): Promise<Sessio
         if (messages.length > 0) mail.push({ channel, messages });
       }
       if (mail.some((box) => box.messages.at(-1)!.seq > (announced[box.channel.id] ?? 0))) {
+        const unwanted = options.stillWanted?.();
+        if (unwanted !== undefined) return { kind: "ended", reason: unwanted };
         const marks: Announced = Object.fromEntries(mail.map((box) => [box.channel.id, box.messages.at(-1)!.seq]));
         if (!claim.announce(marks)) return { kind: "ended", reason: "a newer watcher of this session took over" };
         return { kind: "mail", summary: describeMail(mail) };
