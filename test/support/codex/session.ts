@@ -3,7 +3,7 @@
  * model (model-server.ts), with a fresh HOME, `CODEX_HOME` and working folder and no
  * network: a custom model provider (`wire_api = "responses"`, `base_url` at the scripted
  * model) in config.toml, and backchannel installed as the README tells a user,
- * `backchannel install codex` with `codex` on the PATH.
+ * `backchannel install codex` with `codex` on the PATH (or only its server, `codex mcp add`).
  *
  * The session is the interactive TUI in a tmux pane (../tmux-pane.ts): it starts Codex's
  * app-server daemon, which runs the threads, their MCP servers and hooks. The daemon
@@ -57,8 +57,11 @@ export interface CodexOptions {
   model: CodexModel;
   /** backchannel's data directory. */
   dataDir: string;
-  /** Run `backchannel install codex` (the README's line). Default true; false for Codex's own floor. */
-  install?: boolean;
+  /**
+   * How backchannel is added: `install` (the README's `backchannel install codex`, the
+   * default), `mcp-add` (only the MCP server, `codex mcp add`: no wake hook), or `none`.
+   */
+  install?: "install" | "mcp-add" | "none";
 }
 
 /** A fresh HOME, CODEX_HOME and working folder. */
@@ -129,11 +132,16 @@ export async function prepareCodex(options: CodexOptions): Promise<CodexHome> {
       await rm(root, { recursive: true, force: true });
     },
   };
-  if (options.install ?? true) {
-    const installed = spawnSync(process.execPath, [CLI, "install", "codex"], { env, cwd, encoding: "utf8", timeout: 120_000 });
+  const install = options.install ?? "install";
+  if (install !== "none") {
+    const [program, args] =
+      install === "install"
+        ? [process.execPath, [CLI, "install", "codex"]]
+        : [codexBinary(), ["mcp", "add", "backchannel", "--env", `BACKCHANNEL_HOME=${options.dataDir}`, "--", process.execPath, CLI]];
+    const installed = spawnSync(program, args, { env, cwd, encoding: "utf8", timeout: 120_000 });
     if (installed.status !== 0) {
       await prepared.cleanup();
-      throw new Error(`backchannel install codex failed (${installed.status}): ${installed.stderr}${installed.stdout}`);
+      throw new Error(`${install} failed (${installed.status}): ${installed.stderr}${installed.stdout}`);
     }
     prepared.installed = installed.stdout;
   }
