@@ -8,7 +8,6 @@
  * end of turn), and no request comes that no message caused.
  */
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { type CodexModel, CODEX_NAMESPACE, startCodexModel } from "./support/codex/model-server.js";
@@ -82,11 +81,7 @@ describe("backchannel in Codex CLI, installed with backchannel install codex", {
       [],
       "every ask was cleared by its answer's ack (ready does not wait either)",
     );
-    const wakers = [];
-    for (const pid of await processesMarked(dataDir)) {
-      const args = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
-      if (args.split("\0").includes("codex-wake")) wakers.push(pid);
-    }
+    const wakers = await processesMarked(dataDir, "codex-wake");
     assert.ok(wakers.length <= 1, `${wakers.length} wakers running`);
   });
 });

@@ -5,7 +5,6 @@
  * app's ask and exits; no model request follows.
  */
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { type CodexModel, startCodexModel } from "./support/codex/model-server.js";
@@ -58,13 +57,8 @@ describe("Codex CLI with only the MCP server: the watcher's exit wakes nothing",
   });
 
   /** The watcher processes (`backchannel watch <channel>`) still running. */
-  async function watchers(): Promise<number[]> {
-    const found: number[] = [];
-    for (const pid of await processesMarked(data.dir)) {
-      const args = (await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "")).split("\0");
-      if (args.includes("watch") && args.includes(channel)) found.push(pid);
-    }
-    return found;
+  function watchers(): Promise<number[]> {
+    return processesMarked(data.dir, "watch", channel);
   }
 
   test("the watcher runs in the background, exits on the ask, and no model request follows", { timeout: 180_000 }, async () => {

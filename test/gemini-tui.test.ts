@@ -8,7 +8,6 @@
  * one's claim).
  */
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
@@ -63,13 +62,8 @@ describe("the Gemini CLI extension in the TUI", { skip }, () => {
   }
 
   /** The AfterAgent hooks of this session still running. */
-  async function hooks(): Promise<number[]> {
-    const found: number[] = [];
-    for (const pid of await processesMarked(prepared.root)) {
-      const args = (await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "")).split("\0");
-      if (args.includes("after-agent") && args.some((arg) => arg.endsWith("main.js"))) found.push(pid);
-    }
-    return found;
+  function hooks(): Promise<number[]> {
+    return processesMarked(prepared.root, "hook", "after-agent");
   }
 
   test("the hook's wait shows, an ask is answered in two requests, Esc gives the prompt back and the hook waits again", {

@@ -154,13 +154,8 @@ describe("Codex CLI's hook (codex-stop) and its waker", () => {
 });
 
 /** The waker processes of this test's data directory. */
-async function wakers(): Promise<number[]> {
-  const found: number[] = [];
-  for (const pid of await processesMarked(dataDir)) {
-    const args = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
-    if (args.split("\0").includes("codex-wake")) found.push(pid);
-  }
-  return found;
+function wakers(): Promise<number[]> {
+  return processesMarked(dataDir, "codex-wake");
 }
 
 /** The waker's failed wakes, one log line each. */

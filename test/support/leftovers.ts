@@ -7,14 +7,19 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 
-/** The pids of the processes (this one excepted) whose command line or environment holds `marker`. */
-export async function processesMarked(marker: string): Promise<number[]> {
+/**
+ * The pids of the processes (this one excepted) whose command line or environment holds
+ * `marker`, and whose arguments include every one of `words` (none: any).
+ */
+export async function processesMarked(marker: string, ...words: string[]): Promise<number[]> {
   const found: number[] = [];
   for (const name of await readdir("/proc").catch(() => [] as string[])) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
     const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8").catch(() => "");
     const environ = await readFile(`/proc/${name}/environ`, "utf8").catch(() => "");
-    if (cmdline.includes(marker) || environ.includes(marker)) found.push(Number(name));
+    if (!cmdline.includes(marker) && !environ.includes(marker)) continue;
+    const args = cmdline.split("\0");
+    if (words.every((word) => args.includes(word))) found.push(Number(name));
   }
   return found;
 }
