@@ -10,7 +10,8 @@
  * (document.ts, toc.ts), the keyboard route (keyboard.ts), the Ask button
  * (ask-button.ts), the threads (thread-list.ts), their cards (threads.ts) and places
  * (layout.ts), the reading position (reading-position.ts), fitting an ask into the message limit (protocol/ask-budget.ts), the state tools
- * (reader-server.ts), presence and the no-agent offer (presence.ts, chat-message.ts),
+ * (reader-server.ts), presence and the no-agent offer or doorbell (presence.ts,
+ * chat-message.ts, chat-delivery.ts),
  * the host's frame (viewport.ts), the agent's ambient lines (status-line.ts) and what
  * a person reads (wording.ts).
  */
@@ -18,6 +19,7 @@ import { App } from "@modelcontextprotocol/ext-apps";
 import type { AnswerData, StatusData } from "../protocol/reader.js";
 import { AskButton } from "./ask-button.js";
 import { AppChannel, textOf } from "./channel.js";
+import { chatDelivery } from "./chat-delivery.js";
 import { anchorOf, blockOf, renderDocument, sentencesOf } from "./document.js";
 import { BlockKeys } from "./keyboard.js";
 import { Presence } from "./presence.js";
@@ -68,14 +70,11 @@ const threads: ThreadList = new ThreadList(app, server, elements, {
   onconnection: (ok) => presence.setOffline(!ok),
   onchange: (heard) => (heard ? presence.heard() : presence.update()),
   onfocusdocument: () => keys.focusCurrent(),
-  onchatfailed: () => {
-    elements.offerText.textContent = "The chat did not take the question. Copy it into the chat yourself to give the agent its turn.";
-  },
 });
 
 const presence = new Presence(elements, {
-  canSendToChat: () => app.getHostCapabilities()?.message !== undefined,
-  onsendtochat: () => void threads.sendToChat(),
+  chat: () => chatDelivery(app),
+  sendToChat: () => threads.sendToChat(chatDelivery(app)),
   waiting: () => threads.waiting(),
 });
 

@@ -11,6 +11,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { hostSkipReason } from "../host-install.js";
 
 /** The Claude Code version the tests pin (test/support/claude-code/cli/package-lock.json). */
 export const CLAUDE_CODE_VERSION = "2.1.328";
@@ -25,29 +26,15 @@ export function claudeBinary(): string {
   return join(claudeCodeDir(), "node_modules", "@anthropic-ai", `claude-code-${process.platform}-${process.arch}`, "claude");
 }
 
-/** The answer of {@link claudeCodeSkipReason}, found once. */
-let skipReason: { reason: string | undefined } | undefined;
-
 /**
  * Why the Claude Code tests cannot run here, or `undefined` when the pinned version is installed.
  * @throws Error when `$CI` is set and it is missing: in CI the Claude Code tests must run.
  */
-export function claudeCodeSkipReason(): string | undefined {
-  skipReason ??= { reason: findSkipReason() };
-  return skipReason.reason;
-}
-
-function findSkipReason(): string | undefined {
+export const claudeCodeSkipReason = hostSkipReason("Claude Code", () => {
   const binary = claudeBinary();
-  let reason: string | undefined;
-  if (!existsSync(binary)) reason = `Claude Code is not installed at ${binary} (run npm run claude-code:install)`;
-  else {
-    const version = spawnSync(binary, ["--version"], { encoding: "utf8", timeout: 30_000, env: { ...process.env, DISABLE_AUTOUPDATER: "1" } });
-    if (!version.stdout?.startsWith(CLAUDE_CODE_VERSION))
-      reason = `${binary} --version says ${JSON.stringify((version.stdout || version.stderr || String(version.error)).trim())}, not ${CLAUDE_CODE_VERSION} (run npm run claude-code:install)`;
-  }
-  if (reason === undefined) return undefined;
-  if (process.env.CI) throw new Error(`${reason}; CI is set, so the Claude Code tests must run`);
-  process.stderr.write(`\n*** SKIPPING the Claude Code tests: ${reason}. They run, and must pass, in CI. ***\n\n`);
-  return reason;
-}
+  if (!existsSync(binary)) return `Claude Code is not installed at ${binary} (run npm run claude-code:install)`;
+  const version = spawnSync(binary, ["--version"], { encoding: "utf8", timeout: 30_000, env: { ...process.env, DISABLE_AUTOUPDATER: "1" } });
+  if (!version.stdout?.startsWith(CLAUDE_CODE_VERSION))
+    return `${binary} --version says ${JSON.stringify((version.stdout || version.stderr || String(version.error)).trim())}, not ${CLAUDE_CODE_VERSION} (run npm run claude-code:install)`;
+  return undefined;
+});

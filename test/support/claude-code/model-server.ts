@@ -3,15 +3,24 @@
  * Code calls it (`POST /v1/messages?beta=true`, streamed as server-sent events), whose
  * replies come from a small policy per test instead of a model. Every request is
  * recorded with its arrival time, so that a test can see what the model was shown and
- * when.
+ * when (the HTTP side is test/support/scripted-model.ts).
  *
  * Claude Code sends two kinds of request: the main loop (with `tools`) and side calls
  * (no tools: titles, summaries). Only main-loop requests reach the policy; side calls
  * get a short text.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { nextWake } from "./next-wake.js";
+import type { ServerResponse } from "node:http";
+import {
+  type Action,
+  actionsOf,
+  estimateTokens,
+  type Reply,
+  type RecordedRequest as ScriptedRequest,
+  type ScriptedModel,
+  sendJson,
+  startEventStream,
+  startScriptedModel,
+} from "../scripted-model.js";
 
 /** A content block of a message, as the Messages API has it (only the fields the tests read). */
 export interface ContentBlock {
@@ -48,27 +57,11 @@ export interface MessagesRequest {
   stream?: boolean;
 }
 
-/** One request the server received. */
-export interface RecordedRequest {
-  /** `performance.now()` when its body had arrived. */
-  at: number;
-  method: string;
-  /** The path with its query, e.g. `/v1/messages?beta=true`. */
-  url: string;
-  /** The parsed JSON body (`undefined` when it had none or was not JSON). */
-  body: MessagesRequest | undefined;
-  /** Whether it was a main-loop request (a `POST /v1/messages` with tools), given to the policy. */
-  main: boolean;
-}
+/** One request the server received (`main`: a `POST /v1/messages` with tools, given to the policy). */
+export type RecordedRequest = ScriptedRequest<MessagesRequest>;
 
-/** What the model does in one reply: say a text, or call a tool (`id`: the call's id, made up when absent). */
-export type Action = { text: string } | { tool: string; input: Record<string, unknown>; id?: string };
-
-/**
- * A policy's answer: one action, several (tool calls in one reply), or `undefined` to end
- * the turn (sent as the text "Done.": Claude Code asks again after an empty reply).
- */
-export type Reply = Action | Action[] | undefined;
+/** What the model does in one reply; a policy's answer (`undefined` ends the turn, sent as the text "Done.": Claude Code asks again after an empty reply). */
+export type { Action, Reply };
 
 /** A main-loop request, with helpers to read it. */
 export class Turn {
@@ -147,23 +140,7 @@ export class Turn {
 export type Policy = (turn: Turn) => Reply | Promise<Reply>;
 
 /** The running server. */
-export interface ModelServer {
-  /** `http://127.0.0.1:<port>`: Claude Code's `ANTHROPIC_BASE_URL`. */
-  url: string;
-  /** Every request so far, in order of arrival. */
-  requests: RecordedRequest[];
-  /** The main-loop requests so far. */
-  turns(): Turn[];
-  /**
-   * Resolves with the first main-loop request (at or after `from`, an index into
-   * {@link turns}) that `match` accepts.
-   * @throws when `timeoutMs` (default 60,000) passes first.
-   */
-  waitForTurn(match?: (turn: Turn) => boolean, options?: { from?: number; timeoutMs?: number }): Promise<Turn>;
-  /** Errors thrown by the policy (each also answered the request with HTTP 500). */
-  errors: Error[];
-  close(): Promise<void>;
-}
+export type ModelServer = ScriptedModel<MessagesRequest, Turn>;
 
 /** Options of {@link startModelServer}. */
 export interface ModelServerOptions {
@@ -175,16 +152,9 @@ export interface ModelServerOptions {
   toolSearch?: boolean;
 }
 
-/** Characters per token: the usual estimate, for the `usage` the server reports. */
-export const CHARS_PER_TOKEN = 4;
-
 /** Starts the scripted model on a free port of 127.0.0.1. */
-export async function startModelServer(policy: Policy, options: ModelServerOptions = {}): Promise<ModelServer> {
+export function startModelServer(policy: Policy, options: ModelServerOptions = {}): Promise<ModelServer> {
   const toolSearch = options.toolSearch ?? true;
-  const requests: RecordedRequest[] = [];
-  const turns: Turn[] = [];
-  const errors: Error[] = [];
-  const waiters = new Set<() => void>();
   /** Calls held back while ToolSearch loads their tools, by the ToolSearch call's id. */
   const held = new Map<string, Action[]>();
   let ids = 0;
@@ -199,8 +169,8 @@ export async function startModelServer(policy: Policy, options: ModelServerOptio
         return waiting;
       }
     }
-    const reply = await policy(turn);
-    const actions = reply === undefined ? [{ text: "Done." }] : Array.isArray(reply) ? reply : [reply];
+    // An empty reply would make Claude Code ask again: the end of a turn says something.
+    const actions = actionsOf(await policy(turn), { text: "Done." });
     if (!toolSearch) return actions;
     const missing = actions.flatMap((action) => ("tool" in action && !turn.loaded(action.tool) ? [action.tool] : []));
     if (missing.length === 0 || !turn.loaded("ToolSearch")) return actions;
@@ -210,41 +180,7 @@ export async function startModelServer(policy: Policy, options: ModelServerOptio
     return [{ tool: "ToolSearch", id, input: { query: `select:${[...new Set(missing)].join(",")}`, max_results: missing.length } }];
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString("utf8");
-    let body: MessagesRequest | undefined;
-    try {
-      body = raw ? (JSON.parse(raw) as MessagesRequest) : undefined;
-    } catch {
-      body = undefined;
-    }
-    const path = (req.url ?? "").split("?")[0];
-    const main = req.method === "POST" && path === "/v1/messages" && (body?.tools?.length ?? 0) > 0;
-    requests.push({ at: performance.now(), method: req.method ?? "", url: req.url ?? "", body, main });
-
-    if (req.method === "POST" && path === "/v1/messages/count_tokens") {
-      return json(res, 200, { input_tokens: estimateTokens(raw) });
-    }
-    if (req.method !== "POST" || path !== "/v1/messages" || !body) {
-      // Anything else Claude Code asks (it asks nothing else with nonessential traffic off): an API-shaped 404.
-      return json(res, 404, { type: "error", error: { type: "not_found_error", message: `no ${req.method} ${path} here` } });
-    }
-    let actions: Action[];
-    if (main) {
-      const turn = new Turn(body, turns.length);
-      turns.push(turn);
-      for (const wake of waiters) wake();
-      try {
-        actions = await decide(turn);
-      } catch (error) {
-        errors.push(error as Error);
-        return json(res, 500, { type: "error", error: { type: "api_error", message: `policy failed: ${(error as Error).message}` } });
-      }
-    } else {
-      actions = [{ text: "ok" }];
-    }
+  const answer = (res: ServerResponse, body: MessagesRequest, raw: string, actions: Action[]) => {
     const blocks = actions.map((action) =>
       "text" in action
         ? { type: "text", text: action.text }
@@ -261,45 +197,30 @@ export async function startModelServer(policy: Policy, options: ModelServerOptio
       usage: { input_tokens: estimateTokens(raw), output_tokens: estimateTokens(JSON.stringify(blocks)) },
     };
     if (body.stream) stream(res, message);
-    else json(res, 200, message);
+    else sendJson(res, 200, message);
   };
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: Error) => {
-      errors.push(error);
-      if (!res.headersSent) json(res, 500, { type: "error", error: { type: "api_error", message: error.message } });
-      else res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    errors,
-    turns: () => [...turns],
-    async waitForTurn(match = () => true, { from = 0, timeoutMs = 60_000 } = {}) {
-      const deadline = performance.now() + timeoutMs;
-      for (;;) {
-        const found = turns.slice(from).find(match);
-        if (found) return found;
-        const left = deadline - performance.now();
-        if (left <= 0) throw new Error(`no matching model request within ${timeoutMs} ms (${turns.length} main-loop requests so far)`);
-        await nextWake(waiters, left);
+  return startScriptedModel<MessagesRequest, Turn>({
+    isTurn: ({ method, path, body }) => method === "POST" && path === "/v1/messages" && (body?.tools?.length ?? 0) > 0,
+    turn: (body, index, at) => new Turn(body, index, at),
+    async answerTurn(turn, { raw }, res) {
+      let actions: Action[];
+      try {
+        actions = await decide(turn);
+      } catch (error) {
+        throw new Error(`policy failed: ${(error as Error).message}`);
       }
+      answer(res, turn.request, raw, actions);
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** Estimated tokens of `text` ({@link CHARS_PER_TOKEN}). */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / CHARS_PER_TOKEN);
+    answerOther({ method, path, raw, body }, res) {
+      if (method === "POST" && path === "/v1/messages/count_tokens") return sendJson(res, 200, { input_tokens: estimateTokens(raw) });
+      // Side calls (no tools: titles, summaries) get a short text.
+      if (method === "POST" && path === "/v1/messages" && body) return answer(res, body, raw, [{ text: "ok" }]);
+      // Anything else Claude Code asks (it asks nothing else with nonessential traffic off): an API-shaped 404.
+      sendJson(res, 404, { type: "error", error: { type: "not_found_error", message: `no ${method} ${path} here` } });
+    },
+    errorBody: (message) => ({ type: "error", error: { type: "api_error", message } }),
+  });
 }
 
 /** The text of a string or of a list of blocks (text, and tool results' text, joined by newlines). */
@@ -319,14 +240,9 @@ function blocksOf(message: Message): ContentBlock[] {
   return typeof message.content === "string" ? [] : message.content;
 }
 
-function json(res: ServerResponse, status: number, value: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify(value));
-}
-
 /** Sends `message` as the Messages API streams it: start, each block (start, one delta, stop), delta, stop. */
 function stream(res: ServerResponse, message: { content: ContentBlock[]; usage: { output_tokens: number }; stop_reason: string }): void {
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  startEventStream(res);
   const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   send("message_start", {
     type: "message_start",
