@@ -153,7 +153,7 @@ export async function startOneChat(policy: ChatPolicy, options: OneChatOptions =
         return frame;
       },
       hostAnswer: (frame) => frame.evaluate(() => (window as unknown as { __uiInitialize: UiInitializeResult }).__uiInitialize),
-      userMessages: () => main.locator(USER_MESSAGE).evaluateAll((nodes) => nodes.map((node) => (node as HTMLElement).innerText.trim())),
+      userMessages: () => main.locator(USER_MESSAGE).evaluateAll((nodes) => nodes.map((node) => (node.textContent ?? "").trim())),
       close: stopAll,
     };
   } catch (error) {

@@ -153,7 +153,8 @@ function answer(res: ServerResponse, body: CompletionRequest, raw: string, actio
   const base = { id, created: Math.floor(Date.now() / 1000), model: body.model };
   if (!body.stream) {
     const message = { role: "assistant", content: text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) };
-    return sendJson(res, 200, { ...base, object: "chat.completion", choices: [{ index: 0, message, finish_reason: finish }], usage });
+    sendJson(res, 200, { ...base, object: "chat.completion", choices: [{ index: 0, message, finish_reason: finish }], usage });
+    return;
   }
   startEventStream(res);
   const chunk = (delta: Record<string, unknown>, finishReason: string | null) =>
