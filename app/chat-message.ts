@@ -1,8 +1,10 @@
 /**
- * The message the no-agent button puts into the chat (`ui/message`). The person sees
- * it in the chat's input box before sending, so it reads as their own words; the part
- * in brackets tells the agent that the same question already waits in the reader, so
- * that it answers there, once (the margin-comments recipe says the same).
+ * The message the reader puts into the chat (`ui/message`): by the no-agent button, or
+ * by itself where the chat sends it at once (chat-delivery.ts). It shows in the chat as
+ * the person's message (in most chats in the input box, before they send it), so it
+ * reads as their own words; the part in brackets tells the agent that the same question
+ * already waits in the reader, so that it answers there, once (the margin-comments recipe
+ * says the same).
  */
 
 /** One waiting question. */

@@ -31,26 +31,18 @@ import { type Child, type InspectorServer, startChild, startServer } from "../in
 import { mcpUseInspectorCli, mcpUseNode } from "./install.js";
 import { type ChatModelServer, type ChatPolicy, MODEL_ID, startChatModel } from "./model-server.js";
 
-/** The running setting. */
-export interface OneChat {
+/** The running setting, with the browser. */
+export interface OneChat extends ChatHost {
   /** The chat page. */
   page: Page;
-  /** The scripted model. */
-  model: ChatModelServer;
-  /** `backchannel serve --http`. */
-  server: InspectorServer;
-  /** Its data directory. */
-  dataDir: string;
-  /** The inspector's page, e.g. `http://localhost:<port>/inspector`. */
-  url: string;
-  /** What the inspector printed. */
-  output(): string;
   /** Errors the page threw. */
   pageErrors: string[];
   /** Chooses the provider "OpenAI Compatible" at the scripted model, as a person does in the chat's settings. */
   configure(): Promise<void>;
-  /** Types `text` into the chat's box and presses Send. */
-  send(text: string): Promise<void>;
+  /** Types `text` into the chat's box and presses Send; resolves with the page's `Date.now()` of the click. */
+  send(text: string): Promise<number>;
+  /** Resolves once no turn runs in the chat (its button says Send again, not Stop). */
+  whenFree(): Promise<void>;
   /** The reader's frame in the chat (the `index`th app rendered, default the first), once its document is shown. */
   reader(index?: number): Promise<Frame>;
   /** What the host answered the app's `ui/initialize` in `frame` (its hostInfo, hostCapabilities, hostContext). */
@@ -73,16 +65,32 @@ export interface OneChatOptions {
   timeoutMs?: number;
 }
 
+/** The processes of the setting, without the browser. */
+export interface ChatHost {
+  /** The scripted model. */
+  model: ChatModelServer;
+  /** `backchannel serve --http`. */
+  server: InspectorServer;
+  /** Its data directory. */
+  dataDir: string;
+  /** The inspector's page, e.g. `http://localhost:<port>/inspector`. */
+  url: string;
+  /** What the inspector printed. */
+  output(): string;
+  /** Stops the inspector, the model and the server, and removes the data. */
+  stop(): Promise<void>;
+}
+
 /**
- * Starts the server, the model, the inspector and Chromium, and opens the inspector's page.
- * @throws when any does not come up (with what the inspector printed).
+ * Starts `backchannel serve --http` on a fresh data directory, the scripted model with
+ * `policy`, and the inspector (on its Node 22) pointed at the server.
+ * @throws when any does not come up within `timeoutMs` (with what the inspector printed).
  */
-export async function startOneChat(policy: ChatPolicy, options: OneChatOptions = {}): Promise<OneChat> {
-  const timeout = options.timeoutMs ?? 60_000;
+export async function startChatHost(policy: ChatPolicy, timeoutMs = 60_000): Promise<ChatHost> {
   const root = await mkdtemp(join(tmpdir(), "backchannel-mcp-use-"));
   const dataDir = join(root, "data");
   const started: { stop(): Promise<void> }[] = [];
-  const stopAll = async () => {
+  const stop = async () => {
     for (const part of started.reverse()) await part.stop().catch(() => undefined);
     await rm(root, { recursive: true, force: true });
   };
@@ -99,9 +107,29 @@ export async function startOneChat(policy: ChatPolicy, options: OneChatOptions =
       { MCP_USE_ANONYMIZED_TELEMETRY: "false", HOME: root },
     );
     started.push(inspector);
-    const [, url] = await inspector.waitFor(/MCP Inspector started at (http:\/\/\S+)/, timeout);
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    started.push({ stop: () => browser.close() });
+    const [, url] = await inspector.waitFor(/MCP Inspector started at (http:\/\/\S+)/, timeoutMs);
+    return { model, server, dataDir, url: url!, output: inspector.output, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/**
+ * Starts the setting ({@link startChatHost}) and Chromium, and opens the inspector's page.
+ * @throws when any does not come up (with what the inspector printed).
+ */
+export async function startOneChat(policy: ChatPolicy, options: OneChatOptions = {}): Promise<OneChat> {
+  const timeout = options.timeoutMs ?? 60_000;
+  const host = await startChatHost(policy, timeout);
+  let browser: Browser | undefined;
+  const close = async () => {
+    await browser?.close().catch(() => undefined);
+    await host.stop();
+  };
+  try {
+    const { model, url } = host;
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     page.setDefaultTimeout(timeout);
     const pageErrors: string[] = [];
@@ -114,15 +142,11 @@ export async function startOneChat(policy: ChatPolicy, options: OneChatOptions =
         if (result?.hostInfo !== undefined) (window as unknown as { __uiInitialize?: unknown }).__uiInitialize = result;
       }),
     );
-    await page.goto(url!);
+    await page.goto(url);
     const main = page.getByRole("main");
     return {
+      ...host,
       page,
-      model,
-      server,
-      dataDir,
-      url: url!,
-      output: inspector.output,
       pageErrors,
       async configure() {
         await page.getByRole("button", { name: "Chat", exact: true }).click();
@@ -142,8 +166,17 @@ export async function startOneChat(policy: ChatPolicy, options: OneChatOptions =
       },
       async send(text) {
         await main.getByRole("textbox", { name: /Ask a question/ }).fill(text);
-        await main.getByRole("button", { name: "Send" }).click();
+        const button = main.getByRole("button", { name: "Send" });
+        await button.evaluate((element) =>
+          element.addEventListener("click", () => ((window as unknown as { __sentAt?: number }).__sentAt = Date.now()), {
+            capture: true,
+            once: true,
+          }),
+        );
+        await button.click();
+        return page.evaluate(() => (window as unknown as { __sentAt: number }).__sentAt);
       },
+      whenFree: () => main.locator(`${SEND_BUTTON}[title="Send"]`).waitFor(),
       async reader(index = 0) {
         const sandbox = await (await main.locator("iframe").nth(index).elementHandle())?.contentFrame();
         if (!sandbox) throw new Error("the chat shows no app frame");
@@ -154,13 +187,16 @@ export async function startOneChat(policy: ChatPolicy, options: OneChatOptions =
       },
       hostAnswer: (frame) => frame.evaluate(() => (window as unknown as { __uiInitialize: UiInitializeResult }).__uiInitialize),
       userMessages: () => main.locator(USER_MESSAGE).evaluateAll((nodes) => nodes.map((node) => (node.textContent ?? "").trim())),
-      close: stopAll,
+      close,
     };
   } catch (error) {
-    await stopAll();
+    await close();
     throw error;
   }
 }
+
+/** The chat's Send button: titled "Stop streaming" while a turn runs (20.3.10's markup). */
+const SEND_BUTTON = "[data-testid='chat-send-button']";
 
 /** A person's message in the chat's list, with its time (20.3.10's markup). */
 const USER_MESSAGE = "[data-testid='chat-message-user']";

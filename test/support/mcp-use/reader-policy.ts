@@ -17,9 +17,7 @@
 import type { Action, ChatPolicy, ChatTurn } from "./model-server.js";
 
 /** An ask the model answered. */
-export interface Answered {
-  threadId: string;
-  question: string;
+export interface Answered extends Ask {
   /** The answer's text: unique per ask. */
   text: string;
   /** The index of the turn that answered it. */
@@ -45,13 +43,22 @@ export interface ReaderChatOptions {
   markdown: string;
   title: string;
   /** Called with the asks a poll read, before the model answers them; the turn waits for it. */
-  hold?: (asks: { threadId: string; question: string }[], turn: ChatTurn) => Promise<void> | void;
+  hold?: (asks: Ask[], turn: ChatTurn) => Promise<void> | void;
+  /** The answer to `ask`, the `number`th (1 first). Default "Answer <number>, to “<question>”.": unique per ask. */
+  answer?: (ask: Ask, number: number) => string;
+}
+
+/** An ask as the model read it. */
+export interface Ask {
+  threadId: string;
+  question: string;
+  quote: string;
 }
 
 interface PolledMessage {
   seq: number;
   event: string;
-  data: { thread_id?: unknown; question?: unknown };
+  data: { thread_id?: unknown; question?: unknown; quote?: unknown };
 }
 
 /** The policy, and what it records. */
@@ -78,7 +85,7 @@ export function readerChatPolicy(options: ReaderChatOptions): ReaderChat {
       const messages = structuredOf<{ messages?: PolledMessage[] }>(polled.text).messages ?? [];
       const asks = messages.flatMap((message) =>
         message.event === "ask" && typeof message.data.thread_id === "string" && typeof message.data.question === "string"
-          ? [{ threadId: message.data.thread_id, question: message.data.question }]
+          ? [{ threadId: message.data.thread_id, question: message.data.question, quote: String(message.data.quote ?? "") }]
           : [],
       );
       await options.hold?.(asks, turn);
@@ -86,7 +93,8 @@ export function readerChatPolicy(options: ReaderChatOptions): ReaderChat {
         ? [{ tool: "notify_ui", input: { channel_id: channelId, event: "hello", data: {} } }]
         : [];
       for (const ask of asks) {
-        const text = `Answer ${chat.answered.length + 1}, to “${ask.question}”.`;
+        const number = chat.answered.length + 1;
+        const text = options.answer?.(ask, number) ?? `Answer ${number}, to “${ask.question}”.`;
         chat.answered.push({ ...ask, text, turn: turn.index });
         replies.push({ tool: "notify_ui", input: { channel_id: channelId, event: "answer", data: { thread_id: ask.threadId, text } } });
       }
