@@ -89,5 +89,6 @@ export const FULL: Plan = {
   readerLong: { loads: 10, asks: 40, beforeCommit: READER_BEFORE },
   inspectorLong: { followUps: 20, stateCalls: 20 },
   claudeCode: { asks: 20, gapMs: [2_000, 8_000], floorSamples: 40 },
-  mcpUse: { asks: 40 },
+  // Its chat slows as it grows (a reply's rendering and the whole history sent each turn): 20 asks and 20 floor turns take 10–20 minutes on a busy machine.
+  mcpUse: { asks: 20 },
 };

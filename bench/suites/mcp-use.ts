@@ -11,8 +11,13 @@
  * reader shows): the same shape as an ask's turn, without backchannel's part.
  *
  * Per ask (follow-ups, alternately in two threads, each once the chat is free again):
- * - ask → turn: the card's Enter → the model's request that the reader's message started;
- * - ask → answer: the card's Enter → the answer's text in the card (the page stamps both);
+ * - ask → turn: the card's Enter → the model's request that the reader's message started
+ *   (against the floor's typed message → request);
+ * - ask → answer: the card's Enter → the answer's text in the card (the page stamps both;
+ *   against the floor's typed message → third request);
+ * - notify_ui → card: the model's reply that calls notify_ui (it replies at once, so its
+ *   request's arrival) → the answer in the card (against the floor's notify_ui → its
+ *   result back at the model): the answer's way through the host and the reader;
  * - model requests per ask.
  *
  * Needs the inspector and its Node (`npm run mcp-use:install`) and Chromium; without them
@@ -53,8 +58,8 @@ export async function mcpUseFigures(plan: McpUsePlan, ctx: RunContext): Promise<
   const policy: ChatPolicy = (turn) => floorStep(turn) ?? reader.policy(turn);
   const chat = await startOneChat(policy, { timeoutMs: SAMPLE_TIMEOUT_MS });
   const wall = (turn: ChatTurn) => performance.timeOrigin + turn.at;
-  const floor = { toRequest: [] as number[], toThird: [] as number[] };
-  const asks = { toTurn: [] as number[], toAnswer: [] as number[], requests: [] as number[] };
+  const floor = { toRequest: [] as number[], toThird: [] as number[], notifyRoundTrip: [] as number[] };
+  const asks = { toTurn: [] as number[], toAnswer: [] as number[], notifyToCard: [] as number[], requests: [] as number[] };
   try {
     ctx.log("mcp-use: the page, the provider, the reader");
     await chat.configure();
@@ -75,9 +80,14 @@ export async function mcpUseFigures(plan: McpUsePlan, ctx: RunContext): Promise<
       const fromFloor = chat.model.turns().length;
       const sentAt = await chat.send(`${FLOOR_PROMPT} ${index + 1}.`);
       const first = await chat.model.waitForTurn((turn) => turn.userText.startsWith(FLOOR_PROMPT), { from: fromFloor, timeoutMs: SAMPLE_TIMEOUT_MS });
+      const second = await chat.model.waitForTurn((turn) => turn.result("poll_agent_messages") !== undefined, {
+        from: fromFloor,
+        timeoutMs: SAMPLE_TIMEOUT_MS,
+      });
       const third = await chat.model.waitForTurn((turn) => turn.result("notify_ui") !== undefined, { from: fromFloor, timeoutMs: SAMPLE_TIMEOUT_MS });
       floor.toRequest.push(wall(first) - sentAt);
       floor.toThird.push(wall(third) - sentAt);
+      floor.notifyRoundTrip.push(third.at - second.at);
       await chat.whenFree();
 
       const question = `Follow-up ${index + 1}?`;
@@ -87,9 +97,17 @@ export async function mcpUseFigures(plan: McpUsePlan, ctx: RunContext): Promise<
       const askedAt = await askFollowUp(frame, threadId, question);
       const ring = await chat.model.waitForTurn((turn) => turn.userText.includes(question), { from: fromAsk, timeoutMs: SAMPLE_TIMEOUT_MS });
       asks.toTurn.push(wall(ring) - askedAt);
-      asks.toAnswer.push((await answered()) - askedAt);
+      const answeredAt = await answered();
+      asks.toAnswer.push(answeredAt - askedAt);
+      // The model answered the poll's result with notify_ui at once: its request's arrival is when the answer left the model.
+      const polled = await chat.model.waitForTurn((turn) => turn.result("poll_agent_messages") !== undefined, {
+        from: fromAsk,
+        timeoutMs: SAMPLE_TIMEOUT_MS,
+      });
+      asks.notifyToCard.push(answeredAt - wall(polled));
       await chat.whenFree();
       asks.requests.push(chat.model.turns().length - fromAsk);
+      if ((index + 1) % 5 === 0) ctx.log(`mcp-use: ${index + 1} of ${plan.asks}`);
     }
     if (chat.model.errors.length > 0) throw new Error(`the scripted model failed: ${chat.model.errors.map(String).join("; ")}`);
     if (reader.answered.length !== plan.asks + 2) throw new Error(`${reader.answered.length} answers for ${plan.asks + 2} asks`);
@@ -104,6 +122,10 @@ export async function mcpUseFigures(plan: McpUsePlan, ctx: RunContext): Promise<
     {
       ...solo("mcp-use.askToAnswer", "mcp-use: ask → answer in the card", asks.toAnswer),
       against: { name: "floor: typed message → 3rd request, 2 idle MCP calls", samples: floor.toThird },
+    },
+    {
+      ...solo("mcp-use.notifyToCard", "mcp-use: the model's notify_ui → answer in the card", asks.notifyToCard),
+      against: { name: "floor: the model's notify_ui → its result back at the model", samples: floor.notifyRoundTrip },
     },
     { ...solo("mcp-use.requests", "mcp-use: model requests per ask", asks.requests, "requests"), against: { name: "needed: 3" } },
   ];
