@@ -218,7 +218,7 @@ export class ThreadList {
     try {
       const result = await this.app.sendMessage({
         role: "user",
-        content: [{ type: "text", text: chatMessage(this.title, this.server.channelId, questions) }],
+        content: [{ type: "text", text: chatMessage(this.title, this.server.channelId, questions, delivery) }],
       });
       if (result.isError) throw new Error("the host refused the message");
     } catch (error) {

@@ -138,7 +138,11 @@ describe("the agent and the reader in one chat: mcp-use's inspector", { skip, ti
       const messages = await chat.userMessages();
       assert.ok(messages[0]?.includes(REQUEST), `the first message is the person's request: ${messages[0]}`);
       assert.equal(messages.length, 1 + model.rings.length, `one message per ring: ${JSON.stringify(messages)}`);
-      for (const message of messages.slice(1)) assert.match(message, /waits? in the reader too/);
+      for (const message of messages.slice(1)) {
+        assert.match(message, /^Asked in the reader: [\s\S]*waits? in the reader too/);
+        // Sent unread as the person's words: the person's questions only, never the document's text.
+        assert.doesNotMatch(message, /Rivers carve|Mountains rise|Lakes fill|Rivers and mountains/);
+      }
       t.diagnostic(`${model.rings.length} messages from the reader for 5 asks; ${chat.model.turns().length} model requests`);
 
       assert.deepEqual(chat.pageErrors, []);
