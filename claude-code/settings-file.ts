@@ -3,12 +3,13 @@
  * whole without disturbing what it holds: the other keys keep their values and their
  * order, and a file that is not what it should be is never overwritten.
  */
-import { chmodSync, existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
+import { chmodSync, existsSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { CallerError } from "../core/errors.js";
 import type { JsonValue } from "../core/json.js";
 import { writeFileAtomic } from "../core/fs/atomic-write.js";
+import { makeFolder } from "../core/fs/durable.js";
 import { NotAJsonFileError, readJsonFile } from "./json-file.js";
 
 /** A JSON object, as settings.json and its `statusLine` are. */
@@ -66,7 +67,7 @@ export function readJsonObject(path: string): JsonObject | null {
 export function writeJsonObject(path: string, value: JsonObject): void {
   const target = existsSync(path) ? realpathSync(path) : path;
   const mode = existsSync(target) ? statSync(target).mode & 0o7777 : undefined;
-  mkdirSync(dirname(target), { recursive: true });
+  makeFolder(dirname(target), { parents: true });
   writeFileAtomic(target, `${JSON.stringify(value, null, 2)}\n`);
   // writeFileAtomic makes a private (0600) file: give back the mode the user had.
   if (mode !== undefined) chmodSync(target, mode);
