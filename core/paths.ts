@@ -113,13 +113,18 @@ export function sessionFile(dataDir: string, key: string): string {
   return join(sessionsDir(dataDir), `${assertSessionKey(key)}.json`);
 }
 
+/** The folder of the session watchers' claims, `watchers/`. */
+export function watchersDir(dataDir: string): string {
+  return join(dataDir, "watchers");
+}
+
 /**
  * The claim file of a session's watcher, `watchers/<key>.json`: kept beside the
  * store's files whichever store holds the channels, as it is only this machine's.
  * @throws Error when `key` does not match SESSION_KEY_PATTERN.
  */
 export function watcherClaimFile(dataDir: string, key: string): string {
-  return join(dataDir, "watchers", `${assertSessionKey(key)}.json`);
+  return join(watchersDir(dataDir), `${assertSessionKey(key)}.json`);
 }
 
 /** The folder that holds one file per saved app. */

@@ -6,7 +6,7 @@
  * comes back as an outcome, never as an exception, so that each caller maps it to its
  * own exit code.
  */
-import { resolveDataDir, watcherClaimFile } from "../core/paths.js";
+import { resolveDataDir } from "../core/paths.js";
 import { sessionKey } from "../core/session-key.js";
 import { openReader, storeLocationFromEnv, unusableLocation } from "../store/open.js";
 import { SessionClaim } from "./session-claim.js";
@@ -46,7 +46,7 @@ export async function runSessionWatcher(options: SessionRunOptions): Promise<Ses
       return await watchSession({
         reader: opened.reader,
         key,
-        claim: new SessionClaim(watcherClaimFile(resolveDataDir(env), key)),
+        claim: new SessionClaim(resolveDataDir(env), key, options.err),
         timeoutMs: options.timeoutMs,
         hostPid: hostPidOf(key),
         signal: stop.signal,
