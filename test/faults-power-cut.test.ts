@@ -84,7 +84,10 @@ describe("a power cut right after an answer (ext4 on a loop device)", { skip: ex
     assert.equal(hook.status, 0, hook.stderr);
     assert.match(hook.stdout, /Installed/);
     const afterHook = await readJson(join(disk.cut(), "claude", "settings.json"));
-    assert.ok((afterHook.hooks as { Stop?: unknown } | undefined)?.Stop, `the wake hook is in the settings after the cut: ${JSON.stringify(afterHook)}`);
+    assert.ok(
+      (afterHook.hooks as { Stop?: unknown } | undefined)?.Stop,
+      `the wake hook is in the settings after the cut: ${JSON.stringify(afterHook)}`,
+    );
   });
 
   describe("through a server", () => {

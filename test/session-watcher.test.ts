@@ -17,6 +17,7 @@ import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { Client } from "@modelcontextprotocol/client";
 import { watcherClaimFile } from "../core/paths.js";
+import { sessionKeyOfProcess } from "../core/session-key.js";
 import { FileStore } from "../store/file/file-store.js";
 import { TIMEOUT_NOTE } from "../claude-code/stop-hook.js";
 import { mkfifo } from "./support/fifo.js";
@@ -86,7 +87,7 @@ before(async () => {
   ({ dir: dataDir, cleanup } = await tempDataDir());
   // Stands for Claude Code's main process: the session is claude-<its pid>.
   host = spawn("sleep", ["600"], { stdio: "ignore" });
-  key = `claude-${host.pid}`;
+  key = sessionKeyOfProcess("claude", host.pid!);
   env = { BACKCHANNEL_HOME: dataDir, CLAUDE_PID: String(host.pid) };
   command = await hookCommand();
   agent = await connectServer(dataDir, { CLAUDE_PID: String(host.pid) });
@@ -194,7 +195,7 @@ describe("one waiting watcher per session", () => {
   test("the hook ends quietly when the host process is gone", async () => {
     const shortHost = spawn("sleep", ["600"], { stdio: "ignore" });
     const hook = runHook(command, { ...env, CLAUDE_PID: String(shortHost.pid) });
-    await claimed(dataDir, `claude-${shortHost.pid}`);
+    await claimed(dataDir, sessionKeyOfProcess("claude", shortHost.pid!));
     shortHost.kill();
     assert.equal(await hook.exited, 0, hook.stderr());
     assert.match(hook.stderr(), new RegExp(`the host process ${shortHost.pid} is gone; stopped`));
@@ -288,7 +289,7 @@ describe("the claim file is reached as the data directory's files are", () => {
       await remove();
     });
     const sessionEnv = { BACKCHANNEL_HOME: dir, CLAUDE_PID: String(owner.pid) };
-    return { dir, sessionEnv, claim: watcherClaimFile(dir, `claude-${owner.pid}`) };
+    return { dir, sessionEnv, claim: watcherClaimFile(dir, sessionKeyOfProcess("claude", owner.pid!)) };
   }
 
   for (const args of [
@@ -304,7 +305,10 @@ describe("the claim file is reached as the data directory's files are", () => {
       assert.ok(run.tookMs < 12_000, `${run.tookMs} ms`);
       assert.match(run.out, /is a named pipe, not a regular file: moved it aside/);
       assert.ok((await lstat(claim)).isFile(), "the claim is a regular file again");
-      assert.ok((await readdir(join(dir, "watchers"))).some((name) => name.includes(".foreign-")), "the pipe was moved aside, not deleted");
+      assert.ok(
+        (await readdir(join(dir, "watchers"))).some((name) => name.includes(".foreign-")),
+        "the pipe was moved aside, not deleted",
+      );
     });
   }
 
@@ -318,10 +322,16 @@ describe("the claim file is reached as the data directory's files are", () => {
     assert.equal(run.code, 2, run.out);
     assert.deepEqual(await readdir(elsewhere), [], "nothing was written into the link's target");
     assert.ok((await lstat(join(dir, "watchers"))).isDirectory(), "watchers/ is a real folder now");
-    assert.ok((await readdir(dir)).some((name) => name.startsWith("watchers.foreign-")), "the link was moved aside");
+    assert.ok(
+      (await readdir(dir)).some((name) => name.startsWith("watchers.foreign-")),
+      "the link was moved aside",
+    );
   });
 
-  test("a claim another user owns, or others can write, is refused, its marks never trusted", { skip: otherUserSkipReason(), timeout: 60_000 }, async (t) => {
+  test("a claim another user owns, or others can write, is refused, its marks never trusted", {
+    skip: otherUserSkipReason(),
+    timeout: 60_000,
+  }, async (t) => {
     const { dir, sessionEnv, claim } = await freshSession(t);
     const owner = await connectServer(dir, { CLAUDE_PID: sessionEnv.CLAUDE_PID });
     t.after(() => owner.close());
