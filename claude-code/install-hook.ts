@@ -5,9 +5,10 @@
  * out again, leaving every other hook as it was. Both run under the settings file's
  * lock, as the status line's install does (./install.ts).
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { backchannelCommand } from "../core/commands.js";
+import { makeFolder } from "../core/fs/durable.js";
 import type { JsonValue } from "../core/json.js";
 import { WAKE_HOOK_TIMEOUT_S } from "../core/limits.js";
 import { type Outcome, withSettingsLock } from "./install.js";
@@ -23,7 +24,7 @@ const OUR_HOOK = /(^|\s)hook\s+stop(\s|$)/;
  *   Claude Code reads (nothing is written); LockTimeoutError; I/O errors.
  */
 export async function installWakeHook(settingsPath: string, env: NodeJS.ProcessEnv = process.env): Promise<Outcome> {
-  mkdirSync(dirname(settingsPath), { recursive: true });
+  makeFolder(dirname(settingsPath), { parents: true });
   return withSettingsLock(settingsPath, () => {
     const settings = readJsonObject(settingsPath) ?? {};
     const stop = stopEntries(settingsPath, settings);

@@ -17,10 +17,11 @@
  * run one after the other: interleaved, an uninstall could put back a stash that an
  * install had just replaced, and the user's own status line was lost.
  */
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { backchannelCommand, shellQuote } from "../core/commands.js";
 import type { JsonValue } from "../core/json.js";
+import { makeFolder } from "../core/fs/durable.js";
 import { withLock } from "../core/fs/lock.js";
 import { isJsonObject, readJsonObject, SettingsFileError, writeJsonObject, type JsonObject } from "./settings-file.js";
 import { readStash, removeStash, stashPathFor } from "./stash.js";
@@ -47,7 +48,7 @@ const OUR_COMMAND = /(^|\s)statusline\s+--stash\s/;
  *   process holds the settings file's lock for a minute; I/O errors.
  */
 export async function installStatusline(settingsPath: string, env: NodeJS.ProcessEnv = process.env): Promise<Outcome> {
-  mkdirSync(dirname(settingsPath), { recursive: true });
+  makeFolder(dirname(settingsPath), { parents: true });
   return withSettingsLock(settingsPath, () => install(settingsPath, env));
 }
 

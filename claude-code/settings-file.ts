@@ -3,12 +3,13 @@
  * whole without disturbing what it holds: the other keys keep their values and their
  * order, and a file that is not what it should be is never overwritten.
  */
-import { chmodSync, existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
-import { homedir } from "node:os";
+import { chmodSync, existsSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { CallerError } from "../core/errors.js";
 import type { JsonValue } from "../core/json.js";
+import { homeFolder, NoHomeFolderError } from "../core/paths.js";
 import { writeFileAtomic } from "../core/fs/atomic-write.js";
+import { makeFolder } from "../core/fs/durable.js";
 import { NotAJsonFileError, readJsonFile } from "./json-file.js";
 
 /** A JSON object, as settings.json and its `statusLine` are. */
@@ -26,9 +27,15 @@ export class SettingsFileError extends CallerError {
   }
 }
 
-/** Claude Code's user settings: `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`. */
+/**
+ * Claude Code's user settings: `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`.
+ * @throws NoHomeFolderError when neither names a folder.
+ */
 export function defaultSettingsPath(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.CLAUDE_CONFIG_DIR || join(homedir(), ".claude"), "settings.json");
+  if (env.CLAUDE_CONFIG_DIR) return join(env.CLAUDE_CONFIG_DIR, "settings.json");
+  const home = homeFolder();
+  if (home === undefined) throw new NoHomeFolderError("Claude Code's settings", "pass --settings FILE, or set CLAUDE_CONFIG_DIR");
+  return join(home, ".claude", "settings.json");
 }
 
 /** True when `value` is a JSON object (not an array, not null). */
@@ -66,7 +73,7 @@ export function readJsonObject(path: string): JsonObject | null {
 export function writeJsonObject(path: string, value: JsonObject): void {
   const target = existsSync(path) ? realpathSync(path) : path;
   const mode = existsSync(target) ? statSync(target).mode & 0o7777 : undefined;
-  mkdirSync(dirname(target), { recursive: true });
+  makeFolder(dirname(target), { parents: true });
   writeFileAtomic(target, `${JSON.stringify(value, null, 2)}\n`);
   // writeFileAtomic makes a private (0600) file: give back the mode the user had.
   if (mode !== undefined) chmodSync(target, mode);

@@ -55,6 +55,8 @@ export const ERROR_CODES = {
   UNSAFE_BIND_ADDRESS: "serve --http would listen beyond loopback without authentication or a public URL",
   SETTINGS_FILE: "a Claude Code settings file (or install's stash beside it) is not what install can change",
   FILE_SYSTEM: "the data directory could not be read or written (full disk, permissions, …)",
+  NO_HOME_FOLDER:
+    "a default path (the data directory, Claude Code's settings) lies in a home folder this process has none of; set the variable or option the message names",
   INTERNAL: "a bug in backchannel; its stack is on the server's stderr",
 } as const;
 

@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, readlink, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, test } from "node:test";
+import { sessionKeyOfProcess } from "../core/session-key.js";
 import { FileStore } from "../store/file/file-store.js";
 import { withChannel } from "../store/session-record.js";
 import { mkfifo } from "./support/fifo.js";
@@ -108,7 +109,7 @@ test("an existing statusLine is stashed, still shows first, and comes back byte 
   // The installed command, run through the shell as Claude Code runs it, shows theirs then ours.
   const dataDir = join(dir, "data");
   const store = new FileStore({ dataDir });
-  await store.sessions.update("claude-6161", (record) => withChannel(record, { id: "r-1", app: "reader" }));
+  await store.sessions.update(sessionKeyOfProcess("claude", 6161), (record) => withChannel(record, { id: "r-1", app: "reader" }));
   await store.append("r-1", "agent", "ask", { text: "why?" });
   const shown = await runShell(
     (now.statusLine as { command: string }).command,

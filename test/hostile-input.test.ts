@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { sessionKeyOfProcess } from "../core/session-key.js";
 import { FileStore } from "../store/file/file-store.js";
 import { mkfifo } from "./support/fifo.js";
 import { cpuMsOf } from "./support/cpu-time.js";
@@ -194,7 +195,7 @@ describe("terminal escape sequences never reach a terminal", () => {
   });
 
   test("a wall written raw into the session file (not through post_wall) is cleaned by the status line", async () => {
-    await store.sessions.update(`claude-${PID}`, (record) => ({
+    await store.sessions.update(sessionKeyOfProcess("claude", Number(PID)), (record) => ({
       ...record,
       wall: { text: HOSTILE, posted_at: new Date().toISOString(), until: new Date(Date.now() + 60_000).toISOString() },
     }));

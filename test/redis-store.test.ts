@@ -298,7 +298,7 @@ describe("on a real redis-server", { skip }, () => {
     for (const name of [...keyList(keys), ROOT_KEYS.queueWake("tagged-1", "ui"), ROOT_KEYS.queueWake("tagged-1", "agent")]) {
       assert.equal(/\{([^}]*)\}/.exec(name)?.[1], "tagged-1", name);
     }
-    assert.equal(/\{([^}]*)\}/.exec(ROOT_KEYS.session("claude-7"))?.[1], "claude-7");
+    assert.equal(/\{([^}]*)\}/.exec(ROOT_KEYS.session("claude-7-00000000000000000007"))?.[1], "claude-7-00000000000000000007");
   });
 });
 
@@ -327,8 +327,8 @@ describe("on Redis Cluster (one node holding every slot)", { skip }, () => {
         assert.equal((await store.poll("slot-b", "ui")).messages.length, 1);
         await store.updateState("slot-a", "doc", () => ({ d: 1 }));
         assert.deepEqual(await store.readState("slot-a", "doc"), { d: 1 });
-        await store.sessions.update("claude-9", (record) => ({ ...record, channels: [{ id: "slot-a", app: "reader" }] }));
-        assert.equal((await store.sessions.read("claude-9")).channels.length, 1);
+        await store.sessions.update("claude-9-00000000000000000009", (record) => ({ ...record, channels: [{ id: "slot-a", app: "reader" }] }));
+        assert.equal((await store.sessions.read("claude-9-00000000000000000009")).channels.length, 1);
         assert.deepEqual((await store.listChannels()).map((channel) => channel.id).sort(), ["slot-a", "slot-b"]);
         assert.deepEqual(await store.removeIdleChannels(Date.now() + 120_000), ["slot-b"], "slot-a still holds its message");
         await store.remove("slot-a");

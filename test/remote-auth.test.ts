@@ -514,7 +514,7 @@ for (const kind of storeKinds()) {
         const viewA = store.forPrincipal(a);
         const viewB = store.forPrincipal(b);
         await viewA.append("same-id", "agent", "ask", { text: "of a" });
-        await viewA.sessions.update("pid-1", (record) => ({
+        await viewA.sessions.update("pid-1-00000000000000000001", (record) => ({
           ...record,
           wall: { text: "a's wall", until: new Date(Date.now() + 60_000).toISOString(), posted_at: new Date().toISOString() },
         }));
@@ -528,9 +528,9 @@ for (const kind of storeKinds()) {
           (await store.peek("same-id", "agent")).map((message) => message.data),
           [{ text: "of the store" }],
         );
-        assert.equal((await viewA.sessions.read("pid-1")).wall?.text, "a's wall");
-        assert.equal((await viewB.sessions.read("pid-1")).wall, null);
-        assert.equal((await store.sessions.read("pid-1")).wall, null);
+        assert.equal((await viewA.sessions.read("pid-1-00000000000000000001")).wall?.text, "a's wall");
+        assert.equal((await viewB.sessions.read("pid-1-00000000000000000001")).wall, null);
+        assert.equal((await store.sessions.read("pid-1-00000000000000000001")).wall, null);
         assert.deepEqual(
           (await viewA.listChannels()).map((channel) => channel.id),
           ["same-id"],

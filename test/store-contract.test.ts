@@ -356,15 +356,18 @@ for (const kind of storeKinds()) {
 
       test("session records: empty until written, changed atomically, watched", async () => {
         const store = fixture.open();
-        assert.deepEqual(await store.sessions.read("claude-4242"), { channels: [], wall: null });
-        const subscription = store.sessions.watch("claude-4242");
+        assert.deepEqual(await store.sessions.read("claude-4242-00000000000000004242"), { channels: [], wall: null });
+        const subscription = store.sessions.watch("claude-4242-00000000000000004242");
         try {
           const wall = { text: "Back soon", posted_at: new Date().toISOString(), until: new Date(Date.now() + 60_000).toISOString() };
           await Promise.all([
-            store.sessions.update("claude-4242", (record) => ({ ...record, wall })),
-            store.sessions.update("claude-4242", (record) => ({ ...record, channels: [...record.channels, { id: "c1", app: "reader" }] })),
+            store.sessions.update("claude-4242-00000000000000004242", (record) => ({ ...record, wall })),
+            store.sessions.update("claude-4242-00000000000000004242", (record) => ({
+              ...record,
+              channels: [...record.channels, { id: "c1", app: "reader" }],
+            })),
           ]);
-          assert.deepEqual(await store.sessions.read("claude-4242"), { channels: [{ id: "c1", app: "reader" }], wall });
+          assert.deepEqual(await store.sessions.read("claude-4242-00000000000000004242"), { channels: [{ id: "c1", app: "reader" }], wall });
           assert.equal(await subscription.next(10_000), "changed");
         } finally {
           subscription.close();
@@ -464,12 +467,12 @@ for (const kind of storeKinds()) {
         const own = await fixture.fresh();
         const store = own.open({ limits: { channelTtlMs: 60_000 } });
         const wall = { text: "Back soon", posted_at: new Date().toISOString(), until: new Date(Date.now() + 60_000).toISOString() };
-        await store.sessions.update("claude-101", (record) => ({ ...record, wall }));
-        await store.sessions.update("claude-202", (record) => ({ ...record, wall }));
-        await own.makeSessionIdle("claude-101", 120_000);
+        await store.sessions.update("claude-101-00000000000000000101", (record) => ({ ...record, wall }));
+        await store.sessions.update("claude-202-00000000000000000202", (record) => ({ ...record, wall }));
+        await own.makeSessionIdle("claude-101-00000000000000000101", 120_000);
         await store.removeIdleChannels();
-        assert.equal((await store.sessions.read("claude-101")).wall, null, "the idle session is gone");
-        assert.deepEqual((await store.sessions.read("claude-202")).wall, wall);
+        assert.equal((await store.sessions.read("claude-101-00000000000000000101")).wall, null, "the idle session is gone");
+        assert.deepEqual((await store.sessions.read("claude-202-00000000000000000202")).wall, wall);
       });
 
       test("a waiter on a removed channel is woken, and the channel starts again from seq 1", async () => {

@@ -22,6 +22,7 @@ import { isChannelId } from "../../core/ids.js";
 import { channelDir, channelsDir } from "../../core/paths.js";
 import type { ChannelInfo } from "../store.js";
 import { moveAside } from "../../core/fs/aside.js";
+import { syncFolder } from "../../core/fs/durable.js";
 import { describeKind, type FolderAccess, lstatOrNull, READ_ONLY, reachFolder } from "../../core/fs/safe-open.js";
 
 /** How often a poll marks its channel as in use, per process and channel, at most (and at least four times per TTL). */
@@ -152,6 +153,7 @@ export class ChannelFolders {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
       throw error;
     }
+    syncFolder(root);
     this.touched.delete(dir);
     // rm lstats every entry and unlinks links rather than following them; the trash
     // itself is the real folder checked above, in a folder nobody else can write.
