@@ -11,13 +11,15 @@
 import { ASK_EVENT } from "../core/events.js";
 import { WAKE_MESSAGE_CHARS, WAKE_QUOTE_CHARS, WAKE_SUMMARY_CHARS } from "../core/limits.js";
 import { characterCount, oneLine } from "../core/text.js";
+import { NO_EPOCH } from "../protocol/epoch.js";
 import type { QueueMessage } from "../protocol/message.js";
 import type { SessionChannel } from "../store/session-record.js";
 
-/** The ringing messages waiting on one channel of the session, oldest first (never empty). */
+/** The ringing messages waiting on one channel of the session, oldest first (never empty), and the epoch of their queue. */
 export interface ChannelMail {
   channel: SessionChannel;
   messages: QueueMessage[];
+  epoch: string;
 }
 
 /**
@@ -31,7 +33,7 @@ export function describeMail(mail: ChannelMail[]): string {
     `backchannel: ${total} message${total === 1 ? "" : "s"} from the app${total === 1 ? "" : "s"} in this chat. Answer now; backchannel wakes you again for the next (arm no watcher).`,
   ];
   let used = characterCount(lines[0]!);
-  for (const { channel, messages } of mail) {
+  for (const { channel, messages, epoch } of mail) {
     const shown: string[] = [];
     let lastShown = 0;
     for (const message of messages) {
@@ -54,10 +56,12 @@ export function describeMail(mail: ChannelMail[]): string {
     const only = handled.length === 1 ? handled[0]! : undefined;
     const threadId = only?.event === ASK_EVENT ? threadOf(only) : undefined;
     const target = `"channel_id":"${channel.id}"`;
+    // The ack carries its queue's epoch, so that it clears nothing of a queue that started again meanwhile.
+    const ack = epoch === NO_EPOCH ? `"ack":${lastShown}` : `"ack":${lastShown},"ack_epoch":"${epoch}"`;
     const answer =
       threadId !== undefined
-        ? `Answer with notify_ui {${target},"event":"answer","data":{"thread_id":${JSON.stringify(threadId)},"text":"…"},"ack":${lastShown}} (ack clears it once answered).`
-        : `Answer each ask with notify_ui {${target},"event":"answer","data":{"thread_id":"<its thread_id>","text":"…"}} and add "ack":${lastShown} to your last call to this channel (it clears the messages up to #${lastShown}).`;
+        ? `Answer with notify_ui {${target},"event":"answer","data":{"thread_id":${JSON.stringify(threadId)},"text":"…"},${ack}} (ack clears it once answered).`
+        : `Answer each ask with notify_ui {${target},"event":"answer","data":{"thread_id":"<its thread_id>","text":"…"}} and add ${ack} to your last call to this channel (it clears the messages up to #${lastShown}).`;
     const more = hidden > 0 ? ` ${hidden} more not shown: ${poll}.` : ` Whole messages: ${poll}.`;
     lines.push(`${answer}${more}`);
     used += 400;

@@ -71,6 +71,8 @@ export class RedisConnection {
   readonly client: StoreClient;
   /** The store's URL without its password. */
   readonly shown: string;
+  /** The Redis user the store connects as (`default` when the URL names none). */
+  readonly user: string;
   private readonly warn: (message: string) => void;
   private readonly readyWaitMs: number;
   private readonly commandTimeoutMs: number;
@@ -84,6 +86,7 @@ export class RedisConnection {
 
   constructor(options: ConnectionOptions) {
     this.shown = options.address.shown;
+    this.user = options.address.user;
     this.warn = options.warn ?? (() => undefined);
     this.readyWaitMs = options.readyWaitMs ?? 2000;
     this.commandTimeoutMs = options.commandTimeoutMs ?? 5000;

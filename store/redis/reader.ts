@@ -5,11 +5,11 @@
  */
 import type { QueueName } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
-import type { ChangeSubscription, ChannelReader, SessionReader } from "../store.js";
+import type { ChangeSubscription, ChannelReader, QueueSnapshot, SessionReader } from "../store.js";
 import { RedisConnection } from "./connection.js";
 import { ROOT_KEYS } from "./keys.js";
 import { parseRedisUrl } from "./location.js";
-import { channelExists, peekQueue } from "./queues.js";
+import { channelExists, snapshotQueue } from "./queues.js";
 import { RedisSessionReader } from "./sessions.js";
 import { readStateDoc } from "./state-docs.js";
 import { REDIS_FALLBACK_WAKE_MS, WakeHub } from "./wake-hub.js";
@@ -40,8 +40,12 @@ export class RedisReader implements ChannelReader {
     this.sessions = new RedisSessionReader(this.connection, this.hub, ROOT_KEYS);
   }
 
-  peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
-    return peekQueue(this.connection, ROOT_KEYS, channelId, queue);
+  async peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
+    return (await this.snapshot(channelId, queue)).messages;
+  }
+
+  snapshot(channelId: string, queue: QueueName): Promise<QueueSnapshot> {
+    return snapshotQueue(this.connection, ROOT_KEYS, channelId, queue);
   }
 
   hasChannel(channelId: string): Promise<boolean> {
