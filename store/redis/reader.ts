@@ -20,6 +20,8 @@ export interface RedisReaderOptions {
   url: string;
   /** How long a read waits, from the start of an outage, for the connection to be remade before it fails. Default 2,000 ms. */
   readyWaitMs?: number;
+  /** Where a refused wake-up is reported, once (./wake-hub.ts). Default: nowhere. */
+  warn?: (message: string) => void;
 }
 
 /** The channels of one Redis store, read-only. Close it when done: it holds connections. */
@@ -36,7 +38,7 @@ export class RedisReader implements ChannelReader {
     const address = parseRedisUrl(options.url);
     this.shown = address.shown;
     this.connection = new RedisConnection({ address, name: "backchannel:reader", readyWaitMs: options.readyWaitMs });
-    this.hub = new WakeHub(this.connection);
+    this.hub = new WakeHub(this.connection, options.warn);
     this.sessions = new RedisSessionReader(this.connection, this.hub, ROOT_KEYS);
   }
 
