@@ -36,7 +36,7 @@ async function connectApp(client: Client): Promise<HostedApp> {
   const [hostSide, appSide] = InMemoryTransport.createLinkedPair();
   const bridge = new AppBridge(null, INFO, { serverTools: {} });
   let held: Promise<void> | undefined;
-  let release = () => undefined as void;
+  let release: () => void = () => undefined;
   bridge.oncalltool = async (params, extra) => {
     await held;
     return (await client.callTool(params, { signal: extra.mcpReq.signal })) as CallToolResult;
