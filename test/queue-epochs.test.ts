@@ -10,13 +10,12 @@
  * dropped as "already seen", and no old cursor deletes it), and nothing twice.
  */
 import assert from "node:assert/strict";
-import { rm } from "node:fs/promises";
 import { after, before, describe, test } from "node:test";
 import { App } from "@modelcontextprotocol/ext-apps";
 import { AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { type CallToolResult, type Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { AppChannel, type ChannelMessage } from "backchannel-mcp/app";
-import { channelDir } from "../core/paths.js";
+import { FileStore } from "../store/file/file-store.js";
 import { connectServer, spawnWatcher, stderrOf, structured, tempDataDir } from "./support/helpers.js";
 import { type RedisServer, redisSkipReason, startRedis } from "./support/redis-server.js";
 
@@ -115,12 +114,13 @@ describe("a Redis store restarted empty under a live app", { skip: redisSkipReas
     await home?.cleanup();
   });
 
-  test(`the app read ${BEFORE}; Redis restarts with nothing; all ${AFTERWARDS} sent afterwards are shown, each once`, async () => {
+  test(`the app read ${BEFORE}; Redis restarts with nothing; all ${AFTERWARDS} sent afterwards are shown, each once`, async (t) => {
     const channelId = "epoch-restart";
     const host = await connectApp(appSide);
     const channel = new AppChannel(host.app, { channelId, waitMs: 5_000, minBackoffMs: 50, maxBackoffMs: 500 });
     const app = shown(channel);
     channel.start();
+    t.after(() => channel.stop());
     for (const n of range(1, BEFORE)) await sendUntilSent(agent, channelId, n);
     await app.until(BEFORE);
 
@@ -152,16 +152,18 @@ describe("a file-store channel removed and made again under its readers", () => 
     await home?.cleanup();
   });
 
-  test("the app shows every message of the channel made again", async () => {
+  test("the app shows every message of the channel made again", async (t) => {
     const channelId = "epoch-folder";
     const host = await connectApp(appSide);
     const channel = new AppChannel(host.app, { channelId, waitMs: 5_000, minBackoffMs: 50, maxBackoffMs: 500 });
     const app = shown(channel);
     channel.start();
+    t.after(() => channel.stop());
     for (const n of range(1, BEFORE)) await sendUntilSent(agent, channelId, n);
     await app.until(BEFORE);
     host.hold();
-    await rm(channelDir(home.dir, channelId), { recursive: true, force: true });
+    // Removed as the idle sweep removes it (renamed away whole, while the app's server may be writing in it).
+    await new FileStore({ dataDir: home.dir }).remove(channelId);
     for (const n of range(BEFORE + 1, AFTERWARDS)) await sendUntilSent(agent, channelId, n);
     host.release();
     await app.until(BEFORE + AFTERWARDS);
@@ -169,14 +171,15 @@ describe("a file-store channel removed and made again under its readers", () => 
     assert.deepEqual(app.numbers(), range(1, BEFORE + AFTERWARDS));
   });
 
-  test("the watcher in follow mode tells of every message of the channel made again", async () => {
+  test("the watcher in follow mode tells of every message of the channel made again", async (t) => {
     const channelId = "epoch-follow";
     const ask = (n: number) =>
       appSide.callTool({ name: "notify_agent", arguments: { channel_id: channelId, event: "note", data: { text: `n${n}` } } });
     for (const n of [1, 2, 3]) await ask(n);
     const watcher = spawnWatcher(home.dir, [channelId, "--follow", "--timeout", "60"]);
+    t.after(() => watcher.child.kill("SIGTERM"));
     await watcher.lines(3);
-    await rm(channelDir(home.dir, channelId), { recursive: true, force: true });
+    await new FileStore({ dataDir: home.dir }).remove(channelId);
     for (const n of [4, 5]) await ask(n);
     const lines = await watcher.lines(5);
     watcher.child.kill("SIGTERM");

@@ -7,8 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { rm } from "node:fs/promises";
-import { channelDir } from "../core/paths.js";
+import { FileStore } from "../store/file/file-store.js";
 import { after, before, describe, test } from "node:test";
 import { createServer as createHttpServer } from "node:http";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -116,7 +115,7 @@ describe("backchannel watch --url", () => {
     await send("remote-epoch", "ask", { question: "first?" });
     await send("remote-epoch", "ask", { question: "second?" });
     await watcher.lines(2);
-    await rm(channelDir(dataDir, "remote-epoch"), { recursive: true, force: true });
+    await new FileStore({ dataDir }).remove("remote-epoch");
     await send("remote-epoch", "ask", { question: "again?" });
     const lines = await watcher.lines(3);
     watcher.child.kill("SIGTERM");

@@ -11,12 +11,12 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { Client } from "@modelcontextprotocol/client";
-import { channelDir, watcherClaimFile } from "../core/paths.js";
+import { watcherClaimFile } from "../core/paths.js";
 import { FileStore } from "../store/file/file-store.js";
 import { TIMEOUT_NOTE } from "../claude-code/stop-hook.js";
 import { CLI, connectServer, structured, tempDataDir } from "./support/helpers.js";
@@ -188,7 +188,7 @@ describe("a queue that started again (a new epoch)", () => {
     const staleEpoch = /"ack":1,"ack_epoch":"([A-Za-z0-9_-]+)"/.exec(first.stderr())?.[1];
     assert.ok(staleEpoch, first.stderr());
     // Left unanswered (the mark is seq 1); then the channel's folder goes, and the app asks in the channel made again: seq 1, new epoch.
-    await rm(channelDir(dataDir, other), { recursive: true, force: true });
+    await new FileStore({ dataDir }).remove(other);
     const second = runHook(command, env);
     await claimed(dataDir, key);
     await askThere("After?");

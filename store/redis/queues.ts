@@ -118,17 +118,13 @@ export async function drain(context: QueueContext): Promise<PollResult> {
 }
 
 /**
- * The messages waiting in a queue and its epoch, read at one instant (one transaction
- * on the channel's slot), changing nothing.
+ * The messages waiting in a queue and its epoch, read at one instant (one script on the
+ * channel's slot), changing nothing.
  * @throws InvalidChannelIdError, StoreUnavailableError, StoreRefusedError.
  */
 export async function snapshotQueue(connection: RedisConnection, space: KeySpace, channelId: string, queue: QueueName): Promise<QueueSnapshot> {
-  const keys = space.channel(channelId);
-  const [entries, epoch] = await connection.run((client) => client.multi().xRange(keys[queue], "-", "+").hGet(keys.meta, `epoch:${queue}`).exec());
-  const messages = ((entries ?? []) as unknown as { id: string; message: Record<string, string | undefined> }[]).map((entry) =>
-    toMessage(Number.parseInt(entry.id, 10), entry.message.event, entry.message.data, entry.message.ts),
-  );
-  return { messages, epoch: asEpoch(epoch ?? NO_EPOCH) };
+  const values = asArray(await connection.run((client) => client.bcSnapshot(keyList(space.channel(channelId)), [queue])));
+  return { messages: messagesOf(values, 1), epoch: asEpoch(values[0]) };
 }
 
 /** Whether channel `channelId` of `space` has keys: its meta (made by its first write) or its state documents. */
@@ -140,12 +136,17 @@ export async function channelExists(connection: RedisConnection, space: KeySpace
 /** A poll script's reply, `{cursor, pending, epoch, woke, seq, event, data, ts, …}`. */
 function pollResult(context: QueueContext, reply: unknown): PollResult {
   const values = asArray(reply);
+  if (values[3] === "0") context.wakeRefused();
+  return { messages: messagesOf(values, 4), cursor: asNumber(values[0]), pending: asNumber(values[1]), epoch: asEpoch(values[2]) };
+}
+
+/** The messages of a script's reply from index `from` on: seq, event, data, ts, … */
+function messagesOf(values: unknown[], from: number): QueueMessage[] {
   const messages: QueueMessage[] = [];
-  for (let index = 4; index + 3 < values.length; index += 4) {
+  for (let index = from; index + 3 < values.length; index += 4) {
     messages.push(toMessage(asNumber(values[index]), values[index + 1], values[index + 2], values[index + 3]));
   }
-  if (values[3] === "0") context.wakeRefused();
-  return { messages, cursor: asNumber(values[0]), pending: asNumber(values[1]), epoch: asEpoch(values[2]) };
+  return messages;
 }
 
 /** An epoch from a script's reply; a value that is not one (a field written by hand) reads as NO_EPOCH, which readers take as a new epoch. */

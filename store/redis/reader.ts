@@ -1,7 +1,8 @@
 /**
  * The Redis store's read-only view ({@link ChannelReader}): what waits in a queue, the
  * state documents and the session records, for the watcher and the status line. It
- * runs no script and writes nothing; waiting is one subscriber connection (./wake-hub.ts).
+ * writes nothing (its one script, a queue's snapshot, is flagged `no-writes`); waiting is
+ * one subscriber connection (./wake-hub.ts).
  */
 import type { QueueName } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";

@@ -43,6 +43,8 @@ import { type CommandParser, defineScript } from "@redis/client";
 const WRITES = "#!lua";
 /** The first line of a script that only reads or frees memory: Redis runs it when out of memory too. */
 const FREES = "#!lua flags=allow-oom";
+/** The first line of a script that only reads: Redis refuses any write in it, and runs it when out of memory too. */
+const READS = "#!lua flags=no-writes";
 
 /** What every channel script has after its first line: its helpers. */
 const CHANNEL_PRELUDE = `
@@ -253,6 +255,24 @@ return reply
 `;
 
 /**
+ * What waits in a queue and its epoch, read at one instant, changing nothing (one script
+ * rather than a transaction: a script is routed by its keys on a Redis Cluster).
+ * ARGV: queue. Returns `{epoch, seq, event, data, ts, …}`.
+ */
+const SNAPSHOT_LUA = `${READS}${CHANNEL_PRELUDE}
+local queue = ARGV[1]
+local reply = {epoch_of(queue)}
+for _, entry in ipairs(redis.call('XRANGE', stream_of(queue), '-', '+')) do
+  local f = entry[2]
+  reply[#reply + 1] = string.match(entry[1], '^(%d+)')
+  reply[#reply + 1] = f[2]
+  reply[#reply + 1] = f[4]
+  reply[#reply + 1] = f[6]
+end
+return reply
+`;
+
+/**
  * Replaces a state document if its version is still the one read (compare and set).
  * ARGV: ttl, touch, name, expected version (0: never written), JSON. Returns 1, or 0
  * when another writer came first (nothing changed).
@@ -345,6 +365,7 @@ export const SCRIPTS = {
   bcAppend: script(APPEND_LUA, 4),
   bcReadAfter: script(READ_AFTER_LUA, 4),
   bcDrain: script(DRAIN_LUA, 4),
+  bcSnapshot: script(SNAPSHOT_LUA, 4),
   bcStateSet: script(STATE_SET_LUA, 4),
   bcRemove: script(REMOVE_LUA, 4),
   bcSweep: script(SWEEP_LUA, 4),

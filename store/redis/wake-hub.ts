@@ -167,8 +167,16 @@ export class WakeHub {
   }
 
   private subscribe(channel: string, entry: Channel): void {
-    const subscriber = this.connect();
     entry.subscribing = true;
+    // Which client subscribes (one node's, or the cluster's) is known once Redis first answered.
+    void this.connection.modeKnown().then(() => {
+      if (this.closed || this.channels.get(channel) !== entry) return;
+      this.subscribeNow(channel, entry);
+    });
+  }
+
+  private subscribeNow(channel: string, entry: Channel): void {
+    const subscriber = this.connect();
     const confirmed = () => {
       entry.subscribing = false;
       if (this.channels.get(channel) !== entry) return;
@@ -221,11 +229,9 @@ export class WakeHub {
   private connect(): StoreClient {
     if (this.subscriber) return this.subscriber;
     // The offline queue stays on here: a subscription asked for while Redis is away is
-    // made when it returns, and node-redis renews every subscription after a reconnection.
-    const subscriber = this.connection.client.duplicate({
-      disableOfflineQueue: false,
-      name: `${this.connection.client.options.name ?? "backchannel"}:wake`,
-    });
+    // made when it returns, and node-redis renews every subscription after a reconnection
+    // (on a cluster, on the node that owns the channel's slot, following it when it moves).
+    const subscriber = this.connection.subscriber(`${this.connection.name}:wake`);
     subscriber.on("error", () => undefined);
     subscriber.on("ready", this.onReady);
     // node-redis finishes a connection that was destroyed while it was being made, and the
