@@ -1,6 +1,7 @@
 /**
  * The store contract, in one process, run unchanged against both stores (the file store
- * in a temporary data directory, the Redis store on a real redis-server): seq, cursors,
+ * in a temporary data directory, the Redis store on a real redis-server and on a real
+ * Redis Cluster of three primaries and three replicas): seq, cursors,
  * read-and-clear, limits and their errors, channel ids, long-polls, state documents,
  * sessions, saved apps, and the idle sweep. What only one store has (files, locks, the log format)
  * is tested in store.test.ts and redis-store.test.ts.
@@ -13,9 +14,9 @@ import { type SavedApp, SavedAppTooLargeError } from "../store/saved-app.js";
 import { InvalidCursorError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
 import { messageBytes } from "../store/validate.js";
 import { isEpoch, NO_EPOCH } from "../protocol/epoch.js";
-import { type StoreFixture, storeKinds } from "./support/stores.js";
+import { clusterStoreKind, type StoreFixture, storeKinds } from "./support/stores.js";
 
-for (const kind of storeKinds()) {
+for (const kind of [...storeKinds(), clusterStoreKind()]) {
   describe(`${kind.name} store`, { skip: kind.skip }, () => {
     let fixture: StoreFixture;
     before(async () => (fixture = await kind.start()));

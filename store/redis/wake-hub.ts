@@ -99,6 +99,8 @@ interface Channel {
 export class WakeHub {
   private readonly channels = new Map<string, Channel>();
   private subscriber: StoreClient | undefined;
+  /** Settles once the subscriber client has connected (a cluster client: found the cluster), or failed to for good. */
+  private clusterFound: Promise<void> = Promise.resolve();
   private readonly stopWatching: () => void;
   private closed = false;
   /** Set once Redis refused a wake-up: waits are then capped at {@link UNWOKEN_FALLBACK_WAKE_MS}. */
@@ -193,9 +195,13 @@ export class WakeHub {
       if (error instanceof ErrorReply && /^NOPERM\b/.test(error.message)) this.refuse(error.message);
       for (const waiter of entry.waiters) waiter.notify();
     };
-    // Queued by node-redis until the subscriber connection is ready; once confirmed, made
-    // again by node-redis after every reconnection.
-    subscriber.sSubscribe(channel, this.onMessage).then(confirmed, failed);
+    // Queued by node-redis until the subscriber connection is ready (a cluster client
+    // queues nothing before it has found the cluster: it is asked once it has); once
+    // confirmed, made again by node-redis after every reconnection.
+    const asked = this.connection.isCluster
+      ? this.clusterFound.then(() => subscriber.sSubscribe(channel, this.onMessage))
+      : subscriber.sSubscribe(channel, this.onMessage);
+    asked.then(confirmed, failed);
   }
 
   /** The subscriber connection is ready (again): asks again for the subscriptions that failed, and wakes every waiter. */
@@ -237,7 +243,7 @@ export class WakeHub {
     // node-redis finishes a connection that was destroyed while it was being made, and the
     // open socket would keep the process alive (a watcher that found its message at once
     // never exited): one that comes up after close() is destroyed then.
-    subscriber.connect().then(
+    this.clusterFound = subscriber.connect().then(
       () => {
         if (this.subscriber !== subscriber) subscriber.destroy();
       },
