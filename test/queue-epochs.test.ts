@@ -10,7 +10,7 @@
  * dropped as "already seen", and no old cursor deletes it), and nothing twice.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe, type TestContext, test } from "node:test";
 import { App } from "@modelcontextprotocol/ext-apps";
 import { AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { type CallToolResult, type Client, InMemoryTransport } from "@modelcontextprotocol/client";
@@ -94,6 +94,37 @@ async function sendUntilSent(agent: Client, channel: string, n: number): Promise
   }
 }
 
+/**
+ * The scenario of both stores: a live app shows the agent's first {@link BEFORE}
+ * messages; then, while the app's calls are held at its host, `startAgain` makes the
+ * queue start again and the agent sends {@link AFTERWARDS} more; the app's next poll
+ * reaches the server only once the new queue has passed the seqs it saw.
+ * @returns the `n` of every message the app showed, in order, and the seqs of those sent afterwards.
+ */
+async function showAcrossARestart(
+  t: TestContext,
+  agent: Client,
+  appSide: Client,
+  channelId: string,
+  startAgain: () => Promise<void>,
+): Promise<{ shownNumbers: number[]; seqsAfterwards: number[] }> {
+  const host = await connectApp(appSide);
+  const channel = new AppChannel(host.app, { channelId, waitMs: 5_000, minBackoffMs: 50, maxBackoffMs: 500 });
+  const app = shown(channel);
+  channel.start();
+  t.after(() => channel.stop());
+  for (const n of range(1, BEFORE)) await sendUntilSent(agent, channelId, n);
+  await app.until(BEFORE);
+  host.hold();
+  await startAgain();
+  const seqsAfterwards: number[] = [];
+  for (const n of range(BEFORE + 1, AFTERWARDS)) seqsAfterwards.push(await sendUntilSent(agent, channelId, n));
+  host.release();
+  await app.until(BEFORE + AFTERWARDS);
+  channel.stop();
+  return { shownNumbers: app.numbers(), seqsAfterwards };
+}
+
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
 
 describe("a Redis store restarted empty under a live app", { skip: redisSkipReason() }, () => {
@@ -115,25 +146,9 @@ describe("a Redis store restarted empty under a live app", { skip: redisSkipReas
   });
 
   test(`the app read ${BEFORE}; Redis restarts with nothing; all ${AFTERWARDS} sent afterwards are shown, each once`, async (t) => {
-    const channelId = "epoch-restart";
-    const host = await connectApp(appSide);
-    const channel = new AppChannel(host.app, { channelId, waitMs: 5_000, minBackoffMs: 50, maxBackoffMs: 500 });
-    const app = shown(channel);
-    channel.start();
-    t.after(() => channel.stop());
-    for (const n of range(1, BEFORE)) await sendUntilSent(agent, channelId, n);
-    await app.until(BEFORE);
-
-    // The app's next poll reaches the server only once the new queue has passed the seqs it saw.
-    host.hold();
-    await redis.restart();
-    const seqs: number[] = [];
-    for (const n of range(BEFORE + 1, AFTERWARDS)) seqs.push(await sendUntilSent(agent, channelId, n));
-    assert.deepEqual(seqs, range(1, AFTERWARDS), "the queue started again at seq 1: the seqs the app has seen come again");
-    host.release();
-    await app.until(BEFORE + AFTERWARDS);
-    channel.stop();
-    assert.deepEqual(app.numbers(), range(1, BEFORE + AFTERWARDS), "every message shown, in order, none twice");
+    const { shownNumbers, seqsAfterwards } = await showAcrossARestart(t, agent, appSide, "epoch-restart", () => redis.restart());
+    assert.deepEqual(seqsAfterwards, range(1, AFTERWARDS), "the queue started again at seq 1: the seqs the app has seen come again");
+    assert.deepEqual(shownNumbers, range(1, BEFORE + AFTERWARDS), "every message shown, in order, none twice");
     assert.match(stderrOf(agent), /a restart of Redis loses every message not yet read/, "the start warning says what a restart loses");
   });
 });
@@ -153,22 +168,10 @@ describe("a file-store channel removed and made again under its readers", () => 
   });
 
   test("the app shows every message of the channel made again", async (t) => {
-    const channelId = "epoch-folder";
-    const host = await connectApp(appSide);
-    const channel = new AppChannel(host.app, { channelId, waitMs: 5_000, minBackoffMs: 50, maxBackoffMs: 500 });
-    const app = shown(channel);
-    channel.start();
-    t.after(() => channel.stop());
-    for (const n of range(1, BEFORE)) await sendUntilSent(agent, channelId, n);
-    await app.until(BEFORE);
-    host.hold();
     // Removed as the idle sweep removes it (renamed away whole, while the app's server may be writing in it).
-    await new FileStore({ dataDir: home.dir }).remove(channelId);
-    for (const n of range(BEFORE + 1, AFTERWARDS)) await sendUntilSent(agent, channelId, n);
-    host.release();
-    await app.until(BEFORE + AFTERWARDS);
-    channel.stop();
-    assert.deepEqual(app.numbers(), range(1, BEFORE + AFTERWARDS));
+    const removed = () => new FileStore({ dataDir: home.dir }).remove("epoch-folder");
+    const { shownNumbers } = await showAcrossARestart(t, agent, appSide, "epoch-folder", removed);
+    assert.deepEqual(shownNumbers, range(1, BEFORE + AFTERWARDS));
   });
 
   test("the watcher in follow mode tells of every message of the channel made again", async (t) => {

@@ -151,6 +151,13 @@ export function clusterStoreKind(): StoreKind {
   return { name: "redis-cluster", skip: redisSkipReason(), start: () => startClusterFixture(ROOT_KEYS) };
 }
 
+/** A plain cluster client, for what a test does to the cluster behind the store's back. */
+function clusterAdmin(url: string) {
+  return createCluster({ rootNodes: [{ url }], RESP: 3 });
+}
+
+type ClusterAdmin = ReturnType<typeof clusterAdmin>;
+
 /** The Redis Cluster of this test process, shared by its cluster fixtures. */
 let cluster: RunningRedisCluster | undefined;
 let clusterFixtures = 0;
@@ -162,9 +169,8 @@ async function startClusterFixture(space: KeySpace, namespace?: string): Promise
   const { dir, cleanup } = await tempDataDir();
   const stores: RedisStore[] = [];
   const others: StoreFixture[] = [];
-  type Admin = ReturnType<typeof createCluster<{}, {}, {}, 3, {}>>;
-  const admin = async <T>(commands: (client: Admin) => Promise<T>): Promise<T> => {
-    const client: Admin = createCluster({ rootNodes: [{ url: running.url }], RESP: 3 });
+  const admin = async <T>(commands: (client: ClusterAdmin) => Promise<T>): Promise<T> => {
+    const client = clusterAdmin(running.url);
     client.on("error", () => undefined);
     await client.connect();
     try {
