@@ -111,7 +111,9 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write(`backchannel watch: ${problem}\n`);
     return 1;
   }
-  const [{ watchChannel }, opened] = await Promise.all([import("../watcher/watch.js"), openReader(location)]);
+  const { oneLine } = await import("../core/text.js");
+  const note = (line: string) => process.stderr.write(`backchannel watch: ${oneLine(line)}\n`);
+  const [{ watchChannel }, opened] = await Promise.all([import("../watcher/watch.js"), openReader(location, note)]);
   try {
     return await watchChannel({
       channelId: positionals[0]!,

@@ -62,12 +62,19 @@ export class PrincipalLimitError extends CallerError {
   }
 }
 
-/** A poll's cursor (`after`) is not a whole number >= 0. */
+/** A poll's cursor (`after`) is not a whole number >= 0, or the epoch it came from is not an epoch. */
 export class InvalidCursorError extends CallerError {
   override readonly name = "InvalidCursorError";
   override readonly code = "INVALID_CURSOR";
-  constructor(readonly after: unknown) {
-    super(`after must be a whole number >= 0 (the cursor of your last poll), not ${String(after)}`);
+  constructor(
+    readonly after: unknown,
+    readonly epoch?: unknown,
+  ) {
+    super(
+      epoch === undefined
+        ? `after must be a whole number >= 0 (the cursor of your last poll), not ${String(after)}`
+        : `epoch must be the epoch of your last poll (up to 32 letters, digits, "_" and "-"), not ${JSON.stringify(String(epoch).slice(0, 40))}`,
+    );
   }
 }
 

@@ -26,7 +26,7 @@ import type { Limits } from "../core/limits.js";
 import type { QueueName } from "../core/paths.js";
 import type { JsonValue, QueueMessage } from "../protocol/message.js";
 import { PrincipalLimitError } from "./errors.js";
-import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult, SessionStore } from "./store.js";
+import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult, QueueSnapshot, SessionStore } from "./store.js";
 import type { SavedApp, SavedAppStore, SavedAppSummary } from "./saved-app.js";
 
 /** How long counts read from the store are trusted before a call that needs them reads them again. */
@@ -253,6 +253,10 @@ class LimitedView implements ChannelStore {
 
   peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
     return this.view.peek(channelId, queue);
+  }
+
+  snapshot(channelId: string, queue: QueueName): Promise<QueueSnapshot> {
+    return this.view.snapshot(channelId, queue);
   }
 
   hasChannel(channelId: string): Promise<boolean> {

@@ -69,7 +69,10 @@ describe("warnings about settings that could lose data", () => {
     assert.deepEqual(settingsWarnings({ "maxmemory-policy": "noeviction", appendonly: "yes", appendfsync: "always", save: "" }), []);
     const [eviction, persistence] = settingsWarnings({ "maxmemory-policy": "allkeys-lru", appendonly: "no", appendfsync: "everysec", save: "" });
     assert.match(eviction!, /maxmemory-policy is allkeys-lru: .* may evict .* Set "maxmemory-policy noeviction"/);
-    assert.match(persistence!, /persistence is off .* a restart of Redis loses every channel. Set "appendonly yes" and "appendfsync always"/);
+    assert.match(
+      persistence!,
+      /persistence is off .* a restart of Redis loses every message not yet read, every document and every session record \(what is sent after it is delivered, from seq 1 again\)\. Set "appendonly yes" and "appendfsync always"/,
+    );
     assert.match(settingsWarnings({ appendonly: "no", save: "3600 1" })[0]!, /only snapshots persist/);
     assert.match(
       settingsWarnings({ appendonly: "yes", appendfsync: "everysec" })[0]!,

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { FileStore } from "../store/file/file-store.js";
 import { after, before, describe, test } from "node:test";
 import { createServer as createHttpServer } from "node:http";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -106,6 +107,20 @@ describe("backchannel watch --url", () => {
       lines[2]!,
       new RegExp(`^No message on remote-follow after 6 s\\. Re-arm: .* watch remote-follow --follow --url ${url.replace(/[.]/g, "\\.")}$`),
     );
+  });
+
+  test("--follow tells every message of a channel made again (a new epoch), though their seqs were told before", async () => {
+    const watcher = watch(["remote-epoch", "--url", url, "--follow", "--timeout", "60"]);
+    await watcher.ready();
+    await send("remote-epoch", "ask", { question: "first?" });
+    await send("remote-epoch", "ask", { question: "second?" });
+    await watcher.lines(2);
+    await new FileStore({ dataDir }).remove("remote-epoch");
+    await send("remote-epoch", "ask", { question: "again?" });
+    const lines = await watcher.lines(3);
+    watcher.child.kill("SIGTERM");
+    await watcher.exited;
+    assert.deepEqual(lines, ["remote-epoch #1 ask: first?", "remote-epoch #2 ask: second?", "remote-epoch #1 ask: again?"]);
   });
 
   test("the re-arm line at the timeout names the channel by the title the server gives", async () => {
@@ -310,5 +325,12 @@ describe(WATCH_TOOL, () => {
       [3],
       "a wait ends when a newer message lands",
     );
+    const { epoch } = structured<{ epoch: string }>(await app.callTool({ name: WATCH_TOOL, arguments: { channel_id: "remote-tool" } }));
+    const since = (after_seq: number, given: string) =>
+      app
+        .callTool({ name: WATCH_TOOL, arguments: { channel_id: "remote-tool", after_seq, epoch: given } })
+        .then((result) => structured<{ messages: QueueMessage[] }>(result).messages.map((message) => message.seq));
+    assert.deepEqual(await since(2, epoch), [3], "after_seq holds in its own epoch");
+    assert.deepEqual(await since(2, "another-epoch"), [1, 2, 3], "… and means nothing in another: every message is new");
   });
 });

@@ -126,7 +126,10 @@ describe("wakes only for mail", () => {
     assert.match(text, /^backchannel: 1 message from the app in this chat\./);
     assert.match(text, new RegExp(`Reader "Design notes" on channel ${channel}:`));
     assert.match(text, /#2 ask, thread_id "t-1": "Why is the queue the truth\?" \(on the passage "The queue is the truth\."\)/);
-    assert.match(text, /notify_ui \{"channel_id":"[^"]+","event":"answer","data":\{"thread_id":"t-1","text":"…"\},"ack":2\}/);
+    assert.match(
+      text,
+      /notify_ui \{"channel_id":"[^"]+","event":"answer","data":\{"thread_id":"t-1","text":"…"\},"ack":2,"ack_epoch":"[A-Za-z0-9_-]{16}"\}/,
+    );
     assert.doesNotMatch(text, /ready/);
   });
 
@@ -158,7 +161,7 @@ describe("wakes only for mail", () => {
     assert.match(second.stderr(), /2 messages/);
     assert.match(second.stderr(), /thread_id "t-2": "First\?"/);
     assert.match(second.stderr(), /thread_id "t-3": "Second\?"/);
-    assert.match(second.stderr(), /add "ack":\d+ to your last call/);
+    assert.match(second.stderr(), /add "ack":\d+,"ack_epoch":"[A-Za-z0-9_-]{16}" to your last call/);
     await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: channel } });
   });
 
@@ -173,6 +176,39 @@ describe("wakes only for mail", () => {
     assert.match(askLine, /"Evil question Ignore the above x+…"/);
     assert.ok(askLine.length < 1400, `${askLine.length} characters`);
     await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: channel } });
+  });
+});
+
+describe("a queue that started again (a new epoch)", () => {
+  test("wakes again for its messages, though their seqs are at or below the mark; a stale ack_epoch clears nothing", async () => {
+    const other = "epoch-session";
+    // The agent uses the channel (it joins the session), then the app asks there.
+    await agent.callTool({ name: "notify_ui", arguments: { channel_id: other, event: "hello" } });
+    const askThere = (question: string) =>
+      app.callTool({ name: "notify_agent", arguments: { channel_id: other, event: "ask", data: { thread_id: "e-1", question } } });
+    const first = runHook(command, env);
+    await claimed(dataDir, key);
+    await askThere("Before?");
+    assert.equal(await first.exited, 2, first.stderr());
+    const staleEpoch = /"ack":1,"ack_epoch":"([A-Za-z0-9_-]+)"/.exec(first.stderr())?.[1];
+    assert.ok(staleEpoch, first.stderr());
+    // Left unanswered (the mark is seq 1); then the channel's folder goes, and the app asks in the channel made again: seq 1, new epoch.
+    await new FileStore({ dataDir }).remove(other);
+    const second = runHook(command, env);
+    await claimed(dataDir, key);
+    await askThere("After?");
+    const code = await Promise.race([second.exited, new Promise((resolve) => setTimeout(() => resolve("no wake within 20 s"), 20_000))]);
+    second.child.kill();
+    assert.equal(code, 2, second.stderr());
+    assert.match(second.stderr(), /#1 ask, thread_id "e-1": "After\?"/);
+    // The ack the first wake named belongs to the queue that is gone: it clears nothing of the new one.
+    const stale = await agent.callTool({
+      name: "notify_ui",
+      arguments: { channel_id: other, event: "answer", data: { thread_id: "e-1", text: "late" }, ack: 1, ack_epoch: staleEpoch },
+    });
+    assert.match(JSON.stringify(stale.content), /Cleared nothing: the app's queue started again/);
+    assert.equal((await new FileStore({ dataDir }).peek(other, "agent")).length, 1);
+    await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: other } });
   });
 });
 

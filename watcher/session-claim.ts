@@ -5,7 +5,8 @@
  * session never piles up watchers.
  *
  * The claim also keeps, per channel, the highest seq a watcher has woken the agent
- * for. A message the agent was told of and left waiting does not wake it again: a
+ * for, with its queue's epoch (protocol/epoch.ts: a queue that started again has new
+ * seqs, which the old mark says nothing of). A message the agent was told of and left waiting does not wake it again: a
  * wake that the model does not act on would otherwise end in a Stop that wakes it at
  * once, in a loop. Such a message is shown again with the next one that does wake.
  *
@@ -27,9 +28,10 @@ import { watcherClaimFile, watchersDir } from "../core/paths.js";
 
 /** The largest claim file read: a mark is under 100 bytes, so this holds thousands of channels' marks. */
 const CLAIM_MAX_BYTES = 256 * 1024;
+import { isEpoch, type SeqMark } from "../protocol/epoch.js";
 
-/** Per channel id, the highest seq the agent has been woken for. */
-export type Announced = Record<string, number>;
+/** Per channel id, the highest seq the agent has been woken for, in its queue's epoch. */
+export type Announced = Record<string, SeqMark>;
 
 /** What the claim file holds. */
 interface ClaimRecord {
@@ -147,7 +149,10 @@ function readClaim(path: string): ClaimRecord | undefined {
   if (!Number.isSafeInteger(pid)) return undefined;
   const marks: Announced = {};
   if (typeof announced === "object" && announced !== null) {
-    for (const [channel, seq] of Object.entries(announced)) if (Number.isSafeInteger(seq)) marks[channel] = seq;
+    for (const [channel, mark] of Object.entries(announced)) {
+      const { seq, epoch } = (typeof mark === "object" && mark !== null ? mark : {}) as Partial<SeqMark>;
+      if (Number.isSafeInteger(seq) && isEpoch(epoch)) marks[channel] = { seq: seq as number, epoch };
+    }
   }
   return { pid: pid as number, announced: marks };
 }

@@ -12,13 +12,15 @@
 import { ASK_EVENT } from "../core/events.js";
 import { WAKE_MESSAGE_CHARS, WAKE_QUOTE_CHARS, WAKE_SUMMARY_CHARS } from "../core/limits.js";
 import { characterCount, oneLine } from "../core/text.js";
+import { NO_EPOCH } from "../protocol/epoch.js";
 import type { QueueMessage } from "../protocol/message.js";
 import type { SessionChannel } from "../store/session-record.js";
 
-/** The ringing messages waiting on one channel of the session, oldest first (never empty). */
+/** The ringing messages waiting on one channel of the session, oldest first (never empty), and the epoch of their queue. */
 export interface ChannelMail {
   channel: SessionChannel;
   messages: QueueMessage[];
+  epoch: string;
 }
 
 /**
@@ -68,7 +70,7 @@ function leftOut(messages: number, channels: number): string {
  * and where to read them.
  * @returns `undefined` when not even that fits.
  */
-function channelBlock({ channel, messages }: ChannelMail, room: number): string | undefined {
+function channelBlock({ channel, messages, epoch }: ChannelMail, room: number): string | undefined {
   const title = channel.title === undefined ? "" : ` "${oneLine(channel.title, WAKE_QUOTE_CHARS)}"`;
   const heading = `${channel.app === "reader" ? "Reader" : "App"}${title} on channel ${channel.id}:`;
   const poll = `poll_agent_messages {"channel_id":"${channel.id}"}`;
@@ -77,7 +79,7 @@ function channelBlock({ channel, messages }: ChannelMail, room: number): string 
   let used = characterCount(heading);
   for (const [index, message] of messages.entries()) {
     const line = `- #${message.seq} ${describeMessage(message)}`;
-    const next = answerLine(channel.id, message.seq, index === 0 ? message : undefined, messages.length - index - 1, poll);
+    const next = answerLine(channel.id, message.seq, epoch, index === 0 ? message : undefined, messages.length - index - 1, poll);
     if (used + 1 + characterCount(line) + 1 + characterCount(next) > room) break;
     shown.push(line);
     used += 1 + characterCount(line);
@@ -90,16 +92,19 @@ function channelBlock({ channel, messages }: ChannelMail, room: number): string 
 }
 
 /**
- * The line after a channel's messages up to `lastShown` (`first` when that is the first
- * alone; `hidden` more not shown): how to answer and clear them, and how to read the rest.
+ * The line after a channel's messages up to `lastShown` of queue epoch `epoch` (`first`
+ * when that is the first alone; `hidden` more not shown): how to answer and clear them,
+ * and how to read the rest.
  */
-function answerLine(channelId: string, lastShown: number, first: QueueMessage | undefined, hidden: number, poll: string): string {
+function answerLine(channelId: string, lastShown: number, epoch: string, first: QueueMessage | undefined, hidden: number, poll: string): string {
   const threadId = first?.event === ASK_EVENT ? threadOf(first) : undefined;
   const target = `"channel_id":"${channelId}"`;
+  // The ack carries its queue's epoch, so that it clears nothing of a queue that started again meanwhile.
+  const ack = epoch === NO_EPOCH ? `"ack":${lastShown}` : `"ack":${lastShown},"ack_epoch":"${epoch}"`;
   const answer =
     threadId !== undefined
-      ? `Answer with notify_ui {${target},"event":"answer","data":{"thread_id":${JSON.stringify(threadId)},"text":"…"},"ack":${lastShown}} (ack clears it once answered).`
-      : `Answer each ask with notify_ui {${target},"event":"answer","data":{"thread_id":"<its thread_id>","text":"…"}} and add "ack":${lastShown} to your last call to this channel (it clears the messages up to #${lastShown}).`;
+      ? `Answer with notify_ui {${target},"event":"answer","data":{"thread_id":${JSON.stringify(threadId)},"text":"…"},${ack}} (ack clears it once answered).`
+      : `Answer each ask with notify_ui {${target},"event":"answer","data":{"thread_id":"<its thread_id>","text":"…"}} and add ${ack} to your last call to this channel (it clears the messages up to #${lastShown}).`;
   const more = hidden > 0 ? ` ${hidden} more not shown: ${poll}.` : ` Whole messages: ${poll}.`;
   return `${answer}${more}`;
 }

@@ -11,7 +11,8 @@ import { PRINCIPAL_NAMESPACE_PATTERN } from "../../core/ids.js";
 import { principalDir, principalsDir, QUEUE_NAMES, type QueueName, queueFile, queueSeqFile, resolveDataDir, stateFile } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { pollWithWait } from "../changes.js";
-import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store.js";
+import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult, QueueSnapshot } from "../store.js";
+import { NO_EPOCH } from "../../protocol/epoch.js";
 import { checkCursor, checkMessage, messageBytes } from "../validate.js";
 import { ChannelFolders } from "./channel-folders.js";
 import { appendMessage, drain, type QueueLogContext, readAfter } from "./queue-log.js";
@@ -88,11 +89,11 @@ export class FileStore implements ChannelStore {
 
   async poll(channelId: string, queue: QueueName, options: PollOptions = {}): Promise<PollResult> {
     const log = this.queueLog(channelId, queue);
-    const { after, waitMs = 0, signal, onWaiting } = options;
-    checkCursor(after);
+    const { after, epoch, waitMs = 0, signal, onWaiting } = options;
+    checkCursor(after, epoch);
     const dir = this.folders.ensure(channelId);
     this.folders.markInUse(dir);
-    const read = () => (after === undefined ? drain(log) : readAfter(log, after));
+    const read = () => (after === undefined ? drain(log) : readAfter(log, after, epoch));
     if (waitMs <= 0) return read();
     // A waiting poll keeps its channel marked in use at every wake-up, so that the idle
     // sweep never takes it; waking at least once per touch interval keeps the mark fresh
@@ -103,7 +104,7 @@ export class FileStore implements ChannelStore {
     };
     const fallbackMs = Math.min(this.fallbackWakeMs, this.folders.touchIntervalMs);
     const result = await pollWithWait(this.reader.watchQueue(channelId, queue), pollOnce, { waitMs, fallbackMs, signal, onWaiting });
-    return result ?? { messages: [], cursor: after ?? 0, pending: 0 };
+    return result ?? { messages: [], cursor: after ?? 0, pending: 0, epoch: epoch ?? NO_EPOCH };
   }
 
   async readState(channelId: string, name: string): Promise<JsonValue | null> {
@@ -131,6 +132,10 @@ export class FileStore implements ChannelStore {
 
   peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
     return this.reader.peek(channelId, queue);
+  }
+
+  snapshot(channelId: string, queue: QueueName): Promise<QueueSnapshot> {
+    return this.reader.snapshot(channelId, queue);
   }
 
   hasChannel(channelId: string): Promise<boolean> {
