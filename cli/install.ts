@@ -20,11 +20,13 @@ it too: use one or the other). uninstall takes it out, leaving other hooks alone
 
 Options:
   --settings FILE  the settings file (default $CLAUDE_CONFIG_DIR/settings.json, else
-                   ~/.claude/settings.json; e.g. .claude/settings.json for a project)
+                   ~/.claude/settings.json; e.g. .claude/settings.json for a project).
+                   Its folder must exist; install makes only the default's and a
+                   missing .claude folder of an existing project
   -h, --help       show this help
 
-Exit codes: 0 done (or nothing to do), 1 refused or a settings file that is not a
-JSON object (left as it is; message on stderr).`;
+Exit codes: 0 done (or nothing to do), 1 refused, a settings file that is not a
+JSON object (left as it is) or a folder that does not exist (message on stderr).`;
 
 /** Runs `install` or `uninstall` (`command`) with `args` (after it); resolves to the exit code. */
 export async function run(command: "install" | "uninstall", args: string[]): Promise<number> {

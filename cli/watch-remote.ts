@@ -41,6 +41,8 @@ export interface RemoteWatchOptions extends WatchBehaviour {
   token?: string;
   /** After a failed call while watching, wait this long before the next. Default 1,000 ms. */
   retryMs?: number;
+  /** Wait for a channel the server does not hold yet, instead of ending at once (exit 1). Default false. */
+  allowMissing?: boolean;
 }
 
 /** A failure that ends the watcher: its message says what to do. */
@@ -64,6 +66,7 @@ const DEADLINE_GRACE_MS = 1000;
 const answerSchema = z.object({
   messages: z.array(z.object({ seq: z.number().int().positive(), event: z.string().regex(EVENT_PATTERN), data: z.unknown(), ts: z.string() })),
   title: z.string().optional(),
+  exists: z.boolean().optional(),
 });
 
 /**
@@ -75,7 +78,7 @@ const answerSchema = z.object({
 export async function watchRemote(options: RemoteWatchOptions): Promise<number> {
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   const err = options.err ?? ((line: string) => process.stderr.write(`backchannel watch: ${oneLine(line)}\n`));
-  const { channelId, token, follow = false, notify = false, timeoutMs = 1_800_000, retryMs = 1000 } = options;
+  const { channelId, token, follow = false, notify = false, timeoutMs = 1_800_000, retryMs = 1000, allowMissing = false } = options;
   if (!isChannelId(channelId)) {
     err(invalidChannelMessage(channelId));
     return WATCH_EXIT.error;
@@ -123,6 +126,11 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
         const answer = await watchOnce(client, channelId, lastSeq, waitMs, first);
         messages = answer.messages;
         if (first) title = answer.title;
+        // An older server does not say whether the channel exists: then the watcher waits, as it always did.
+        if (first && answer.exists === false && messages.length === 0) {
+          if (allowMissing) throw new RemoteWatchError(missingRemoteChannel(url, channelId, token !== undefined));
+          err(`no channel ${channelId} at ${url} yet; waiting for an app to open it`);
+        }
         lastProblem = "";
         // A server that answers at once with nothing new (it ignores after_seq) is asked again only after a pause.
         if (messages.length === 0 && !first && Date.now() - calledAt < waitMs / 2) await pause(Math.min(retryMs, deadline - Date.now()));
@@ -205,7 +213,7 @@ async function watchOnce(
   afterSeq: number,
   waitMs: number,
   withTitle: boolean,
-): Promise<{ messages: QueueMessage[]; title?: string }> {
+): Promise<{ messages: QueueMessage[]; title?: string; exists?: boolean }> {
   const result = await client.callTool(
     { name: WATCH_TOOL, arguments: { channel_id: channelId, after_seq: afterSeq, wait_ms: waitMs, ...(withTitle ? { with_title: true } : {}) } },
     // The server answers by the end of the wait; the margin covers a slow network.
@@ -222,7 +230,16 @@ async function watchOnce(
   }
   // Only what is new, in order: a server that ignores after_seq must not make --follow repeat itself.
   const messages = (parsed.data.messages as QueueMessage[]).filter((message) => message.seq > afterSeq).sort((a, b) => a.seq - b.seq);
-  return { messages, title: parsed.data.title };
+  return { messages, title: parsed.data.title, exists: parsed.data.exists };
+}
+
+/** What a person is told when the server holds no channel `channelId` (for the token's principal, when a token is sent). */
+function missingRemoteChannel(url: URL, channelId: string, withToken: boolean): string {
+  const whose = withToken ? " for the token in $" + TOKEN_ENV_VAR : "";
+  return (
+    `${url.href} has no channel ${channelId}${whose}. Give the channel_id that open_reader or open_app returned on that server; ` +
+    "to wait for a channel an app opens later, add --allow-missing"
+  );
 }
 
 /** Waits `ms` (nothing when it is not above 0). */
