@@ -365,7 +365,8 @@ export class ThreadCard {
   private fitAnswers(): void {
     const compact = this.element.classList.contains("idle");
     for (const [item, answer] of this.answers) {
-      if (!item.isConnected) {
+      // Gone from the log (a merge rendered it again, or a question was taken back); the card itself may not be placed yet.
+      if (item.parentElement !== this.log) {
         this.answers.delete(item);
         this.reflow.unobserve(answer.body);
         continue;

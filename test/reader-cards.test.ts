@@ -156,6 +156,16 @@ describe("an answer cut short in a card", { skip, timeout: 180_000 }, () => {
     });
   }
 
+  test("a card restored by a reload (made before it is placed) is cut the same way", async () => {
+    const reader = await rig.open({ query: "?agent=off" });
+    const threadId = await askAndAnswer(reader, ANSWER);
+    await reader.page.reload();
+    const frame = await reader.frame();
+    await frame.locator(`.card.idle[data-thread="${threadId}"] .message.agent`).waitFor();
+    assertCutBetweenLines(await measureCut(frame, threadId), "restored");
+    await reader.page.close();
+  });
+
   test("the keyboard: the focus entering a compact card shows its answer whole; a screen reader's focus on its Show more does too", async () => {
     const reader = await rig.open({ query: "?agent=off" });
     const frame = await reader.frame();
