@@ -42,12 +42,10 @@ async function caretPoint(page: Page, frame: Frame, word: string, offset: number
     },
     { paragraph: PARAGRAPH, word, offset, side },
   );
-  const origin = await page
-    .locator("#frame iframe")
-    .evaluate((element) => ({
-      x: element.getBoundingClientRect().left + element.clientLeft,
-      y: element.getBoundingClientRect().top + element.clientTop,
-    }));
+  const origin = await page.locator("#frame iframe").evaluate((element) => ({
+    x: element.getBoundingClientRect().left + element.clientLeft,
+    y: element.getBoundingClientRect().top + element.clientTop,
+  }));
   return { x: origin.x + inFrame.x, y: origin.y + inFrame.y };
 }
 
