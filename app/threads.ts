@@ -96,7 +96,9 @@ export class ThreadCard {
     this.toggle.setAttribute("aria-expanded", "true");
     this.toggle.setAttribute("aria-controls", `${id}-body`);
     this.toggle.addEventListener("click", () => this.setCollapsed(!this.collapsed));
+    this.pressWithoutFocus(this.toggle);
     const close = button("card-close", "Close");
+    this.pressWithoutFocus(close);
     close.setAttribute("aria-label", "Close this thread");
     close.addEventListener("click", () => callbacks.onclose(this));
     // What the thread waits on, in words a screen reader announces when it changes (the
@@ -338,8 +340,7 @@ export class ThreadCard {
     if (answer.more) return answer.more;
     const more = button("message-more", "Show more");
     more.setAttribute("aria-controls", answer.content.id);
-    // A mouse press would focus the button first, and the card would grow under the pointer before the click.
-    more.addEventListener("mousedown", (event) => event.preventDefault());
+    this.pressWithoutFocus(more);
     more.addEventListener("click", () => {
       if (this.element.classList.contains("idle")) return this.showWhole(answer);
       answer.whole = !answer.whole;
@@ -348,6 +349,17 @@ export class ThreadCard {
     answer.content.after(more);
     answer.more = more;
     return more;
+  }
+
+  /**
+   * Keeps a press of `control` on a compact card from focusing it: the focus would make
+   * the card whole, and the card, grown and placed again, would move the button from
+   * under the pointer before the click.
+   */
+  private pressWithoutFocus(control: HTMLButtonElement): void {
+    control.addEventListener("mousedown", (event) => {
+      if (this.element.classList.contains("idle")) event.preventDefault();
+    });
   }
 
   /** Shows the whole of `answer`, the card no longer compact, with the focus on the answer. */

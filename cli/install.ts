@@ -2,6 +2,7 @@
  * `backchannel install statusline|hook` and `uninstall statusline|hook`: Claude Code's
  * settings (claude-code/install.ts, claude-code/install-hook.ts).
  */
+import { callerErrorCode } from "../core/errors.js";
 import { parseCommandLine } from "./args.js";
 
 /** The usage text of this command. */
@@ -62,7 +63,14 @@ export async function run(command: "install" | "uninstall", args: string[]): Pro
       : command === "install"
         ? statusline.installStatusline
         : statusline.uninstallStatusline;
-  const outcome = await action(settingsPath);
+  let outcome: { ok: boolean; message: string };
+  try {
+    outcome = await action(settingsPath);
+  } catch (error) {
+    // A settings file or folder install cannot change: said in the command's words, like a refusal.
+    if (callerErrorCode(error) !== "SETTINGS_FILE") throw error;
+    outcome = { ok: false, message: (error as Error).message };
+  }
   if (outcome.ok) process.stdout.write(`${outcome.message}\n`);
   else process.stderr.write(`backchannel ${command} ${target}: ${outcome.message}\n`);
   return outcome.ok ? 0 : 1;

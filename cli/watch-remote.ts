@@ -128,7 +128,7 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
         if (first) title = answer.title;
         // An older server does not say whether the channel exists: then the watcher waits, as it always did.
         if (first && answer.exists === false && messages.length === 0) {
-          if (allowMissing) throw new RemoteWatchError(missingRemoteChannel(url, channelId, token !== undefined));
+          if (!allowMissing) throw new RemoteWatchError(missingRemoteChannel(url, channelId, token !== undefined));
           err(`no channel ${channelId} at ${url} yet; waiting for an app to open it`);
         }
         lastProblem = "";

@@ -248,6 +248,7 @@ test("install statusline and install hook refuse a settings file in a folder tha
     for (const target of ["statusline", "hook"]) {
       const result = cli(["install", target, "--settings", settings]);
       assert.equal(result.status, 1, `${target} ${settings}: ${result.stdout}${result.stderr}`);
+      assert.match(result.stderr, new RegExp(`^backchannel install ${target}: `));
       assert.match(result.stderr, expected);
       assert.match(result.stderr, /Claude Code reads .*settings\.json/);
       assert.equal(result.stdout, "");

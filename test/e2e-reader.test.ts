@@ -276,14 +276,16 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
     const frame = await readerFrame();
     await frame.locator(".card").nth(1).waitFor();
     assert.equal(await frame.locator(".card").count(), 2);
-    const texts = async (selector: string) => (await frame.locator(selector).allTextContents()).map((text) => text.trim());
-    assert.deepEqual(await texts(`.card[data-thread="${firstThread}"] .message`), [
+    // Each message's text: a question's, an answer's (without its Show more, when a compact card cuts it short).
+    const texts = async (selector: string) =>
+      (await frame.locator(`${selector} .message.user, ${selector} .message-text`).allTextContents()).map((text) => text.trim());
+    assert.deepEqual(await texts(`.card[data-thread="${firstThread}"]`), [
       "What is a sequence number for?",
       "It orders the messages and is never reused.",
       "Why is it never reused?",
       "So that a cursor stays valid after the queue drains.",
     ]);
-    assert.deepEqual(await texts(`.card[data-thread="${secondThread}"] .message`), [XSS_QUESTION, XSS_ANSWER]);
+    assert.deepEqual(await texts(`.card[data-thread="${secondThread}"]`), [XSS_QUESTION, XSS_ANSWER]);
     assert.equal(await frame.locator(`mark[data-thread="${firstThread}"]`).textContent(), "sequence number");
     assert.equal(await frame.locator(`mark[data-thread="${secondThread}"]`).textContent(), "a small command that exits");
     assert.equal(await frame.locator(".card img, .card script").count(), 0);

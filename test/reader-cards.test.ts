@@ -186,6 +186,25 @@ describe("an answer cut short in a card", { skip, timeout: 180_000 }, () => {
     await reader.page.close();
   });
 
+  test("a press on a compact card's Collapse leaves it compact until the click, which collapses it", async () => {
+    const reader = await rig.open({ query: "?agent=off" });
+    const frame = await reader.frame();
+    const threadId = await askAndAnswer(reader, ANSWER);
+    const card = `.card[data-thread="${threadId}"]`;
+    await frame.locator("#doc [data-block]").first().click();
+    await frame.locator(`${card}.idle`).waitFor();
+    const toggle = frame.locator(`${card} .card-toggle`);
+    await toggle.scrollIntoViewIfNeeded();
+    const box = (await toggle.boundingBox())!;
+    await reader.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await reader.page.mouse.down();
+    // Made whole now, the card would grow and be placed again, and the button would leave the pointer.
+    assert.equal(await frame.locator(`${card}.idle`).count(), 1, "still compact while the button is pressed");
+    await reader.page.mouse.up();
+    await frame.locator(`${card}.collapsed`).waitFor();
+    await reader.page.close();
+  });
+
   test("a long answer in a card in use is capped between two lines; Show more and Show less toggle it", async () => {
     const reader = await rig.open({ query: "?agent=off" });
     const frame = await reader.frame();
