@@ -173,6 +173,8 @@ async function shoot(rig, docsPage, channelId, size, theme, file) {
     await frame.locator("#status", { hasText: STATUS }).waitFor();
     const first = frame.locator(".card").first();
     await first.locator("textarea").focus();
+    // The card grew: it is placed again in the next frame.
+    await settled(frame);
     // The first passage and its card at the top, the compact card and the waiting one below them.
     await first.evaluate((card) => {
       const block = document.querySelector("mark.passage")?.closest("[data-block]");
@@ -183,15 +185,21 @@ async function shoot(rig, docsPage, channelId, size, theme, file) {
     });
     await frame.locator(".card.idle .message-more").first().waitFor();
     await page.evaluate(() => window.scrollTo(0, 0));
-    // Fonts and the last layout in before the picture.
-    await frame.evaluate(() =>
-      document.fonts.ready.then(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))),
-    );
+    await settled(frame);
     const clip = docsPage.clip ? await visibleBox(page, docsPage.clip, size) : undefined;
     writeFileSync(file, withPalette(await page.screenshot(clip ? { clip } : {})));
   } finally {
     await page.close();
   }
+}
+
+/**
+ * Resolves once `frame`'s fonts are in and two frames have been drawn: a layout
+ * scheduled for the next frame (cards placed again) has been made.
+ * @param {Frame} frame
+ */
+function settled(frame) {
+  return frame.evaluate(() => document.fonts.ready.then(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))));
 }
 
 /**
