@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Frame } from "playwright-core";
 import { browserSkipReason } from "./support/helpers.js";
-import { type ReaderPage, readerRigForSuite } from "./support/reader-page.js";
+import { type OpenOptions, type ReaderPage, type ReaderRig, readerRigForSuite } from "./support/reader-page.js";
 
 const skip = browserSkipReason();
 
@@ -107,6 +107,22 @@ async function askAndAnswer(reader: ReaderPage, text: string): Promise<string> {
   return threadId;
 }
 
+/** Moves the focus out of the card `card` (a selector) into the document, and waits until the card is compact. */
+async function leaveCard(frame: Frame, card: string): Promise<void> {
+  await frame.locator("#doc [data-block]").first().click();
+  await frame.locator(`${card}.idle`).waitFor();
+}
+
+/** A new page (`options`) with a thread asked and answered with {@link ANSWER}, its card compact. */
+async function withCompactCard(rig: ReaderRig, options: OpenOptions = { query: "?agent=off" }) {
+  const reader = await rig.open(options);
+  const frame = await reader.frame();
+  const threadId = await askAndAnswer(reader, ANSWER);
+  const card = `.card[data-thread="${threadId}"]`;
+  await leaveCard(frame, card);
+  return { reader, frame, threadId, card };
+}
+
 /** Asserts that the answer is cut between two lines, with lines on both sides, and a visible "Show more" for it. */
 function assertCutBetweenLines(geometry: CutGeometry, what: string): void {
   assert.equal(geometry.cut, true, `${what}: the answer is cut short`);
@@ -131,13 +147,8 @@ describe("an answer cut short in a card", { skip, timeout: 180_000 }, () => {
   ];
   for (const view of views) {
     test(`${view.name}: a compact card cuts its answer between two lines and says "Show more", which shows the whole answer`, async () => {
-      const reader = await rig.open({ query: view.query, width: view.width, height: 900 });
-      const frame = await reader.frame();
-      const threadId = await askAndAnswer(reader, ANSWER);
-      const card = frame.locator(`.card[data-thread="${threadId}"]`);
-      // The focus leaves the card: it becomes compact.
-      await frame.locator("#doc [data-block]").first().click();
-      await frame.locator(`.card.idle[data-thread="${threadId}"]`).waitFor();
+      const { reader, frame, threadId, card: selector } = await withCompactCard(rig, { query: view.query, width: view.width, height: 900 });
+      const card = frame.locator(selector);
       assertCutBetweenLines(await measureCut(frame, threadId), `${view.name}, compact`);
 
       // A button a screen reader finds by its role and name.
@@ -167,17 +178,11 @@ describe("an answer cut short in a card", { skip, timeout: 180_000 }, () => {
   });
 
   test("the keyboard: the focus entering a compact card shows its answer whole; a screen reader's focus on its Show more does too", async () => {
-    const reader = await rig.open({ query: "?agent=off" });
-    const frame = await reader.frame();
-    const threadId = await askAndAnswer(reader, ANSWER);
-    const card = `.card[data-thread="${threadId}"]`;
-    await frame.locator("#doc [data-block]").first().click();
-    await frame.locator(`${card}.idle`).waitFor();
+    const { reader, frame, threadId, card } = await withCompactCard(rig);
     await frame.locator(`${card} .card-toggle`).focus();
     assert.equal((await measureCut(frame, threadId)).cut, false, "Tab into the card: the answer is whole");
 
-    await frame.locator("#doc [data-block]").first().click();
-    await frame.locator(`${card}.idle`).waitFor();
+    await leaveCard(frame, card);
     assert.equal((await measureCut(frame, threadId)).cut, true);
     await frame.locator(`${card} .message-more`).focus();
     const whole = await measureCut(frame, threadId);
@@ -187,12 +192,7 @@ describe("an answer cut short in a card", { skip, timeout: 180_000 }, () => {
   });
 
   test("a press on a compact card's Collapse leaves it compact until the click, which collapses it", async () => {
-    const reader = await rig.open({ query: "?agent=off" });
-    const frame = await reader.frame();
-    const threadId = await askAndAnswer(reader, ANSWER);
-    const card = `.card[data-thread="${threadId}"]`;
-    await frame.locator("#doc [data-block]").first().click();
-    await frame.locator(`${card}.idle`).waitFor();
+    const { reader, frame, card } = await withCompactCard(rig);
     const toggle = frame.locator(`${card} .card-toggle`);
     await toggle.scrollIntoViewIfNeeded();
     const box = (await toggle.boundingBox())!;
