@@ -8,7 +8,8 @@
  *
  * This file wires the parts together; each job has its module: document rendering
  * (document.ts, toc.ts), the keyboard route (keyboard.ts), the Ask button
- * (ask-button.ts), the threads (thread-list.ts), their cards (threads.ts) and places
+ * (ask-button.ts), snapping a selection to whole words (word-snap.ts), the threads
+ * (thread-list.ts), their cards (threads.ts) and places
  * (layout.ts), the reading position (reading-position.ts), fitting an ask into the message limit (protocol/ask-budget.ts), the state tools
  * (reader-server.ts), presence and the no-agent offer or doorbell (presence.ts,
  * chat-message.ts, chat-delivery.ts),
@@ -29,6 +30,7 @@ import { StatusLine } from "./status-line.js";
 import { ThreadList } from "./thread-list.js";
 import { renderToc, renderTocSummary } from "./toc.js";
 import { Viewport } from "./viewport.js";
+import { snapSelectionToWords } from "./word-snap.js";
 import { askLabel, notLoaded } from "./wording.js";
 import "./style.css";
 
@@ -237,6 +239,15 @@ document.addEventListener("selectionchange", () =>
     } else if (!blockOf(document.activeElement)) askButton.hide();
   }),
 );
+// A passage selected with a pointer grows to whole words once the pointer is up (word-snap.ts says when not).
+let selectingInDocument = false;
+document.addEventListener("pointerdown", (event) => {
+  selectingInDocument = event.button === 0 && event.target instanceof Node && elements.doc.contains(event.target);
+});
+document.addEventListener("pointerup", () => {
+  if (selectingInDocument) snapSelectionToWords(elements.doc);
+  selectingInDocument = false;
+});
 elements.ask.addEventListener("click", askFromButton);
 document.addEventListener("keydown", (event) => {
   // Alt+↓ / Alt+↑: the next / previous thread, from anywhere.

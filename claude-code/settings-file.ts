@@ -4,7 +4,7 @@
  * order, and a file that is not what it should be is never overwritten.
  */
 import { chmodSync, existsSync, realpathSync, statSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { CallerError } from "../core/errors.js";
 import type { JsonValue } from "../core/json.js";
 import { homeFolder, NoHomeFolderError } from "../core/paths.js";
@@ -24,6 +24,51 @@ export class SettingsFileError extends CallerError {
     readonly problem: string,
   ) {
     super(`${path}: ${problem}; fix or move the file by hand, then try again (nothing was changed)`);
+  }
+}
+
+/** Thrown when the folder a settings file would go in is missing or not a folder; the message names it and what to do. */
+export class SettingsFolderError extends CallerError {
+  override readonly name = "SettingsFolderError";
+  override readonly code = "SETTINGS_FILE";
+}
+
+/**
+ * Makes sure the folder of the settings file at `settingsPath` (absolute) is there, making
+ * it only where Claude Code keeps settings: the default file's folder (`$CLAUDE_CONFIG_DIR`
+ * or `~/.claude`, with its parents), or a `.claude` folder in a folder that exists (a
+ * project's). Any other missing folder is most often a mistyped path, and a command that
+ * made it would leave a settings file Claude Code never reads.
+ * @throws SettingsFolderError when the folder is missing elsewhere, or is not a folder (nothing is made then); I/O errors.
+ */
+export function prepareSettingsFolder(settingsPath: string, env: NodeJS.ProcessEnv = process.env): void {
+  const folder = dirname(settingsPath);
+  const kind = kindOf(folder);
+  if (kind === "folder") return;
+  if (kind === "other")
+    throw new SettingsFolderError(`${folder} is not a folder, so ${settingsPath} cannot be a settings file: check the path (nothing was changed)`);
+  if (resolve(settingsPath) === resolve(defaultSettingsPath(env))) {
+    makeFolder(folder, { parents: true });
+    return;
+  }
+  if (basename(folder) === ".claude" && kindOf(dirname(folder)) === "folder") {
+    makeFolder(folder);
+    return;
+  }
+  throw new SettingsFolderError(
+    `the folder ${folder} does not exist: check the path (nothing was changed). Claude Code reads ${defaultSettingsPath(env)}, ` +
+      "and <project>/.claude/settings.json or settings.local.json; a missing .claude folder of an existing project is made, no other folder",
+  );
+}
+
+/** What is at `path` (links followed): a folder, something else, or nothing (also when a part of the way is not a folder). */
+function kindOf(path: string): "folder" | "other" | "missing" {
+  try {
+    return statSync(path).isDirectory() ? "folder" : "other";
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return "missing";
+    throw error;
   }
 }
 

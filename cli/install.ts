@@ -2,6 +2,7 @@
  * `backchannel install statusline|hook` and `uninstall statusline|hook`: Claude Code's
  * settings (claude-code/install.ts, claude-code/install-hook.ts).
  */
+import { callerErrorCode } from "../core/errors.js";
 import { parseCommandLine } from "./args.js";
 
 /** The usage text of this command. */
@@ -20,11 +21,13 @@ it too: use one or the other). uninstall takes it out, leaving other hooks alone
 
 Options:
   --settings FILE  the settings file (default $CLAUDE_CONFIG_DIR/settings.json, else
-                   ~/.claude/settings.json; e.g. .claude/settings.json for a project)
+                   ~/.claude/settings.json; e.g. .claude/settings.json for a project).
+                   Its folder must exist; install makes only the default's and a
+                   missing .claude folder of an existing project
   -h, --help       show this help
 
-Exit codes: 0 done (or nothing to do), 1 refused or a settings file that is not a
-JSON object (left as it is; message on stderr).`;
+Exit codes: 0 done (or nothing to do), 1 refused, a settings file that is not a
+JSON object (left as it is) or a folder that does not exist (message on stderr).`;
 
 /** Runs `install` or `uninstall` (`command`) with `args` (after it); resolves to the exit code. */
 export async function run(command: "install" | "uninstall", args: string[]): Promise<number> {
@@ -60,7 +63,14 @@ export async function run(command: "install" | "uninstall", args: string[]): Pro
       : command === "install"
         ? statusline.installStatusline
         : statusline.uninstallStatusline;
-  const outcome = await action(settingsPath);
+  let outcome: { ok: boolean; message: string };
+  try {
+    outcome = await action(settingsPath);
+  } catch (error) {
+    // A settings file or folder install cannot change: said in the command's words, like a refusal.
+    if (callerErrorCode(error) !== "SETTINGS_FILE") throw error;
+    outcome = { ok: false, message: (error as Error).message };
+  }
   if (outcome.ok) process.stdout.write(`${outcome.message}\n`);
   else process.stderr.write(`backchannel ${command} ${target}: ${outcome.message}\n`);
   return outcome.ok ? 0 : 1;

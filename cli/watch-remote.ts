@@ -42,6 +42,8 @@ export interface RemoteWatchOptions extends WatchBehaviour {
   token?: string;
   /** After a failed call while watching, wait this long before the next. Default 1,000 ms. */
   retryMs?: number;
+  /** Wait for a channel the server does not hold yet, instead of ending at once (exit 1). Default false. */
+  allowMissing?: boolean;
 }
 
 /** A failure that ends the watcher: its message says what to do. */
@@ -66,6 +68,7 @@ const answerSchema = z.object({
   messages: z.array(z.object({ seq: z.number().int().positive(), event: z.string().regex(EVENT_PATTERN), data: z.unknown(), ts: z.string() })),
   epoch: z.string().regex(EPOCH_PATTERN).optional(),
   title: z.string().optional(),
+  exists: z.boolean().optional(),
 });
 
 /**
@@ -77,7 +80,7 @@ const answerSchema = z.object({
 export async function watchRemote(options: RemoteWatchOptions): Promise<number> {
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   const err = options.err ?? ((line: string) => process.stderr.write(`backchannel watch: ${oneLine(line)}\n`));
-  const { channelId, token, follow = false, notify = false, timeoutMs = 1_800_000, retryMs = 1000 } = options;
+  const { channelId, token, follow = false, notify = false, timeoutMs = 1_800_000, retryMs = 1000, allowMissing = false } = options;
   if (!isChannelId(channelId)) {
     err(invalidChannelMessage(channelId));
     return WATCH_EXIT.error;
@@ -127,6 +130,11 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
         const answer = await watchOnce(client, channelId, told, waitMs, first);
         ({ messages, epoch } = answer);
         if (first) title = answer.title;
+        // An older server does not say whether the channel exists: then the watcher waits, as it always did.
+        if (first && answer.exists === false && messages.length === 0) {
+          if (!allowMissing) throw new RemoteWatchError(missingRemoteChannel(url, channelId, token !== undefined));
+          err(`no channel ${channelId} at ${url} yet; waiting for an app to open it`);
+        }
         lastProblem = "";
         // A server that answers at once with nothing new (it ignores after_seq) is asked again only after a pause.
         if (messages.length === 0 && !first && Date.now() - calledAt < waitMs / 2) await pause(Math.min(retryMs, deadline - Date.now()));
@@ -210,7 +218,7 @@ async function watchOnce(
   after: SeqMark,
   waitMs: number,
   withTitle: boolean,
-): Promise<{ messages: QueueMessage[]; epoch?: string; title?: string }> {
+): Promise<{ messages: QueueMessage[]; epoch?: string; title?: string; exists?: boolean }> {
   const since = { after_seq: after.seq, ...(after.epoch === undefined ? {} : { epoch: after.epoch }) };
   const result = await client.callTool(
     { name: WATCH_TOOL, arguments: { channel_id: channelId, ...since, wait_ms: waitMs, ...(withTitle ? { with_title: true } : {}) } },
@@ -230,7 +238,16 @@ async function watchOnce(
   const { epoch, title } = parsed.data;
   const afterSeq = epoch === undefined ? after.seq : afterSeqIn(epoch, after);
   const messages = (parsed.data.messages as QueueMessage[]).filter((message) => message.seq > afterSeq).sort((a, b) => a.seq - b.seq);
-  return { messages, epoch, title };
+  return { messages, epoch, title, exists: parsed.data.exists };
+}
+
+/** What a person is told when the server holds no channel `channelId` (for the token's principal, when a token is sent). */
+function missingRemoteChannel(url: URL, channelId: string, withToken: boolean): string {
+  const whose = withToken ? " for the token in $" + TOKEN_ENV_VAR : "";
+  return (
+    `${url.href} has no channel ${channelId}${whose}. Give the channel_id that open_reader or open_app returned on that server; ` +
+    "to wait for a channel an app opens later, add --allow-missing"
+  );
 }
 
 /** Waits `ms` (nothing when it is not above 0). */

@@ -136,6 +136,11 @@ export interface ChannelReader {
    * @throws I/O errors; StoreUnavailableError over Redis.
    */
   hasChannel(channelId: string): Promise<boolean>;
+  /**
+   * Every channel in the store (or view), with when it was last used.
+   * @throws UnsafeLayoutError (file store); I/O errors; StoreUnavailableError over Redis.
+   */
+  listChannels(): Promise<ChannelInfo[]>;
   /** Subscribes to changes of a queue (subscribe, then {@link peek}); works before the channel exists. */
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription;
   /**
@@ -189,8 +194,6 @@ export interface ChannelStore extends ChannelReader {
   readonly sessions: SessionStore;
   /** The apps the user kept (see ./saved-app.ts), kept beside the channels. */
   readonly apps: SavedAppStore;
-  /** Every channel in the store. */
-  listChannels(): Promise<ChannelInfo[]>;
   /** Removes a channel and everything in it; does nothing when it does not exist. */
   remove(channelId: string): Promise<void>;
   /**

@@ -207,7 +207,7 @@ describe("terminal escape sequences never reach a terminal", () => {
 
   test("the watcher's lines (follow and exit mode) carry a question's words, not its escapes", async () => {
     const channel = "escapes-watch";
-    const follower = spawnWatcher(dataDir, [channel, "--follow", "--timeout", "10"]);
+    const follower = spawnWatcher(dataDir, [channel, "--follow", "--allow-missing", "--timeout", "10"]);
     await follower.ready();
     for (const [name, sequence] of Object.entries(ESCAPES)) await store.append(channel, "agent", "ask", { question: `${name}: ${sequence}` });
     const lines = await follower.lines(Object.keys(ESCAPES).length);

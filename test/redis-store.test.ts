@@ -207,7 +207,7 @@ describe("on a real redis-server", { skip }, () => {
       const stats = String(await redis.admin(0, (admin) => admin.sendCommand(["INFO", "commandstats"])));
       return Number(/cmdstat_xrange:calls=(\d+)/.exec(stats)?.[1] ?? 0);
     };
-    const watcher = spawnWatcher(home.dir, ["idle-watch", "--timeout", "60"], { BACKCHANNEL_STORE: redis.url(4) });
+    const watcher = spawnWatcher(home.dir, ["idle-watch", "--allow-missing", "--timeout", "60"], { BACKCHANNEL_STORE: redis.url(4) });
     try {
       await watcher.ready();
       const armed = await readsOfQueue();
@@ -401,8 +401,8 @@ describe("the watcher and the status line over Redis", { skip }, () => {
     const env = { BACKCHANNEL_STORE: redis.url(0) };
     const server = await connectServer(dir, env);
     try {
-      const follower = spawnWatcher(dir, ["redis-watched", "--follow", "--timeout", "30"], env);
-      const watcher = spawnWatcher(dir, ["redis-watched", "--timeout", "30"], env);
+      const follower = spawnWatcher(dir, ["redis-watched", "--follow", "--allow-missing", "--timeout", "30"], env);
+      const watcher = spawnWatcher(dir, ["redis-watched", "--allow-missing", "--timeout", "30"], env);
       await Promise.all([watcher.ready(), follower.ready()]);
       await server.callTool({ name: "notify_agent", arguments: { channel_id: "redis-watched", event: "ask", data: { question: "over Redis?" } } });
       assert.equal(await watcher.exited, 0);

@@ -76,7 +76,7 @@ after(async () => {
 
 describe("backchannel watch --url", () => {
   test("wakes on the app's message through the server, prints the local watcher's line, and takes nothing", async () => {
-    const watcher = watch(["remote-exit", "--url", url]);
+    const watcher = watch(["remote-exit", "--url", url, "--allow-missing"]);
     await watcher.ready();
     await send("remote-exit", "ask", { question: "What does the second paragraph mean?" });
     assert.equal(await watcher.exited, 0, watcher.stderr());
@@ -94,7 +94,7 @@ describe("backchannel watch --url", () => {
   });
 
   test("--follow prints one line per message, never one twice, and exits 2 at the timeout with a re-arm command naming the URL", async () => {
-    const watcher = watch(["remote-follow", "--url", url, "--follow", "--timeout", "6"]);
+    const watcher = watch(["remote-follow", "--url", url, "--follow", "--allow-missing", "--timeout", "6"]);
     await watcher.ready();
     await send("remote-follow", "ask", { question: "first?" });
     assert.deepEqual(await watcher.lines(1), ["remote-follow #1 ask: first?"]);
@@ -138,7 +138,7 @@ describe("backchannel watch --url", () => {
   });
 
   test("a server that goes away while watching is said once and retried; the watcher wakes once it is back", async () => {
-    const watcher = watch(["remote-restart", "--url", url, "--timeout", "60"]);
+    const watcher = watch(["remote-restart", "--url", url, "--allow-missing", "--timeout", "60"]);
     await watcher.ready();
     await server.stop("SIGKILL");
     await watcher.stderrMatching(/still watching/);
@@ -169,6 +169,28 @@ describe("backchannel watch --url", () => {
       assert.match(watcher.stderr(), expected);
       assert.equal(watcher.stdout(), "", "nothing for the agent on stdout");
     }
+  });
+});
+
+describe("backchannel watch --url on a channel the server does not hold", () => {
+  test("ends at once (exit 1) saying what to do; with --allow-missing it waits until an app opens the channel", async () => {
+    const opened = structured<{ channel_id: string }>(await app.callTool({ name: "open_reader", arguments: { markdown: "# Typo\n\nText." } }));
+    const typo = `${opened.channel_id.slice(0, -1)}${opened.channel_id.endsWith("x") ? "y" : "x"}`;
+    const refused = watch([typo, "--url", url, "--timeout", "20"]);
+    assert.equal(await refused.exited, 1, refused.stderr());
+    assert.equal(refused.stdout(), "");
+    assert.match(
+      refused.stderr(),
+      new RegExp(
+        `^backchannel watch: ${url.replace(/[.]/g, "\\.")} has no channel ${typo} for the token in \\$BACKCHANNEL_TOKEN\\. .*add --allow-missing\n$`,
+      ),
+    );
+    const waiting = watch([typo, "--url", url, "--allow-missing", "--timeout", "30"]);
+    await waiting.ready();
+    assert.match(waiting.stderr(), new RegExp(`no channel ${typo} at .* yet; waiting for an app to open it`));
+    await send(typo, "ready", {});
+    assert.equal(await waiting.exited, 0, waiting.stderr());
+    assert.match(waiting.stdout(), new RegExp(`^1 message waiting on ${typo} \\(ready\\)`));
   });
 });
 

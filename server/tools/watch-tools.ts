@@ -50,6 +50,7 @@ export const watchOutput = z.object({
   messages: z.array(messageSchema).describe("The messages waiting in the agent queue with seq > after_seq, left in place."),
   epoch: z.string().describe("The agent queue's epoch: pass it with after_seq next time."),
   title: z.string().optional().describe("The channel's title, with with_title, when it has one."),
+  exists: z.boolean().describe("Whether the channel exists (an app or the agent opened it or wrote to it): a watcher given a mistyped id ends."),
 });
 
 /** Registers `watch_agent_messages` on `server`, reading `reader`; a call with `wait_ms` takes one of `waitSlots` while it runs. */
@@ -75,7 +76,8 @@ export function registerWatchTools(server: McpServer, reader: ChannelReader, wai
             ? `No new message on ${channel_id}.`
             : `${messages.length} waiting on ${channel_id} (last seq ${messages.at(-1)!.seq}).`;
         const title = with_title ? await channelTitle(reader, channel_id) : undefined;
-        return toolResult(title === undefined ? { messages, epoch: current } : { messages, epoch: current, title }, text);
+        const exists = messages.length > 0 || (await reader.hasChannel(channel_id));
+        return toolResult(title === undefined ? { messages, epoch: current, exists } : { messages, epoch: current, title, exists }, text);
       } catch (error) {
         return toolError(error);
       } finally {

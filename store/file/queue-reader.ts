@@ -11,8 +11,9 @@ import { lstatSync } from "node:fs";
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import { channelDir, channelsDir, queueFile, queueFileName, type QueueName, stateFile } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
-import type { ChangeSubscription, ChannelReader, QueueSnapshot, SessionReader } from "../store.js";
+import type { ChangeSubscription, ChannelInfo, ChannelReader, QueueSnapshot, SessionReader } from "../store.js";
 import { NO_EPOCH } from "../../protocol/epoch.js";
+import { listChannelFolders } from "./channel-folders.js";
 import { FILE_FALLBACK_WAKE_MS, subscribeToFile } from "./folder-watch.js";
 import { maxQueueFileBytes, readQueue } from "./log-format.js";
 import { READ_ONLY, reachFolder } from "../../core/fs/safe-open.js";
@@ -52,6 +53,10 @@ export class FileQueueReader implements ChannelReader {
 
   async hasChannel(channelId: string): Promise<boolean> {
     return reachFolder(this.dataDir, channelDir(this.dataDir, channelId), READ_ONLY);
+  }
+
+  listChannels(): Promise<ChannelInfo[]> {
+    return listChannelFolders(this.dataDir, READ_ONLY);
   }
 
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {

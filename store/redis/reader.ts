@@ -6,7 +6,8 @@
  */
 import type { QueueName } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
-import type { ChangeSubscription, ChannelReader, QueueSnapshot, SessionReader } from "../store.js";
+import type { ChangeSubscription, ChannelInfo, ChannelReader, QueueSnapshot, SessionReader } from "../store.js";
+import { listChannels } from "./channels.js";
 import { RedisConnection } from "./connection.js";
 import { ROOT_KEYS } from "./keys.js";
 import { parseRedisUrl } from "./location.js";
@@ -53,6 +54,10 @@ export class RedisReader implements ChannelReader {
 
   hasChannel(channelId: string): Promise<boolean> {
     return channelExists(this.connection, ROOT_KEYS, channelId);
+  }
+
+  listChannels(): Promise<ChannelInfo[]> {
+    return listChannels(this.connection, ROOT_KEYS);
   }
 
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {
