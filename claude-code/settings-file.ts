@@ -47,7 +47,8 @@ export function prepareSettingsFolder(settingsPath: string, env: NodeJS.ProcessE
   if (kind === "folder") return;
   if (kind === "other")
     throw new SettingsFolderError(`${folder} is not a folder, so ${settingsPath} cannot be a settings file: check the path (nothing was changed)`);
-  if (resolve(settingsPath) === resolve(defaultSettingsPath(env))) {
+  const userSettings = userSettingsPath(env);
+  if (userSettings !== undefined && resolve(settingsPath) === resolve(userSettings)) {
     makeFolder(folder, { parents: true });
     return;
   }
@@ -56,7 +57,7 @@ export function prepareSettingsFolder(settingsPath: string, env: NodeJS.ProcessE
     return;
   }
   throw new SettingsFolderError(
-    `the folder ${folder} does not exist: check the path (nothing was changed). Claude Code reads ${defaultSettingsPath(env)}, ` +
+    `the folder ${folder} does not exist: check the path (nothing was changed). Claude Code reads ${userSettings ?? "~/.claude/settings.json"}, ` +
       "and <project>/.claude/settings.json or settings.local.json; a missing .claude folder of an existing project is made, no other folder",
   );
 }
@@ -77,10 +78,16 @@ function kindOf(path: string): "folder" | "other" | "missing" {
  * @throws NoHomeFolderError when neither names a folder.
  */
 export function defaultSettingsPath(env: NodeJS.ProcessEnv = process.env): string {
+  const path = userSettingsPath(env);
+  if (path === undefined) throw new NoHomeFolderError("Claude Code's settings", "pass --settings FILE, or set CLAUDE_CONFIG_DIR");
+  return path;
+}
+
+/** {@link defaultSettingsPath}, or `undefined` when neither CLAUDE_CONFIG_DIR nor a home folder names one. */
+function userSettingsPath(env: NodeJS.ProcessEnv): string | undefined {
   if (env.CLAUDE_CONFIG_DIR) return join(env.CLAUDE_CONFIG_DIR, "settings.json");
   const home = homeFolder();
-  if (home === undefined) throw new NoHomeFolderError("Claude Code's settings", "pass --settings FILE, or set CLAUDE_CONFIG_DIR");
-  return join(home, ".claude", "settings.json");
+  return home === undefined ? undefined : join(home, ".claude", "settings.json");
 }
 
 /** True when `value` is a JSON object (not an array, not null). */

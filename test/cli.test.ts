@@ -191,7 +191,8 @@ describe("every command without a home folder (HOME unset, a uid with no passwor
 
   test("with BACKCHANNEL_HOME, each command works", async () => {
     const env = { BACKCHANNEL_HOME: join(home, "data") };
-    const settings = join(home, "claude", "settings.json");
+    // A project folder's .claude, which install makes when missing (any other missing folder is refused).
+    const settings = join(home, ".claude", "settings.json");
     for (const command of ["", "serve", "watch", "statusline", "install", "uninstall", "hook", "token"]) {
       const help = homeless(command === "" ? ["--help"] : [command, "--help"], env);
       assert.equal(help.status, 0, `${command} --help: ${help.stderr}`);

@@ -110,7 +110,7 @@ describe("backchannel watch --url", () => {
   });
 
   test("--follow tells every message of a channel made again (a new epoch), though their seqs were told before", async () => {
-    const watcher = watch(["remote-epoch", "--url", url, "--follow", "--timeout", "60"]);
+    const watcher = watch(["remote-epoch", "--url", url, "--follow", "--allow-missing", "--timeout", "60"]);
     await watcher.ready();
     await send("remote-epoch", "ask", { question: "first?" });
     await send("remote-epoch", "ask", { question: "second?" });
