@@ -46,6 +46,11 @@ export interface Limits {
   maxPrincipalActiveCalls: number;
   /** Most calls a server process answers at once over HTTP, of every caller together, waiting calls aside. Default 128. */
   maxActiveCalls: number;
+  /**
+   * Most remote principals whose data the store holds; a principal new to the store
+   * cannot write while it holds this many (reading works). Default 10,000.
+   */
+  maxPrincipals: number;
 }
 
 /** The defaults (docs/ARCHITECTURE.md, "Channels"). */
@@ -66,6 +71,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxWaitingCalls: 1000,
   maxPrincipalActiveCalls: 16,
   maxActiveCalls: 128,
+  maxPrincipals: 10_000,
 });
 
 /** The environment variable that overrides each limit. */
@@ -86,6 +92,7 @@ export const LIMIT_ENV_VARS: Readonly<Record<keyof Limits, string>> = Object.fre
   maxWaitingCalls: "BACKCHANNEL_MAX_WAITING_CALLS",
   maxPrincipalActiveCalls: "BACKCHANNEL_MAX_PRINCIPAL_ACTIVE_CALLS",
   maxActiveCalls: "BACKCHANNEL_MAX_ACTIVE_CALLS",
+  maxPrincipals: "BACKCHANNEL_MAX_PRINCIPALS",
 });
 
 /**

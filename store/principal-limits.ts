@@ -1,7 +1,8 @@
 /**
  * The limits of a remote principal (docs/ARCHITECTURE.md, "Remote serving"): how many
  * channels it may have, how many messages it may append per minute, and how many bytes
- * its channels may hold (core/limits.ts). {@link withPrincipalLimits} puts them in front
+ * its channels may hold (core/limits.ts); and how many principals the store may hold
+ * ({@link PrincipalRoster}). {@link withPrincipalLimits} puts them in front
  * of a principal's view of a store (`store.forPrincipal(namespace)`), for every tool at once.
  *
  * What is exact and what is not:
@@ -33,7 +34,7 @@ import type { Limits } from "../core/limits.js";
 import type { QueueName } from "../core/paths.js";
 import type { JsonValue, QueueMessage } from "../protocol/message.js";
 import { pollWithWait } from "./changes.js";
-import { PrincipalLimitError } from "./errors.js";
+import { PrincipalLimitError, TooManyPrincipalsError } from "./errors.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult, SessionStore } from "./store.js";
 import type { SavedApp, SavedAppStore, SavedAppSummary } from "./saved-app.js";
 
@@ -47,8 +48,53 @@ const MAX_REST_MS = 1000;
 const MINUTE_MS = 60_000;
 
 /**
+ * The principals a store holds (`listPrincipals`), as this process knows them, against
+ * the limit on how many it may hold (`maxPrincipals`): a principal new to the store may
+ * write only while there is room; reading makes nothing, so it needs none. The store is
+ * read again when a principal this process does not know asks and the last read is
+ * {@link REFRESH_MS} old (so room freed by the idle sweep is seen); replicas admitting
+ * new principals at the same instant can pass the limit by what raced. Keep one per
+ * process and store.
+ */
+export class PrincipalRoster {
+  private known = new Set<string>();
+  private readAt = Number.NEGATIVE_INFINITY;
+  private reading: Promise<void> | undefined;
+
+  /** @param store the whole store (not a principal's view). */
+  constructor(private readonly store: ChannelStore) {}
+
+  /**
+   * Admits the writes of the principal of `namespace`: one the store holds, or a new one within the limit.
+   * @throws TooManyPrincipalsError; the store's errors when it cannot be listed.
+   */
+  async admit(namespace: string): Promise<void> {
+    if (this.known.has(namespace)) return;
+    if (Date.now() - this.readAt >= REFRESH_MS) await this.read();
+    if (this.known.has(namespace)) return;
+    const { maxPrincipals, channelTtlMs } = this.store.limits;
+    if (this.known.size >= maxPrincipals) throw new TooManyPrincipalsError(maxPrincipals, channelTtlMs);
+    this.known.add(namespace);
+  }
+
+  /** Reads the principals from the store; concurrent calls share one read. */
+  private async read(): Promise<void> {
+    this.reading ??= this.store
+      .listPrincipals()
+      .then((namespaces) => {
+        this.known = new Set(namespaces);
+        this.readAt = Date.now();
+      })
+      .finally(() => {
+        this.reading = undefined;
+      });
+    await this.reading;
+  }
+}
+
+/**
  * One principal's use of the store, as this process knows it: keep one per principal
- * for the life of the process (the appends of the last minute are remembered here).
+ * while the principal is in use (a new one forgets the appends of the last minute).
  */
 export class PrincipalUsage {
   private channels = new Set<string>();
@@ -65,8 +111,29 @@ export class PrincipalUsage {
   /** The operations waiting for their turn, first come first. */
   private readonly turns: (() => void)[] = [];
 
-  /** @param limits the store's limits (maxPrincipalChannels, maxPrincipalAppendsPerMinute, maxPrincipalBytes). */
-  constructor(private readonly limits: Readonly<Limits>) {}
+  /** The principal's admission to write ({@link admitWrites}), once asked. */
+  private writing: Promise<void> | undefined;
+
+  /**
+   * @param limits the store's limits (maxPrincipalChannels, maxPrincipalAppendsPerMinute, maxPrincipalBytes).
+   * @param admitToStore admits the principal's first write (a {@link PrincipalRoster}'s `admit`); default: every principal may write.
+   */
+  constructor(
+    private readonly limits: Readonly<Limits>,
+    private readonly admitToStore: () => Promise<void> = async () => undefined,
+  ) {}
+
+  /**
+   * Admits the principal's writes: asked of the store once, and again after a refusal.
+   * @throws TooManyPrincipalsError.
+   */
+  admitWrites(): Promise<void> {
+    this.writing ??= this.admitToStore().catch((error: unknown) => {
+      this.writing = undefined;
+      throw error;
+    });
+    return this.writing;
+  }
 
   /**
    * Admits a call on channel `channelId` of `view`: one the principal has, or a new one within the channel limit.
@@ -216,10 +283,11 @@ export class PrincipalUsage {
 
 /**
  * `view` (a principal's view of a store) with the principal's limits of `usage` in front
- * of every call that can make a channel or add data: append, poll (which makes the
- * channel in the file store), updateState. Every operation on channels and saved apps
- * runs in the principal's turn ({@link PrincipalUsage.inTurn}); sessions and change
- * subscriptions pass through.
+ * of every call that can make a channel or add data: append, poll (on a channel not yet
+ * counted), updateState, saving an app; every write (those, and a session's update)
+ * first admits the principal to the store ({@link PrincipalUsage.admitWrites}). Every
+ * operation on channels and saved apps runs in the principal's turn ({@link
+ * PrincipalUsage.inTurn}); sessions' reads and change subscriptions pass through.
  */
 export function withPrincipalLimits(view: ChannelStore, usage: PrincipalUsage): ChannelStore {
   return new LimitedView(view, usage);
@@ -237,12 +305,21 @@ class LimitedView implements ChannelStore {
   ) {
     this.limits = view.limits;
     this.fallbackWakeMs = view.fallbackWakeMs;
-    this.sessions = view.sessions;
+    const { sessions } = view;
+    this.sessions = {
+      read: (key) => sessions.read(key),
+      watch: (key) => sessions.watch(key),
+      update: async (key, update) => {
+        await usage.admitWrites();
+        return sessions.update(key, update);
+      },
+    };
     this.apps = new LimitedApps(view, usage);
   }
 
   append(channelId: string, queue: QueueName, event: string, data?: JsonValue): Promise<AppendResult> {
     return this.usage.inTurn(async () => {
+      await this.usage.admitWrites();
       await this.usage.admitChannel(this.view, channelId);
       await this.usage.admitBytes(this.view, Buffer.byteLength(event) + Buffer.byteLength(JSON.stringify(data ?? {})));
       this.usage.admitAppend();
@@ -265,6 +342,7 @@ class LimitedView implements ChannelStore {
 
   updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue> {
     return this.usage.inTurn(async () => {
+      await this.usage.admitWrites();
       await this.usage.admitChannel(this.view, channelId);
       await this.usage.countBytes(this.view);
       try {
@@ -355,6 +433,7 @@ class LimitedApps implements SavedAppStore {
 
   write(app: SavedApp): Promise<void> {
     return this.usage.inTurn(async () => {
+      await this.usage.admitWrites();
       const growth = Buffer.byteLength(JSON.stringify(app)) - (await this.apps.sizeOf(app.name));
       if (growth > 0) await this.usage.admitBytes(this.view, growth);
       try {

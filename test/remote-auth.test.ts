@@ -610,7 +610,7 @@ for (const kind of storeKinds()) {
           (await store.listChannels()).map((channel) => channel.id),
           ["same-id"],
         );
-        // The file store makes a principal's folder when its view is made; Redis has keys only once something is written.
+        // A principal is in the store once it wrote: a view makes nothing by being made.
         const principals = await store.listPrincipals();
         assert.ok(principals.includes(a) && principals.every((namespace) => namespace === a || namespace === b), principals.join());
         // Both stores count a message as its record (the file store's log line); Redis's count may differ by a byte or two.
