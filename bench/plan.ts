@@ -12,6 +12,7 @@ import type { Design } from "./designs.js";
 import type { AwarenessPlan } from "./suites/awareness.js";
 import type { ClaudeCodePlan } from "./suites/claude-code.js";
 import type { DeliveryCounts } from "./suites/delivery.js";
+import type { FloodPlan } from "./suites/flood.js";
 import type { IdlePlan } from "./suites/idle.js";
 import type { InspectorPlan } from "./suites/inspector.js";
 import type { InspectorLongPlan } from "./suites/inspector-long.js";
@@ -32,6 +33,7 @@ export interface Plan {
   readerLong: ReaderLongPlan;
   inspectorLong: InspectorLongPlan;
   claudeCode: ClaudeCodePlan;
+  flood: FloodPlan;
 }
 
 /** The reader the long-document figures are read against: the last commit before the reader bounded its height. */
@@ -65,6 +67,8 @@ export const QUICK: Plan = {
   inspectorLong: { followUps: 5, stateCalls: 5 },
   // Three sessions of 4 asks and a floor of 8 turns: 2–4 minutes (each session takes 10–30 s to start on 2 busy cores).
   claudeCode: { asks: 4, gapMs: [1_500, 3_000], floorSamples: 8 },
+  // Under a minute: filling the queue, then 30 calls quiet and beside each flood.
+  flood: { calls: 30, batches: 16, separate: 200 },
 };
 
 /** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
@@ -85,4 +89,5 @@ export const FULL: Plan = {
   readerLong: { loads: 10, asks: 40, beforeCommit: READER_BEFORE },
   inspectorLong: { followUps: 20, stateCalls: 20 },
   claudeCode: { asks: 20, gapMs: [2_000, 8_000], floorSamples: 40 },
+  flood: { calls: 100, batches: 16, separate: 200 },
 };

@@ -7,7 +7,7 @@
  * `--help` prints what each option does ({@link USAGE}).
  *
  * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector, reader,
- * cluster, claude-code (all by default; claude-code needs `npm run claude-code:install`). Wake, delivery (with the round trip), throughput and idle also
+ * cluster, claude-code, flood (all by default; claude-code needs `npm run claude-code:install`). Wake, delivery (with the round trip), throughput and idle also
  * measure backchannel on the Redis store, beside the file store, on a redis-server this
  * run starts (appendonly yes, appendfsync always: durable as the file store); `--no-redis`,
  * or no redis-server installed, leaves it out. Figures of backchannel alone (awareness:
@@ -37,6 +37,7 @@ import { contextFigures } from "./suites/context.js";
 import { deliveryFigures } from "./suites/delivery.js";
 import { idleFigures } from "./suites/idle.js";
 import { inspectorFigures } from "./suites/inspector.js";
+import { floodFigures } from "./suites/flood.js";
 import { inspectorLongFigures } from "./suites/inspector-long.js";
 import { readerLongFigures } from "./suites/reader-long.js";
 import { scaleFigures } from "./suites/scale.js";
@@ -61,6 +62,7 @@ const SUITES: Record<string, (plan: Plan, ctx: RunContext, stores: readonly Desi
   reader: async (plan, ctx) => [...(await readerLongFigures(plan.readerLong, ctx)), ...(await inspectorLongFigures(plan.inspectorLong, ctx))],
   cluster: (plan, ctx) => clusterFigures(plan, ctx),
   "claude-code": (plan, ctx) => claudeCodeFigures(plan.claudeCode, ctx),
+  flood: (plan, ctx) => floodFigures(plan.flood, ctx),
 };
 
 /** The suites that measure the Redis store too. */

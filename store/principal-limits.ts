@@ -21,7 +21,7 @@
  *   before (as appends do).
  *
  * Each principal's store operations run one at a time in this process, in the order
- * they come, each after a rest as long as the one before took ({@link
+ * they come, each after a rest twice as long as the one before took ({@link
  * PrincipalUsage.inTurn}): a read of a full queue is tens of milliseconds of the one
  * thread, and a principal asking for it many times at once otherwise held every other
  * caller's calls for seconds. A waiting poll waits outside its turn and takes one for
@@ -225,10 +225,10 @@ export class PrincipalUsage {
 
   /**
    * Runs `operation` (a store operation of the principal) when the principal has no
-   * other running, in the order asked. The turn passes on after a rest as long as the
-   * operation took (at most {@link MAX_REST_MS}), on a timer: a principal that does
-   * nothing but costly operations has about half of the one thread, and other callers'
-   * calls are served in the other half.
+   * other running, in the order asked. The turn passes on after a rest twice as long as
+   * the operation took (at most {@link MAX_REST_MS}), on a timer: a principal that does
+   * nothing but costly operations has about a third of the one thread, and other
+   * callers' calls are served in the rest (the garbage its reads leave grows slower too).
    */
   async inTurn<T>(operation: () => Promise<T>): Promise<T> {
     if (this.operating) await new Promise<void>((resolve) => this.turns.push(resolve));
@@ -243,7 +243,7 @@ export class PrincipalUsage {
           if (next) next();
           else this.operating = false;
         },
-        Math.min(performance.now() - started, MAX_REST_MS),
+        Math.min(2 * (performance.now() - started), MAX_REST_MS),
       );
     }
   }

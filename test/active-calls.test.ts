@@ -8,10 +8,9 @@
  * another principal's call to 3.4 s; 16 batches to 4.5 GiB.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { type ClientRequest, type IncomingMessage, request } from "node:http";
 import { join } from "node:path";
 import { after, test } from "node:test";
+import { fillWithQuotes, pollAll, postRead, postUnread, rssMiB, toolCall, type Unread } from "./support/flood.js";
 import { addToken, serveHttp, stopHttpServers } from "./support/http-serve.js";
 import { tempDataDir } from "./support/helpers.js";
 
@@ -23,84 +22,6 @@ const SEPARATE_CALLS = 200;
 /** How long each flood is watched: its requests are all answered or taken long before. */
 const WATCH_MS = 8000;
 
-/** The resident memory of process `pid`, in MiB. */
-function rssMiB(pid: number): number {
-  const kib = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
-  return Math.round(kib / 1024);
-}
-
-/** One JSON-RPC request of `tools/call`. */
-function toolCall(id: number, name: string, args: Record<string, unknown>) {
-  return { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } };
-}
-
-/** A POST whose answer is read only when it is a JSON answer (a refusal); an event stream (an answer being sent) is left unread. */
-interface Unread {
-  /** Resolves with the answer's content type once its headers came. */
-  answered: Promise<string>;
-  /** The JSON answer's body, once read whole (`undefined` for an event stream, or before). */
-  body(): string | undefined;
-  end(): void;
-}
-
-function postUnread(url: URL, token: string, payload: unknown, protocol = "2025-03-26"): Unread {
-  let body: string | undefined;
-  const req: ClientRequest = request(url, {
-    method: "POST",
-    agent: false,
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": protocol,
-    },
-  });
-  const answered = new Promise<string>((resolve, reject) => {
-    req.on("response", (res: IncomingMessage) => {
-      const type = res.headers["content-type"] ?? "";
-      if (type.startsWith("application/json")) {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => (text += chunk));
-        res.on("end", () => (body = text));
-      }
-      resolve(type);
-    });
-    req.on("error", reject);
-  });
-  answered.catch(() => undefined);
-  req.end(JSON.stringify(payload));
-  return { answered, body: () => body, end: () => req.destroy() };
-}
-
-/** POSTs `payload` on a connection of its own and reads the whole answer; resolves with it and how long it took. */
-function postRead(url: URL, token: string, payload: unknown): Promise<{ text: string; ms: number }> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: "POST",
-        agent: false,
-        headers: {
-          authorization: `Bearer ${token}`,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2025-11-25",
-        },
-      },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => (text += chunk));
-        res.on("end", () => resolve({ text, ms: Math.round(performance.now() - started) }));
-      },
-    );
-    req.on("error", reject);
-    req.end(JSON.stringify(payload));
-  });
-}
-
 test(`${BATCHES} batches of ${BATCH_CALLS} unread polls of a full queue, then ${SEPARATE_CALLS} separate ones: the server stays under twice its quiet memory, another principal stays fast, calls past the cap are refused with CALL_LIMIT`, {
   timeout: 240_000,
 }, async (t) => {
@@ -111,23 +32,15 @@ test(`${BATCHES} batches of ${BATCH_CALLS} unread polls of a full queue, then ${
   const { url, process: child } = await serveHttp(["--auth", "tokens", "--tokens", tokens], { BACKCHANNEL_HOME: dir });
   const flood: Unread[] = [];
   try {
-    // Messages of quotes: each is escaped again in the answer's text, the most an answer can grow.
-    const quotes = '"'.repeat(30_000);
-    let filled = 0;
-    for (;;) {
-      const sent = await postRead(url, mallory, toolCall(1, "notify_ui", { channel_id: "full", event: "e", data: { text: quotes } }));
-      if (/QUEUE_FULL/.test(sent.text)) break;
-      assert.match(sent.text, /"seq":\d+/, sent.text.slice(0, 300));
-      filled++;
-    }
-    const poll = toolCall(1, "poll_ui_messages", { channel_id: "full", after: 0 });
+    const filled = await fillWithQuotes(url, mallory, "full");
+    const poll = pollAll(1, "full");
     const one = await postRead(url, mallory, poll);
     assert.match(one.text, /"cursor":\d+/);
     /** Bob's notify_ui, on a connection of its own, in ms. */
     const bobsCall = async () => {
       const sent = await postRead(url, bob, toolCall(1, "notify_ui", { channel_id: "bobs", event: "e", data: {} }));
       assert.match(sent.text, /"seq":\d+/, sent.text.slice(0, 300));
-      return sent.ms;
+      return Math.round(sent.ms);
     };
     for (let warm = 0; warm < 3; warm++) await bobsCall();
     const quiet = { rss: rssMiB(child.pid!), call: await bobsCall() };
@@ -165,9 +78,10 @@ test(`${BATCHES} batches of ${BATCH_CALLS} unread polls of a full queue, then ${
 
     assert.ok(batched.peak < 2 * quiet.rss, `the batches took the server from ${quiet.rss} to ${batched.peak} MiB`);
     assert.ok(separately.peak < 2 * quiet.rss, `the separate calls took the server from ${quiet.rss} to ${separately.peak} MiB`);
-    // Loose: the figures, measured side by side, are in bench/README.md.
+    // Loose, for a loaded machine (without the turns a principal's reads take, Bob waited 7 s here on an idle one);
+    // the figures, measured against the same call before the flood, are in bench/README.md (figure 16).
     assert.ok(
-      Math.max(batched.slowest, separately.slowest) < 2000,
+      Math.max(batched.slowest, separately.slowest) < 5000,
       `Bob's call took ${batched.slowest} and ${separately.slowest} ms beside the flood`,
     );
     // A batch counts one call per request: 100 are more than a principal may have answered at once.
