@@ -8,11 +8,9 @@
  * another principal's call to 3.4 s; 16 batches to 4.5 GiB.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { after, test } from "node:test";
-import { fillWithQuotes, pollAll, postRead, postUnread, rssMiB, toolCall, type Unread } from "./support/flood.js";
-import { addToken, serveHttp, stopHttpServers } from "./support/http-serve.js";
-import { tempDataDir } from "./support/helpers.js";
+import { fillWithQuotes, pollAll, postRead, postUnread, toolCall, type Unread } from "./support/flood.js";
+import { rssMiB, serveWithTokens, stopHttpServers } from "./support/http-serve.js";
 
 after(stopHttpServers);
 
@@ -25,11 +23,12 @@ const WATCH_MS = 8000;
 test(`${BATCHES} batches of ${BATCH_CALLS} unread polls of a full queue, then ${SEPARATE_CALLS} separate ones: the server stays under twice its quiet memory, another principal stays fast, calls past the cap are refused with CALL_LIMIT`, {
   timeout: 240_000,
 }, async (t) => {
-  const { dir, cleanup } = await tempDataDir();
-  const tokens = join(dir, "tokens.json");
-  const mallory = addToken(tokens, "mallory");
-  const bob = addToken(tokens, "bob");
-  const { url, process: child } = await serveHttp(["--auth", "tokens", "--tokens", tokens], { BACKCHANNEL_HOME: dir });
+  const {
+    url,
+    process: child,
+    tokens: { mallory, bob },
+    cleanup,
+  } = await serveWithTokens(["mallory", "bob"]);
   const flood: Unread[] = [];
   try {
     const filled = await fillWithQuotes(url, mallory, "full");

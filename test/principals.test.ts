@@ -9,22 +9,16 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { addToken, serveHttp, stopHttpServers } from "./support/http-serve.js";
+import { addToken, rssMiB, serveHttp, stopHttpServers } from "./support/http-serve.js";
 import { startTestIssuer } from "./support/test-issuer.js";
 import { tempDataDir } from "./support/helpers.js";
 import { storeKinds } from "./support/stores.js";
 
 after(stopHttpServers);
-
-/** The resident memory of process `pid`, in MiB. */
-function rssMiB(pid: number): number {
-  const kib = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
-  return Math.round(kib / 1024);
-}
 
 /** The namespace of `principal` in the store (32 hex digits of its SHA-256). */
 function namespaceOf(principal: string): string {

@@ -10,11 +10,10 @@
  * run. The server's resident memory is sampled between those calls, against its memory
  * before the flood.
  */
-import { join } from "node:path";
 import type { RunContext } from "../figures.js";
 import type { SoloFigure } from "../solo.js";
-import { fillWithQuotes, pollAll, postRead, postUnread, rssMiB, toolCall, type Unread } from "../../test/support/flood.js";
-import { addToken, serveHttp, stopHttpServers } from "../../test/support/http-serve.js";
+import { fillWithQuotes, pollAll, postRead, postUnread, toolCall, type Unread } from "../../test/support/flood.js";
+import { rssMiB, serveWithTokens, stopHttpServers } from "../../test/support/http-serve.js";
 
 /** How the flood suite is sized. */
 export interface FloodPlan {
@@ -28,10 +27,12 @@ export interface FloodPlan {
 
 /** Measures the other principal's call and the server's memory, quiet and beside each flood. */
 export async function floodFigures(plan: FloodPlan, ctx: RunContext): Promise<SoloFigure[]> {
-  const tokens = join(ctx.root, "flood-tokens.json");
-  const flooder = addToken(tokens, "flooder");
-  const other = addToken(tokens, "other");
-  const { url, process: server } = await serveHttp(["--auth", "tokens", "--tokens", tokens], { BACKCHANNEL_HOME: join(ctx.root, "flood") });
+  const {
+    url,
+    process: server,
+    tokens: { flooder, other },
+    cleanup,
+  } = await serveWithTokens(["flooder", "other"]);
   const sent: Unread[] = [];
   try {
     ctx.log("flood: filling a queue to 8 MiB");
@@ -98,5 +99,6 @@ export async function floodFigures(plan: FloodPlan, ctx: RunContext): Promise<So
   } finally {
     for (const one of sent) one.end();
     stopHttpServers();
+    await cleanup();
   }
 }

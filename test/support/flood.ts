@@ -4,14 +4,7 @@
  * library (as many at once as a flood wants, one socket each), for
  * test/active-calls.test.ts and the bench's flood suite (bench/suites/flood.ts).
  */
-import { readFileSync } from "node:fs";
 import { type IncomingMessage, request } from "node:http";
-
-/** The resident memory of process `pid`, in MiB. */
-export function rssMiB(pid: number): number {
-  const kib = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
-  return Math.round(kib / 1024);
-}
 
 /** One JSON-RPC request of `tools/call`. */
 export function toolCall(id: number, name: string, args: Record<string, unknown>) {
