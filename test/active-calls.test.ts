@@ -78,7 +78,7 @@ test(`${BATCHES} batches of ${BATCH_CALLS} unread polls of a full queue, then ${
     assert.ok(batched.peak < 2 * quiet.rss, `the batches took the server from ${quiet.rss} to ${batched.peak} MiB`);
     assert.ok(separately.peak < 2 * quiet.rss, `the separate calls took the server from ${quiet.rss} to ${separately.peak} MiB`);
     // Loose, for a loaded machine (without the turns a principal's reads take, Bob waited 7 s here on an idle one);
-    // the figures, measured against the same call before the flood, are in bench/README.md (figure 16).
+    // the figures, measured against the same call before the flood, are in bench/README.md (figure 17).
     assert.ok(
       Math.max(batched.slowest, separately.slowest) < 5000,
       `Bob's call took ${batched.slowest} and ${separately.slowest} ms beside the flood`,

@@ -1,5 +1,5 @@
 /**
- * Figure 16: one principal flooding `serve --http --auth tokens` with polls it never
+ * Figure 17: one principal flooding `serve --http --auth tokens` with polls it never
  * reads, for backchannel alone (the baseline serves no HTTP). The flooder fills a queue
  * to its 8 MiB with messages of quotes (a poll's answer is then about 3 MiB: its text
  * repeats each message, escaped again), then asks for all of it again and again:
