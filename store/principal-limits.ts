@@ -336,7 +336,9 @@ class LimitedView implements ChannelStore {
         return this.view.poll(channelId, queue, { after });
       });
     if (waitMs <= 0) return read();
-    const result = await pollWithWait(this.view.watchQueue(channelId, queue), read, { waitMs, fallbackMs: this.fallbackWakeMs, signal, onWaiting });
+    // Read at least four times per channel TTL, as the stores' own waits do: each read marks the channel in use for the idle sweep.
+    const fallbackMs = Math.min(this.fallbackWakeMs, this.limits.channelTtlMs / 4);
+    const result = await pollWithWait(this.view.watchQueue(channelId, queue), read, { waitMs, fallbackMs, signal, onWaiting });
     return result ?? { messages: [], cursor: after ?? 0, pending: 0 };
   }
 
