@@ -60,7 +60,7 @@ export class Callers {
     // Map order is the order of use: the least recently used comes first.
     this.kept.delete(namespace);
     this.kept.set(namespace, caller);
-    if (this.kept.size > KEPT_CALLERS) this.forgetIdle();
+    if (this.kept.size > KEPT_CALLERS) this.forgetIdle(namespace);
     return caller;
   }
 
@@ -77,11 +77,15 @@ export class Callers {
     };
   }
 
-  /** Forgets principals with no call in progress, least recently used first, until {@link KEPT_CALLERS} are kept or none is idle. */
-  private forgetIdle(): void {
+  /**
+   * Forgets principals with no call in progress, least recently used first, until
+   * {@link KEPT_CALLERS} are kept or none is idle; never `asked`, the one being served
+   * (its slots are not taken yet: forgotten, its next request would count apart).
+   */
+  private forgetIdle(asked: string): void {
     for (const [namespace, caller] of this.kept) {
       if (this.kept.size <= KEPT_CALLERS) return;
-      if (caller.slots.waiting.size === 0 && caller.slots.active.size === 0) this.kept.delete(namespace);
+      if (namespace !== asked && caller.slots.waiting.size === 0 && caller.slots.active.size === 0) this.kept.delete(namespace);
     }
   }
 }
