@@ -12,6 +12,7 @@ import type { Design } from "./designs.js";
 import type { AwarenessPlan } from "./suites/awareness.js";
 import type { ClaudeCodePlan } from "./suites/claude-code.js";
 import type { DeliveryCounts } from "./suites/delivery.js";
+import type { FloodPlan } from "./suites/flood.js";
 import type { IdlePlan } from "./suites/idle.js";
 import type { InspectorPlan } from "./suites/inspector.js";
 import type { InspectorLongPlan } from "./suites/inspector-long.js";
@@ -34,6 +35,7 @@ export interface Plan {
   inspectorLong: InspectorLongPlan;
   claudeCode: ClaudeCodePlan;
   mcpUse: McpUsePlan;
+  flood: FloodPlan;
 }
 
 /** The reader the long-document figures are read against: the last commit before the reader bounded its height. */
@@ -69,6 +71,8 @@ export const QUICK: Plan = {
   claudeCode: { asks: 4, gapMs: [1_500, 3_000], floorSamples: 8 },
   // One page of mcp-use's chat (about 20 s to load and configure), 8 asks and 8 floor turns: about a minute.
   mcpUse: { asks: 8 },
+  // Under a minute: filling the queue, then 30 calls quiet and beside each flood.
+  flood: { calls: 30, batches: 16, separate: 200 },
 };
 
 /** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
@@ -91,4 +95,5 @@ export const FULL: Plan = {
   claudeCode: { asks: 20, gapMs: [2_000, 8_000], floorSamples: 40 },
   // Its chat slows as it grows (a reply's rendering and the whole history sent each turn): 20 asks and 20 floor turns take 10–20 minutes on a busy machine.
   mcpUse: { asks: 20 },
+  flood: { calls: 100, batches: 16, separate: 200 },
 };

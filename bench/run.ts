@@ -7,7 +7,7 @@
  * `--help` prints what each option does ({@link USAGE}).
  *
  * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector, reader,
- * cluster, claude-code, mcp-use (all by default; claude-code needs `npm run claude-code:install`,
+ * cluster, claude-code, mcp-use, flood (all by default; claude-code needs `npm run claude-code:install`,
  * mcp-use `npm run mcp-use:install`). Wake, delivery (with the round trip), throughput and idle also
  * measure backchannel on the Redis store, beside the file store, on a redis-server this
  * run starts (appendonly yes, appendfsync always: durable as the file store); `--no-redis`,
@@ -38,6 +38,7 @@ import { contextFigures } from "./suites/context.js";
 import { deliveryFigures } from "./suites/delivery.js";
 import { idleFigures } from "./suites/idle.js";
 import { inspectorFigures } from "./suites/inspector.js";
+import { floodFigures } from "./suites/flood.js";
 import { inspectorLongFigures } from "./suites/inspector-long.js";
 import { mcpUseFigures } from "./suites/mcp-use.js";
 import { readerLongFigures } from "./suites/reader-long.js";
@@ -64,6 +65,7 @@ const SUITES: Record<string, (plan: Plan, ctx: RunContext, stores: readonly Desi
   cluster: (plan, ctx) => clusterFigures(plan, ctx),
   "claude-code": (plan, ctx) => claudeCodeFigures(plan.claudeCode, ctx),
   "mcp-use": (plan, ctx) => mcpUseFigures(plan.mcpUse, ctx),
+  flood: (plan, ctx) => floodFigures(plan.flood, ctx),
 };
 
 /** The suites that measure the Redis store too. */

@@ -24,6 +24,8 @@ export const ERROR_CODES = {
   STATE_TOO_LARGE: "a state document is larger than its limit; the stored one is unchanged",
   PRINCIPAL_LIMIT: "a remote principal is at its channel, append-rate or byte limit",
   WAIT_LIMIT: "too many calls wait at once, of one principal or in the server process; nothing was read",
+  CALL_LIMIT: "too many calls are answered at once over HTTP, of one principal or in the server process; nothing was done",
+  TOO_MANY_PRINCIPALS: "the store holds data of as many remote principals as it may, and a new one cannot write; nothing was written",
   LOCK_TIMEOUT: "a file of the file store stayed locked by another process for too long",
   LOCK_LOST: "another process broke this process's lock while it stalled; nothing was committed",
   CORRUPT_QUEUE_FILE: "a queue file is not a queue; a writer moves it aside at its next write",

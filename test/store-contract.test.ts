@@ -13,6 +13,8 @@ import { APP_HTML_MAX_BYTES, SAVED_APP_MAX_BYTES } from "../core/limits.js";
 import { type SavedApp, SavedAppTooLargeError } from "../store/saved-app.js";
 import { InvalidCursorError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
 import { messageBytes } from "../store/validate.js";
+import { PrincipalUsage, withPrincipalLimits } from "../store/principal-limits.js";
+import type { ChannelStore } from "../store/store.js";
 import { isEpoch, NO_EPOCH } from "../protocol/epoch.js";
 import { clusterStoreKind, type StoreFixture, storeKinds } from "./support/stores.js";
 
@@ -153,30 +155,40 @@ for (const kind of [...storeKinds(), clusterStoreKind()]) {
         assert.equal((await store.poll("epoch-life", "ui", { after: 0 })).epoch, second.epoch);
       });
 
-      test("a cursor of another epoch acknowledges nothing and gets the queue from its start; one of the queue's own acknowledges", async () => {
-        const store = fixture.open();
-        for (let n = 1; n <= 20; n++) await store.append("epoch-cursor", "ui", "e", { n });
-        const seen = await store.poll("epoch-cursor", "ui", { after: 0 });
-        assert.equal(seen.cursor, 20);
-        // The queue starts again under its reader (Redis restarted empty, the folder made anew): 25 new messages.
-        await store.remove("epoch-cursor");
-        for (let n = 1; n <= 25; n++) await store.append("epoch-cursor", "ui", "e", { n: 100 + n });
-        const next = await store.poll("epoch-cursor", "ui", { after: seen.cursor, epoch: seen.epoch });
-        assert.notEqual(next.epoch, seen.epoch);
-        assert.deepEqual(
-          next.messages.map((m) => m.seq),
-          Array.from({ length: 25 }, (_, i) => i + 1),
-          "every new message, from the start",
-        );
-        assert.equal(next.cursor, 25);
-        assert.equal((await store.peek("epoch-cursor", "ui")).length, 25, "nothing acknowledged by the old cursor");
-        const acked = await store.poll("epoch-cursor", "ui", { after: 25, epoch: next.epoch });
-        assert.deepEqual(acked.messages, []);
-        assert.equal((await store.peek("epoch-cursor", "ui")).length, 0, "a cursor of the queue's own epoch acknowledges");
-        // An empty queue answers a foreign cursor with its own last seq.
-        const empty = await store.poll("epoch-cursor", "ui", { after: 3, epoch: seen.epoch });
-        assert.deepEqual(empty, { messages: [], cursor: 25, pending: 0, epoch: next.epoch });
-      });
+      // A principal's view behind its limits passes the epoch on as the store takes it (a wrapper that dropped it would acknowledge across epochs).
+      const views: [string, (store: ChannelStore) => ChannelStore][] = [
+        ["", (store) => store],
+        [
+          " (a principal's view, behind its limits)",
+          (store) => withPrincipalLimits(store.forPrincipal("0".repeat(32)), new PrincipalUsage(store.limits)),
+        ],
+      ];
+      for (const [where, viewOf] of views) {
+        test(`a cursor of another epoch acknowledges nothing and gets the queue from its start; one of the queue's own acknowledges${where}`, async () => {
+          const store = viewOf(fixture.open());
+          for (let n = 1; n <= 20; n++) await store.append("epoch-cursor", "ui", "e", { n });
+          const seen = await store.poll("epoch-cursor", "ui", { after: 0 });
+          assert.equal(seen.cursor, 20);
+          // The queue starts again under its reader (Redis restarted empty, the folder made anew): 25 new messages.
+          await store.remove("epoch-cursor");
+          for (let n = 1; n <= 25; n++) await store.append("epoch-cursor", "ui", "e", { n: 100 + n });
+          const next = await store.poll("epoch-cursor", "ui", { after: seen.cursor, epoch: seen.epoch });
+          assert.notEqual(next.epoch, seen.epoch);
+          assert.deepEqual(
+            next.messages.map((m) => m.seq),
+            Array.from({ length: 25 }, (_, i) => i + 1),
+            "every new message, from the start",
+          );
+          assert.equal(next.cursor, 25);
+          assert.equal((await store.peek("epoch-cursor", "ui")).length, 25, "nothing acknowledged by the old cursor");
+          const acked = await store.poll("epoch-cursor", "ui", { after: 25, epoch: next.epoch });
+          assert.deepEqual(acked.messages, []);
+          assert.equal((await store.peek("epoch-cursor", "ui")).length, 0, "a cursor of the queue's own epoch acknowledges");
+          // An empty queue answers a foreign cursor with its own last seq.
+          const empty = await store.poll("epoch-cursor", "ui", { after: 3, epoch: seen.epoch });
+          assert.deepEqual(empty, { messages: [], cursor: 25, pending: 0, epoch: next.epoch });
+        });
+      }
 
       test("a waiting poll with a cursor of another epoch returns the new queue's messages at once", async () => {
         const store = fixture.open();

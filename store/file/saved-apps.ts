@@ -44,10 +44,12 @@ export class SavedAppFiles implements SavedAppStore {
   /**
    * @param dataDir the data directory.
    * @param warn where a saved app that cannot be read is reported while listing. Default: one line on stderr.
+   * @param reachDataDir makes the data directory before anything is made in it (a principal's folder, reached from the store's; ./file-store.ts). Default: nothing to do.
    */
   constructor(
     private readonly dataDir: string,
     private readonly warn: Warn = warnOnStderr,
+    private readonly reachDataDir: () => void = () => undefined,
   ) {}
 
   async read(name: string): Promise<SavedApp | null> {
@@ -143,6 +145,7 @@ export class SavedAppFiles implements SavedAppStore {
 
   /** Creates `apps/` (0700) when missing. @throws UnsafeAppsFolderError when something other than a real folder is in its place. */
   private ensureDir(): void {
+    this.reachDataDir();
     reachFolder(this.dataDir, this.dataDir, { create: true, warn: this.warn });
     if (!this.checkDir()) makeFolder(appsDir(this.dataDir), { mode: FOLDER_MODE });
   }
