@@ -5,7 +5,11 @@
  *
  * - Receiving is at-least-once: every poll passes the highest seq handled as `after`,
  *   which acknowledges (deletes) what came before; a response lost on the way is
- *   returned again by the next poll, and a seq is never handled twice.
+ *   returned again by the next poll, and a seq is never handled twice in one epoch of
+ *   its queue (protocol/epoch.ts). The cursor goes with its epoch; a poll that shows
+ *   another one (the queue started again: Redis restarted empty, the channel was made
+ *   anew) means the seqs begin again, so the channel forgets its own and hands over
+ *   every message from the queue's new start.
  * - Polls wait on the server (`wait_ms`), so news arrives as soon as it is written. The
  *   first poll does not wait: it delivers what is queued at once and times one round trip.
  * - A send never waits behind a poll, and never costs a connection. Hosts differ: most
@@ -26,6 +30,7 @@
  *   status for every reader, not queued); {@link AppChannel.onwall} hears when it changes.
  */
 import type { App } from "@modelcontextprotocol/ext-apps";
+import { isEpoch } from "../protocol/epoch.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { toolErrorCode } from "../protocol/tool-error.js";
 import type { Wall } from "../protocol/wall.js";
@@ -122,7 +127,10 @@ export class AppChannel {
   private currentState: ChannelState = "connecting";
   private calls: HostCalls = "unknown";
   private running = false;
+  /** The highest seq handed to the handlers. */
   private lastSeq = 0;
+  /** The epoch of the queue `lastSeq` belongs to; `undefined` until a poll tells it. */
+  private epoch: string | undefined;
   private lastWall: string | undefined;
   /** How long the first poll (which does not wait) took: the host's round trip. */
   private roundTripMs = 0;
@@ -260,8 +268,9 @@ export class AppChannel {
       const poll: PendingPoll = { controller: new AbortController(), startedAt: performance.now(), waits: waitMs > 0 };
       this.poll = poll;
       try {
+        const since = this.epoch === undefined ? {} : { epoch: this.epoch };
         const result = await this.app.callServerTool(
-          { name: "poll_ui_messages", arguments: { channel_id: this.channelId, after: this.lastSeq, wait_ms: waitMs } },
+          { name: "poll_ui_messages", arguments: { channel_id: this.channelId, after: this.lastSeq, ...since, wait_ms: waitMs } },
           { signal: poll.controller.signal, timeout: waitMs + 15_000 },
         );
         if (this.polls === 0) this.roundTripMs = performance.now() - poll.startedAt;
@@ -270,6 +279,7 @@ export class AppChannel {
         if (!this.running) break;
         if (result.isError) throw new ChannelError(textOf(result.content) || "poll_ui_messages failed", toolErrorCode(result.structuredContent));
         const messages = parseMessages(result.structuredContent);
+        this.enterEpoch(parseEpoch(result.structuredContent));
         failures = 0;
         this.setState("live");
         this.showWall(parseWall(result.structuredContent));
@@ -285,6 +295,17 @@ export class AppChannel {
         if (this.poll === poll) this.poll = undefined;
       }
     }
+  }
+
+  /**
+   * Takes `epoch` as the queue's: another one than the last poll's means the queue
+   * started again, and every seq in it is new. An older server gives none (`undefined`):
+   * seqs are then taken as they are.
+   */
+  private enterEpoch(epoch: string | undefined): void {
+    if (epoch === undefined) return;
+    if (this.epoch !== undefined && epoch !== this.epoch) this.lastSeq = 0;
+    this.epoch = epoch;
   }
 
   /** Hands `message` to its handlers unless its seq was handled already. */
@@ -342,6 +363,12 @@ function parseMessages(structured: unknown): ChannelMessage[] {
       Number.isSafeInteger((message as ChannelMessage).seq) &&
       typeof (message as ChannelMessage).event === "string",
   );
+}
+
+/** The epoch of a poll result, or `undefined` when it has none (an older server) or it is malformed. */
+function parseEpoch(structured: unknown): string | undefined {
+  const epoch = (structured as { epoch?: unknown } | undefined)?.epoch;
+  return isEpoch(epoch) ? epoch : undefined;
 }
 
 /** The wall of a poll result, or `null` when there is none or it is malformed. */

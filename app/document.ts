@@ -228,7 +228,7 @@ export function anchorOf(range: Range): PassageAnchor | null {
 }
 
 /** The character offset of the point (`node`, `offset`) in the text of `block`. */
-function offsetIn(block: HTMLElement, node: Node, offset: number): number {
+export function offsetIn(block: HTMLElement, node: Node, offset: number): number {
   const range = document.createRange();
   range.selectNodeContents(block);
   range.setEnd(node, offset);

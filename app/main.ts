@@ -8,9 +8,11 @@
  *
  * This file wires the parts together; each job has its module: document rendering
  * (document.ts, toc.ts), the keyboard route (keyboard.ts), the Ask button
- * (ask-button.ts), the threads (thread-list.ts), their cards (threads.ts) and places
+ * (ask-button.ts), snapping a selection to whole words (word-snap.ts), the threads
+ * (thread-list.ts), their cards (threads.ts) and places
  * (layout.ts), the reading position (reading-position.ts), fitting an ask into the message limit (protocol/ask-budget.ts), the state tools
- * (reader-server.ts), presence and the no-agent offer (presence.ts, chat-message.ts),
+ * (reader-server.ts), presence and the no-agent offer or doorbell (presence.ts,
+ * chat-message.ts, chat-delivery.ts),
  * the host's frame (viewport.ts), the agent's ambient lines (status-line.ts) and what
  * a person reads (wording.ts).
  */
@@ -18,6 +20,7 @@ import { App } from "@modelcontextprotocol/ext-apps";
 import type { AnswerData, StatusData } from "../protocol/reader.js";
 import { AskButton } from "./ask-button.js";
 import { AppChannel, textOf } from "./channel.js";
+import { chatDelivery } from "./chat-delivery.js";
 import { anchorOf, blockOf, renderDocument, sentencesOf } from "./document.js";
 import { BlockKeys } from "./keyboard.js";
 import { Presence } from "./presence.js";
@@ -27,6 +30,7 @@ import { StatusLine } from "./status-line.js";
 import { ThreadList } from "./thread-list.js";
 import { renderToc, renderTocSummary } from "./toc.js";
 import { Viewport } from "./viewport.js";
+import { snapSelectionToWords } from "./word-snap.js";
 import { askLabel, notLoaded } from "./wording.js";
 import "./style.css";
 
@@ -68,14 +72,11 @@ const threads: ThreadList = new ThreadList(app, server, elements, {
   onconnection: (ok) => presence.setOffline(!ok),
   onchange: (heard) => (heard ? presence.heard() : presence.update()),
   onfocusdocument: () => keys.focusCurrent(),
-  onchatfailed: () => {
-    elements.offerText.textContent = "The chat did not take the question. Copy it into the chat yourself to give the agent its turn.";
-  },
 });
 
 const presence = new Presence(elements, {
-  canSendToChat: () => app.getHostCapabilities()?.message !== undefined,
-  onsendtochat: () => void threads.sendToChat(),
+  chat: () => chatDelivery(app),
+  sendToChat: () => threads.sendToChat(chatDelivery(app)),
   waiting: () => threads.waiting(),
 });
 
@@ -238,6 +239,15 @@ document.addEventListener("selectionchange", () =>
     } else if (!blockOf(document.activeElement)) askButton.hide();
   }),
 );
+// A passage selected with a pointer grows to whole words once the pointer is up (word-snap.ts says when not).
+let selectingInDocument = false;
+document.addEventListener("pointerdown", (event) => {
+  selectingInDocument = event.button === 0 && event.target instanceof Node && elements.doc.contains(event.target);
+});
+document.addEventListener("pointerup", () => {
+  if (selectingInDocument) snapSelectionToWords(elements.doc);
+  selectingInDocument = false;
+});
 elements.ask.addEventListener("click", askFromButton);
 document.addEventListener("keydown", (event) => {
   // Alt+↓ / Alt+↑: the next / previous thread, from anywhere.

@@ -11,18 +11,26 @@
  *   commands): the reader says so and offers ONE button that puts the waiting
  *   questions into the chat, where the person's send gives the agent its turn.
  *
+ * Where the chat sends the app's message as a turn at once (chat-delivery.ts, `"sends"`),
+ * that message is the agent's doorbell: such a chat is the only thing that gives its
+ * agent a turn, so every question goes there as soon as it waits, without a button and
+ * whatever the agent said before. A chat that refuses it (a turn is running) gets it
+ * again every {@link RETRY_MS} until it takes it; only questions still unanswered go.
+ *
  * A connection problem shows as "Reconnecting…" only until any call succeeds again.
  */
+import type { ChatDelivery } from "./chat-delivery.js";
+
 /** Options of {@link Presence}. */
 export interface PresenceOptions {
   /** A question unanswered this long with no `hello` ever means no agent is there. Default 5,000 ms. */
   noAgentMs?: number;
   /** A question unanswered this long with nothing heard from the agent since makes presence lapse. Default 30,000 ms. */
   lapseMs?: number;
-  /** True when the host can put a message into the chat (`ui/message`). */
-  canSendToChat(): boolean;
-  /** The person pressed the offer's button. */
-  onsendtochat(): void;
+  /** What the host's chat does with the app's message. */
+  chat(): ChatDelivery;
+  /** Puts the waiting questions not put there yet into the chat: resolves true when the chat took them (or none waited). */
+  sendToChat(): Promise<boolean>;
   /** The questions still waiting: when each was asked (`Date.now()`), those not yet put in the chat. */
   waiting(): number[];
 }
@@ -45,6 +53,12 @@ export class Presence {
   private heardAt = 0;
   private offline = false;
   private timer: ReturnType<typeof setInterval> | undefined;
+  /** The message being put into the chat, while the host has not answered. */
+  private sending: Promise<void> | undefined;
+  /** The chat refused the last message ("sends" hosts: a turn is running), so the waiting questions go on the next try. */
+  private refused = false;
+  /** A refused message is not tried again before this time (`Date.now()`): one try per {@link RETRY_MS}. */
+  private retryAt = 0;
 
   constructor(
     private readonly elements: PresenceElements,
@@ -52,7 +66,7 @@ export class Presence {
   ) {
     this.noAgentMs = options.noAgentMs ?? 5_000;
     this.lapseMs = options.lapseMs ?? 30_000;
-    elements.offerButton.addEventListener("click", () => options.onsendtochat());
+    elements.offerButton.addEventListener("click", () => this.send());
     this.show("connecting", "Connecting…");
   }
 
@@ -91,35 +105,57 @@ export class Presence {
     }
     const now = Date.now();
     const waiting = this.options.waiting();
+    if (waiting.length === 0) this.refused = false;
+    const chat = this.options.chat();
+    if (chat === "sends") {
+      if (waiting.length > 0 && now >= this.retryAt) this.send();
+      this.offer(this.refused ? CHAT_BUSY : null);
+      this.showAgent();
+      return;
+    }
     const oldest = waiting.length > 0 ? Math.min(...waiting) : undefined;
     const unheard = oldest !== undefined && this.heardAt < oldest;
     const noAgent = unheard && this.helloAt === undefined && now - oldest >= this.noAgentMs;
     const lapsed = unheard && this.helloAt !== undefined && now - oldest >= this.lapseMs;
     if (noAgent || lapsed) {
-      const text = noAgent ? "No agent is reading along yet" : "The agent has not answered yet";
-      this.show("lapsed", text);
-      this.offer(text);
+      const situation = noAgent ? "No agent is reading along yet" : "The agent has not answered yet";
+      this.show("lapsed", situation);
+      if (chat === "none") this.offer(`${situation}. ${NO_CHAT}`);
+      else this.offer(this.refused ? CHAT_REFUSED : `${situation}. ${PUT_IN_CHAT}`, true);
       return;
     }
     this.offer(null);
-    if (this.helloAt === undefined) this.show("waiting", "Waiting for the agent");
-    else this.show("listening", "Agent is listening");
+    this.showAgent();
   }
 
-  private offer(text: string | null): void {
+  /** Puts the waiting questions into the chat, unless a message is on its way there; what the chat answered shows at once. */
+  private send(): void {
+    if (this.sending) return;
+    this.sending = this.options.sendToChat().then((took) => {
+      this.sending = undefined;
+      this.refused = !took;
+      this.retryAt = took ? 0 : Date.now() + RETRY_MS;
+      this.update();
+    });
+  }
+
+  /** Shows the offer saying `text`, with the "Ask in the chat" button when `button` (hides it when `text` is null). */
+  private offer(text: string | null, button = false): void {
     const { offer, offerText, offerButton } = this.elements;
     if (text === null) {
       offer.hidden = true;
       return;
     }
-    const chat = this.options.canSendToChat();
-    const wording = chat
-      ? `${text}. Put your question into the chat, and the agent answers it here when you send it.`
-      : `${text}. Send any message in the chat (for example "answer my question in the reader") to give the agent its turn.`;
     // Only on a change: the offer is a live region.
-    if (offerText.textContent !== wording) offerText.textContent = wording;
-    offerButton.hidden = !chat;
+    if (offerText.textContent !== text) offerText.textContent = text;
+    offerButton.hidden = !button;
     offer.hidden = false;
+  }
+
+  /** Says whether the agent has said `hello`. */
+  private showAgent(): void {
+    if (this.helloAt === undefined) this.show("waiting", "Waiting for the agent");
+    else this.show("listening", "Agent is listening");
   }
 
   private show(state: PresenceState, text: string): void {
@@ -130,3 +166,18 @@ export class Presence {
     presence.textContent = text;
   }
 }
+
+/** How often a chat that refused the app's message is tried again: the clock's tick. */
+const RETRY_MS = 1000;
+
+/** Where the chat takes a message from the app for the person to send ("input"): what the button does. */
+const PUT_IN_CHAT = "Put your question into the chat, and the agent answers it here when you send it.";
+
+/** Where the chat takes no message from the app: how the person gives the agent its turn. */
+const NO_CHAT = 'Send any message in the chat (for example "answer my question in the reader") to give the agent its turn.';
+
+/** The chat did not take the message the person asked for ("input" hosts). */
+const CHAT_REFUSED = "The chat did not take the question. Copy it into the chat yourself to give the agent its turn.";
+
+/** A chat that sends the app's message at once refused it: it goes on the next try. */
+const CHAT_BUSY = "The chat is busy with another turn. Your question goes to the agent there as soon as the chat is free.";

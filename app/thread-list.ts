@@ -10,12 +10,13 @@ import type { AnswerData, AskBySend, AskData, PassageAnchor, ReaderThread, Threa
 import { fitAsk } from "../protocol/ask-budget.js";
 import { historyDigest } from "../protocol/history-digest.js";
 import { type AppChannel, ChannelError } from "./channel.js";
+import type { ChatDelivery } from "./chat-delivery.js";
 import { chatMessage } from "./chat-message.js";
 import { anchorOf, highlight, unhighlight } from "./document.js";
 import { type LayoutElements, neighbourCard, placeCards } from "./layout.js";
 import type { ReaderServer } from "./reader-server.js";
 import { ThreadCard } from "./threads.js";
-import { notSaved, notSent, tooLong, trimmedNote } from "./wording.js";
+import { forwardedNote, notSaved, notSent, tooLong, trimmedNote } from "./wording.js";
 
 /** How long after the last keystroke the question typed in a card is saved: typing does not cost a call a key. */
 const DRAFT_DELAY_MS = 400;
@@ -28,8 +29,6 @@ export interface ThreadListEvents {
   onchange(heardAgent: boolean): void;
   /** The focus should go back to the document (a card was discarded). */
   onfocusdocument(): void;
-  /** The chat did not take the waiting questions; tell the person. */
-  onchatfailed(): void;
 }
 
 /** The threads of one rendered document. */
@@ -41,8 +40,11 @@ export class ThreadList {
   /** The largest JSON of one message's data the server accepts. */
   maxMessageBytes = 64 * 1024;
   private readonly cards = new Map<string, ThreadCard>();
-  /** Threads whose waiting questions were put into the chat already. */
-  private readonly forwarded = new Set<string>();
+  /**
+   * Threads whose waiting question was put into the chat, with the card's `waitingSince`
+   * then: a question asked since (a follow-up) was not.
+   */
+  private readonly forwarded = new Map<string, number>();
   /**
    * Threads the server's log holds (restored from it, or their question recorded): the
    * server keeps their answers itself when the agent sends them (`notify_ui`), so the
@@ -96,9 +98,14 @@ export class ThreadList {
 
   /** When each question still waiting was asked (`Date.now()`), leaving out those put into the chat. */
   waiting(): number[] {
-    return [...this.cards.values()]
-      .filter((card) => card.waitingSince !== undefined && !this.forwarded.has(card.thread.thread_id))
-      .map((card) => card.waitingSince!);
+    return this.notForwarded().map((card) => card.waitingSince!);
+  }
+
+  /** The cards whose question waits and was not put into the chat. */
+  private notForwarded(): ThreadCard[] {
+    return [...this.cards.values()].filter(
+      (card) => card.waitingSince !== undefined && this.forwarded.get(card.thread.thread_id) !== card.waitingSince,
+    );
   }
 
   /** Starts a thread on `range` of `block` (the whole block when null) and focuses its card; an existing thread on the same passage opens instead. */
@@ -194,11 +201,16 @@ export class ThreadList {
     this.layout();
   }
 
-  /** Puts every question that waits (and was not put there before) into the chat, through the host. */
-  async sendToChat(): Promise<void> {
-    const waiting = [...this.cards.values()].filter((card) => card.waitingSince !== undefined && !this.forwarded.has(card.thread.thread_id));
-    if (waiting.length === 0) return;
-    const questions = waiting.map((card) => ({
+  /**
+   * Puts every question that waits (and was not put there before) into the chat, through
+   * the host, whose chat does `delivery` with it (the cards say what happens next).
+   * Resolves true when the chat took them or none waited, false when it refused (the
+   * cause goes to the console).
+   */
+  async sendToChat(delivery: ChatDelivery): Promise<boolean> {
+    const waiting = this.notForwarded().map((card) => ({ card, since: card.waitingSince }));
+    if (waiting.length === 0) return true;
+    const questions = waiting.map(({ card }) => ({
       threadId: card.thread.thread_id,
       quote: card.thread.quote,
       question: card.thread.messages.at(-1)?.text ?? "",
@@ -206,19 +218,21 @@ export class ThreadList {
     try {
       const result = await this.app.sendMessage({
         role: "user",
-        content: [{ type: "text", text: chatMessage(this.title, this.server.channelId, questions) }],
+        content: [{ type: "text", text: chatMessage(this.title, this.server.channelId, questions, delivery) }],
       });
       if (result.isError) throw new Error("the host refused the message");
     } catch (error) {
       console.warn("backchannel reader: the question was not put into the chat:", error);
-      this.events.onchatfailed();
-      return;
+      return false;
     }
-    for (const card of waiting) {
-      this.forwarded.add(card.thread.thread_id);
-      card.setWaitingExtra(" · also put in the chat: send it there to wake the agent");
+    // A card answered (or asked again) meanwhile waits for another question, or none.
+    for (const { card, since } of waiting) {
+      if (card.waitingSince !== since || since === undefined) continue;
+      this.forwarded.set(card.thread.thread_id, since);
+      card.setWaitingExtra(forwardedNote(delivery));
     }
     this.events.onchange(false);
+    return true;
   }
 
   /** Saves the question typed in `card` once typing pauses. */

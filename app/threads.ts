@@ -5,16 +5,23 @@
  *
  * A card's height is bounded whatever the conversation: only the latest turns show (the
  * rest behind "Show earlier messages"), a long answer is capped with "Show more", and
- * the card can be collapsed to its quote or closed (its highlight opens it again).
+ * the card can be collapsed to its quote or closed (its highlight opens it again). An
+ * answer cut short (capped, or in a compact card) is cut between two of its lines,
+ * never through one (./line-clip.ts), and says so with its "Show more" button.
  */
 import type { HistoryEntry, ReaderThread, ThreadMessage, ThreadRole } from "../protocol/reader.js";
 import { makeScrollablesFocusable, markdown } from "./document.js";
+import { lineHeightOf, wholeLineCut } from "./line-clip.js";
 import { elapsed } from "./wording.js";
 
 /** Messages shown before "Show earlier messages": the last two exchanges. */
 const VISIBLE_MESSAGES = 4;
 /** Answers longer than this (in characters) are capped with "Show more". */
 const CAP_CHARS = 700;
+/** A capped answer shows at most this many lines of its text. */
+const CAPPED_LINES = 9;
+/** A compact card (not in use) shows at most this many lines of an answer. */
+const COMPACT_LINES = 2;
 /** Characters of the quote in the card's accessible name. */
 const NAME_CHARS = 60;
 
@@ -28,6 +35,20 @@ export interface ThreadCardCallbacks {
   onleave(card: ThreadCard): void;
   /** The question typed so far changed (it is not sent). */
   ondraft(card: ThreadCard, text: string): void;
+}
+
+/** An answer in a card, and how much of it shows. */
+interface AnswerView {
+  /** The box that is cut short. */
+  content: HTMLElement;
+  /** The rendered markdown inside it, at its natural height. */
+  body: HTMLElement;
+  /** "Show more" / "Show less", made the first time the answer is cut short. */
+  more?: HTMLButtonElement;
+  /** Longer than {@link CAP_CHARS}: capped until the person asks for the rest. */
+  long: boolean;
+  /** The person asked for the whole answer. */
+  whole: boolean;
 }
 
 /** One thread's card. */
@@ -49,8 +70,13 @@ export class ThreadCard {
   private readonly cancel: HTMLButtonElement;
   private readonly toggle: HTMLButtonElement;
   private showAll = false;
+  private answerCount = 0;
   private waitTimer: ReturnType<typeof setInterval> | undefined;
   private extra = "";
+  /** The answers rendered in the log, by their message element. */
+  private readonly answers = new Map<HTMLElement, AnswerView>();
+  /** Cuts the answers again when their text reflows (a new width, fonts, a card shown again). */
+  private readonly reflow = new ResizeObserver(() => this.fitAnswers());
 
   constructor(thread: ReaderThread, callbacks: ThreadCardCallbacks) {
     this.thread = thread;
@@ -70,7 +96,9 @@ export class ThreadCard {
     this.toggle.setAttribute("aria-expanded", "true");
     this.toggle.setAttribute("aria-controls", `${id}-body`);
     this.toggle.addEventListener("click", () => this.setCollapsed(!this.collapsed));
+    this.pressWithoutFocus(this.toggle);
     const close = button("card-close", "Close");
+    this.pressWithoutFocus(close);
     close.setAttribute("aria-label", "Close this thread");
     close.addEventListener("click", () => callbacks.onclose(this));
     // What the thread waits on, in words a screen reader announces when it changes (the
@@ -133,7 +161,12 @@ export class ThreadCard {
     this.body.append(this.earlier, this.log, this.trimmed, this.note, form);
     this.element.append(this.state, head, this.body);
     // A card not in use is compact (docs/reader.md, "Cards stay small"): several threads then fit beside their passages.
-    this.element.addEventListener("focusin", () => this.element.classList.remove("idle"));
+    this.element.addEventListener("focusin", (event) => {
+      // The focus on a compact card's "Show more" (a screen reader's cursor) asks for the answer, as a click does.
+      const answer = event.target instanceof HTMLElement && event.target.parentElement ? this.answers.get(event.target.parentElement) : undefined;
+      if (answer && event.target === answer.more && this.element.classList.contains("idle")) this.showWhole(answer);
+      else this.setIdle(false);
+    });
     this.element.addEventListener("click", (event) => {
       // Not when the click ends a selection (of an answer, to copy it), nor on a control of the card.
       const control = event.target instanceof Element && event.target.closest("button, a");
@@ -255,14 +288,15 @@ export class ThreadCard {
   /** Moves keyboard focus to the question input, expanding the card. */
   focus(): void {
     this.element.hidden = false;
-    this.element.classList.remove("idle");
+    this.setIdle(false);
     if (this.collapsed) this.setCollapsed(false);
     this.input.focus({ preventScroll: true });
   }
 
-  /** Stops the card's timers; call when the card goes away. */
+  /** Stops the card's timers and observers; call when the card goes away. */
   dispose(): void {
     clearInterval(this.waitTimer);
+    this.reflow.disconnect();
   }
 
   /** The line at the top of the card: waiting for an answer, answered, or nothing before the first question. */
@@ -281,27 +315,94 @@ export class ThreadCard {
     const item = document.createElement("div");
     item.className = `message ${role}`;
     if (role === "agent") {
-      // markdown-it escapes all source HTML (html: false), so its output is safe to insert.
       const content = document.createElement("div");
       content.className = "message-text";
-      content.innerHTML = markdown.render(text);
-      makeScrollablesFocusable(content);
+      content.id = `card-${this.thread.thread_id}-answer-${this.answerCount++}`;
+      // Where "Show more" on a compact card leaves the focus: on the answer, which a screen reader then reads.
+      content.tabIndex = -1;
+      const body = document.createElement("div");
+      body.className = "message-body";
+      // markdown-it escapes all source HTML (html: false), so its output is safe to insert.
+      body.innerHTML = markdown.render(text);
+      makeScrollablesFocusable(body);
+      content.append(body);
       item.append(content);
-      if (text.length > CAP_CHARS) {
-        item.classList.add("capped");
-        const more = button("message-more", "Show more");
-        more.setAttribute("aria-expanded", "false");
-        more.addEventListener("click", () => {
-          const capped = item.classList.toggle("capped");
-          more.textContent = capped ? "Show more" : "Show less";
-          more.setAttribute("aria-expanded", String(!capped));
-        });
-        item.append(more);
-      }
+      this.answers.set(item, { content, body, long: text.length > CAP_CHARS, whole: false });
+      this.reflow.observe(body);
     } else {
       item.textContent = text;
     }
     this.log.append(item);
+  }
+
+  /** The "Show more" button of `answer`, made the first time it is needed. */
+  private moreButton(answer: AnswerView): HTMLButtonElement {
+    if (answer.more) return answer.more;
+    const more = button("message-more", "Show more");
+    more.setAttribute("aria-controls", answer.content.id);
+    this.pressWithoutFocus(more);
+    more.addEventListener("click", () => {
+      if (this.element.classList.contains("idle")) return this.showWhole(answer);
+      answer.whole = !answer.whole;
+      this.fitAnswers();
+    });
+    answer.content.after(more);
+    answer.more = more;
+    return more;
+  }
+
+  /**
+   * Keeps a press of `control` on a compact card from focusing it: the focus would make
+   * the card whole, and the card, grown and placed again, would move the button from
+   * under the pointer before the click.
+   */
+  private pressWithoutFocus(control: HTMLButtonElement): void {
+    control.addEventListener("mousedown", (event) => {
+      if (this.element.classList.contains("idle")) event.preventDefault();
+    });
+  }
+
+  /** Shows the whole of `answer`, the card no longer compact, with the focus on the answer. */
+  private showWhole(answer: AnswerView): void {
+    answer.whole = true;
+    this.setIdle(false);
+    answer.content.focus({ preventScroll: true });
+  }
+
+  /**
+   * Cuts each answer short between two lines where it must be (a compact card shows
+   * {@link COMPACT_LINES} of it, a long one {@link CAPPED_LINES} until the person asks for
+   * the whole), and shows its "Show more" / "Show less" where there is more or less to see.
+   */
+  private fitAnswers(): void {
+    const compact = this.element.classList.contains("idle");
+    for (const [item, answer] of this.answers) {
+      // Gone from the log (a merge rendered it again, or a question was taken back); the card itself may not be placed yet.
+      if (item.parentElement !== this.log) {
+        this.answers.delete(item);
+        this.reflow.unobserve(answer.body);
+        continue;
+      }
+      const { content } = answer;
+      const lines = compact ? COMPACT_LINES : answer.long && !answer.whole ? CAPPED_LINES : undefined;
+      // A message the card does not show (an earlier one) has no lines to measure: it is fitted when it shows.
+      const cut = lines === undefined || content.getClientRects().length === 0 ? null : wholeLineCut(content, lines * lineHeightOf(content));
+      content.style.maxHeight = cut === null ? "" : `${cut}px`;
+      content.classList.toggle("cut", cut !== null);
+      // "Show less" only where the person made a capped answer whole.
+      const offered = cut !== null || (answer.whole && answer.long && !compact);
+      if (!offered && !answer.more) continue;
+      const more = this.moreButton(answer);
+      more.hidden = !offered;
+      more.textContent = cut === null ? "Show less" : "Show more";
+      more.setAttribute("aria-expanded", String(cut === null));
+    }
+  }
+
+  /** Makes the card compact (`true`) or whole, and fits its answers to it. */
+  private setIdle(idle: boolean): void {
+    if (this.element.classList.contains("idle") !== idle) this.element.classList.toggle("idle", idle);
+    this.fitAnswers();
   }
 
   /**
@@ -310,12 +411,11 @@ export class ThreadCard {
    */
   private refreshIdle(left = false): void {
     const away = left || !this.element.contains(document.activeElement);
-    this.element.classList.toggle("idle", away && this.thread.messages.length > 0 && this.input.value.trim() === "");
+    this.setIdle(away && this.thread.messages.length > 0 && this.input.value.trim() === "");
   }
 
   private refresh(): void {
     this.showState();
-    this.refreshIdle();
     const asked = this.thread.messages.length > 0;
     this.button.textContent = asked ? "Follow up" : "Ask";
     this.input.placeholder = asked ? "Ask a follow-up…" : "What would you like to know about this passage?";
@@ -325,6 +425,7 @@ export class ThreadCard {
     const older = this.log.children.length - VISIBLE_MESSAGES;
     this.earlier.hidden = older <= 0;
     this.earlier.textContent = this.showAll ? "Show only the latest messages" : `Show ${older} earlier message${older === 1 ? "" : "s"}`;
+    this.refreshIdle();
   }
 }
 

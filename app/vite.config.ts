@@ -52,7 +52,11 @@ export default defineConfig(({ mode }) => {
         // does not declare it free of side effects, so the bundler kept modules the app never
         // uses (OAuth, a JSON Schema validator) for their top-level statements. None of them
         // is a side effect an app relies on (docs/ARCHITECTURE.md, "Hosts": one file per app).
-        treeshake: { moduleSideEffects: (id) => !CLIENT_PACKAGE.test(id) },
+        //
+        // ext-apps' PostMessageTransport logs every message it sends and receives with
+        // console.debug (a whole document, when reader_state returns it), and takes no option
+        // to stop it: its calls are dropped from the build. Its warnings and errors stay.
+        treeshake: { moduleSideEffects: (id) => !CLIENT_PACKAGE.test(id), manualPureFunctions: ["console.debug"] },
       },
     },
     plugins: [viteSingleFile(), reportSize(entry)],

@@ -4,6 +4,7 @@
  * sentence that says what happened and what to do, and the developer's text goes to
  * the console.
  */
+import type { ChatDelivery } from "./chat-delivery.js";
 
 /** Words for an elapsed time: "12 s", "3 min", "2 h". */
 export function elapsed(ms: number): string {
@@ -40,6 +41,11 @@ export function tooLong(maxChars: number): string {
 /** The note on a card whose earlier turns were left out or shortened so that the question fits. */
 export function trimmedNote(omitted: number): string {
   return `The conversation has grown long: the agent sees only its latest part (${omitted} earlier message${omitted === 1 ? " was" : "s were"} left out or shortened).`;
+}
+
+/** What a card waiting for an answer adds once its question was put into a chat that does `delivery` with it. */
+export function forwardedNote(delivery: ChatDelivery): string {
+  return delivery === "sends" ? " · sent to the agent in the chat" : " · also put in the chat: send it there to wake the agent";
 }
 
 /**

@@ -13,9 +13,11 @@ import type { AwarenessPlan } from "./suites/awareness.js";
 import type { AgentHostsPlan } from "./suites/agent-hosts.js";
 import type { ClaudeCodePlan } from "./suites/claude-code.js";
 import type { DeliveryCounts } from "./suites/delivery.js";
+import type { FloodPlan } from "./suites/flood.js";
 import type { IdlePlan } from "./suites/idle.js";
 import type { InspectorPlan } from "./suites/inspector.js";
 import type { InspectorLongPlan } from "./suites/inspector-long.js";
+import type { McpUsePlan } from "./suites/mcp-use.js";
 import type { ReaderLongPlan } from "./suites/reader-long.js";
 import type { ScalePlan } from "./suites/scale.js";
 import type { ThroughputPlan } from "./suites/throughput.js";
@@ -33,6 +35,8 @@ export interface Plan {
   readerLong: ReaderLongPlan;
   inspectorLong: InspectorLongPlan;
   claudeCode: ClaudeCodePlan;
+  mcpUse: McpUsePlan;
+  flood: FloodPlan;
   agentHosts: AgentHostsPlan;
 }
 
@@ -67,6 +71,10 @@ export const QUICK: Plan = {
   inspectorLong: { followUps: 5, stateCalls: 5 },
   // Three sessions of 4 asks and a floor of 8 turns: 2–4 minutes (each session takes 10–30 s to start on 2 busy cores).
   claudeCode: { asks: 4, gapMs: [1_500, 3_000], floorSamples: 8 },
+  // One page of mcp-use's chat (about 20 s to load and configure), 8 asks and 8 floor turns: about a minute.
+  mcpUse: { asks: 8 },
+  // Under a minute: filling the queue, then 30 calls quiet and beside each flood.
+  flood: { calls: 30, batches: 16, separate: 200 },
   // Two hosts, each a floor session and a loop session of 6 asks: about 2 minutes.
   agentHosts: { asks: 6, gapMs: [1_500, 3_000], floorSamples: 8 },
 };
@@ -89,5 +97,8 @@ export const FULL: Plan = {
   readerLong: { loads: 10, asks: 40, beforeCommit: READER_BEFORE },
   inspectorLong: { followUps: 20, stateCalls: 20 },
   claudeCode: { asks: 20, gapMs: [2_000, 8_000], floorSamples: 40 },
+  // Its chat slows as it grows (a reply's rendering and the whole history sent each turn): 20 asks and 20 floor turns take 10–20 minutes on a busy machine.
+  mcpUse: { asks: 20 },
+  flood: { calls: 100, batches: 16, separate: 200 },
   agentHosts: { asks: 20, gapMs: [2_000, 8_000], floorSamples: 40 },
 };

@@ -7,8 +7,9 @@
  * `--help` prints what each option does ({@link USAGE}).
  *
  * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector, reader,
- * cluster, claude-code, agent-hosts (all by default; claude-code needs `npm run claude-code:install`,
- * agent-hosts (Codex CLI and Gemini CLI) `npm run hosts:install`). Wake, delivery (with the round trip), throughput and idle also
+ * cluster, claude-code, mcp-use, flood, agent-hosts (all by default; claude-code needs
+ * `npm run claude-code:install`, mcp-use `npm run mcp-use:install`, agent-hosts (Codex CLI
+ * and Gemini CLI) `npm run hosts:install`). Wake, delivery (with the round trip), throughput and idle also
  * measure backchannel on the Redis store, beside the file store, on a redis-server this
  * run starts (appendonly yes, appendfsync always: durable as the file store); `--no-redis`,
  * or no redis-server installed, leaves it out. Figures of backchannel alone (awareness:
@@ -39,7 +40,9 @@ import { contextFigures } from "./suites/context.js";
 import { deliveryFigures } from "./suites/delivery.js";
 import { idleFigures } from "./suites/idle.js";
 import { inspectorFigures } from "./suites/inspector.js";
+import { floodFigures } from "./suites/flood.js";
 import { inspectorLongFigures } from "./suites/inspector-long.js";
+import { mcpUseFigures } from "./suites/mcp-use.js";
 import { readerLongFigures } from "./suites/reader-long.js";
 import { scaleFigures } from "./suites/scale.js";
 import { throughputFigures } from "./suites/throughput.js";
@@ -63,6 +66,8 @@ const SUITES: Record<string, (plan: Plan, ctx: RunContext, stores: readonly Desi
   reader: async (plan, ctx) => [...(await readerLongFigures(plan.readerLong, ctx)), ...(await inspectorLongFigures(plan.inspectorLong, ctx))],
   cluster: (plan, ctx) => clusterFigures(plan, ctx),
   "claude-code": (plan, ctx) => claudeCodeFigures(plan.claudeCode, ctx),
+  "mcp-use": (plan, ctx) => mcpUseFigures(plan.mcpUse, ctx),
+  flood: (plan, ctx) => floodFigures(plan.flood, ctx),
   "agent-hosts": (plan, ctx) => agentHostsFigures(plan.agentHosts, ctx),
 };
 

@@ -30,6 +30,11 @@ export interface SoloFigure {
   details?: Record<string, number | string>;
 }
 
+/** A solo figure of `samples` in `unit` (default "ms"), read against nothing yet. */
+export function soloFigure(key: string, name: string, samples: number[], unit = "ms"): SoloFigure {
+  return { key, name, unit, solo: true, samples };
+}
+
 /** A solo figure with what the table shows. */
 export interface SoloResult extends SoloFigure {
   summary: Summary;

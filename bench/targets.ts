@@ -33,6 +33,9 @@ export const TARGETS: readonly Target[] = [
   { key: "awareness.statusline.silent", text: "p90 < 150", met: (backchannel) => backchannel.p90 < 150 },
   { key: "awareness.statusline.busy", text: "p90 < 150", met: (backchannel) => backchannel.p90 < 150 },
   // The reader in MCP Inspector: answers as fast as a person notices, no ask stalls, idle as cheap as a long-poll.
+  // One principal's flood of unread polls: another's call stays prompt, the server's memory under twice its quiet size.
+  { key: "flood.batches.otherCall", text: "max < 500", met: (backchannel) => backchannel.max < 500 },
+  { key: "flood.batches.rss", text: "max < 2× quiet", met: (backchannel, quiet) => backchannel.max < 2 * quiet.p50 },
   { key: "inspector.answerToScreen", text: "p50 ≤ 100", met: (backchannel) => backchannel.p50 <= 100 },
   { key: "inspector.askToAgent", text: "no stall: max < 5,000", met: (backchannel) => backchannel.max < 5000 },
   { key: "inspector.idleCalls", text: "≤ 2.5/min", met: (backchannel) => backchannel.max <= 2.5 },

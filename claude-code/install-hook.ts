@@ -9,25 +9,26 @@
  * hooks file of this shape, `{"hooks": {"<Event>": [{"matcher"?, "hooks": [...]}]}}`:
  * Codex's hooks.json has it too (codex/install.ts).
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { backchannelCommand } from "../core/commands.js";
 import type { JsonValue } from "../core/json.js";
 import { WAKE_HOOK_TIMEOUT_S } from "../core/limits.js";
 import { type Outcome, withSettingsLock } from "./install.js";
-import { isJsonObject, readJsonObject, SettingsFileError, writeJsonObject, type JsonObject } from "./settings-file.js";
+import { isJsonObject, prepareSettingsFolder, readJsonObject, SettingsFileError, writeJsonObject, type JsonObject } from "./settings-file.js";
 
 /** A wake hook command of backchannel's, whichever prefix runs it. */
 const OUR_HOOK = /(^|\s)hook\s+stop(\s|$)/;
 
 /**
  * Adds the wake hook to the settings file at `settingsPath` (absolute), creating the
- * file and its folder when missing. Installing again is a no-op.
+ * file when missing (and its folder where `prepareSettingsFolder` may). Installing again is a no-op.
  * @throws SettingsFileError when the file or its `hooks` / `hooks.Stop` is not what
- *   Claude Code reads (nothing is written); LockTimeoutError; I/O errors.
+ *   Claude Code reads (nothing is written); SettingsFolderError as `prepareSettingsFolder`;
+ *   LockTimeoutError; I/O errors.
  */
 export async function installWakeHook(settingsPath: string, env: NodeJS.ProcessEnv = process.env): Promise<Outcome> {
-  mkdirSync(dirname(settingsPath), { recursive: true });
+  prepareSettingsFolder(settingsPath, env);
   return withSettingsLock(settingsPath, () => {
     const settings = readJsonObject(settingsPath) ?? {};
     const hook: JsonObject = { type: "command", command: `${backchannelCommand(env)} hook stop`, asyncRewake: true, timeout: WAKE_HOOK_TIMEOUT_S };

@@ -17,12 +17,12 @@
  * run one after the other: interleaved, an uninstall could put back a stash that an
  * install had just replaced, and the user's own status line was lost.
  */
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { backchannelCommand, shellQuote } from "../core/commands.js";
 import type { JsonValue } from "../core/json.js";
 import { withLock } from "../core/fs/lock.js";
-import { isJsonObject, readJsonObject, SettingsFileError, writeJsonObject, type JsonObject } from "./settings-file.js";
+import { isJsonObject, prepareSettingsFolder, readJsonObject, SettingsFileError, writeJsonObject, type JsonObject } from "./settings-file.js";
 import { readStash, removeStash, stashPathFor } from "./stash.js";
 
 /** How often Claude Code re-runs the status line when the replaced one did not say: new questions show between turns. */
@@ -39,15 +39,16 @@ const OUR_COMMAND = /(^|\s)statusline\s+--stash\s/;
 
 /**
  * Installs backchannel's status line in the settings file at `settingsPath` (absolute),
- * creating the file and its folder when missing. The current `statusLine` goes to the
+ * creating the file when missing (and its folder where `prepareSettingsFolder` may). The current `statusLine` goes to the
  * stash; the new one keeps its `padding` and `refreshInterval` (default
  * {@link DEFAULT_REFRESH_SECONDS}). Installing again is a no-op.
  * @throws SettingsFileError when the file is not a regular file holding a JSON object, or
- *   its statusLine is not an object (nothing is written); LockTimeoutError when another
+ *   its statusLine is not an object (nothing is written); SettingsFolderError when its
+ *   folder is missing where none is made, or not a folder; LockTimeoutError when another
  *   process holds the settings file's lock for a minute; I/O errors.
  */
 export async function installStatusline(settingsPath: string, env: NodeJS.ProcessEnv = process.env): Promise<Outcome> {
-  mkdirSync(dirname(settingsPath), { recursive: true });
+  prepareSettingsFolder(settingsPath, env);
   return withSettingsLock(settingsPath, () => install(settingsPath, env));
 }
 

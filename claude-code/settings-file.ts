@@ -3,12 +3,13 @@
  * whole without disturbing what it holds: the other keys keep their values and their
  * order, and a file that is not what it should be is never overwritten.
  */
-import { chmodSync, existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
-import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { chmodSync, existsSync, realpathSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { CallerError } from "../core/errors.js";
 import type { JsonValue } from "../core/json.js";
+import { homeFolder, NoHomeFolderError } from "../core/paths.js";
 import { writeFileAtomic } from "../core/fs/atomic-write.js";
+import { makeFolder } from "../core/fs/durable.js";
 import { NotAJsonFileError, readJsonFile } from "./json-file.js";
 
 /** A JSON object, as settings.json and its `statusLine` are. */
@@ -26,9 +27,67 @@ export class SettingsFileError extends CallerError {
   }
 }
 
-/** Claude Code's user settings: `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`. */
+/** Thrown when the folder a settings file would go in is missing or not a folder; the message names it and what to do. */
+export class SettingsFolderError extends CallerError {
+  override readonly name = "SettingsFolderError";
+  override readonly code = "SETTINGS_FILE";
+}
+
+/**
+ * Makes sure the folder of the settings file at `settingsPath` (absolute) is there, making
+ * it only where Claude Code keeps settings: the default file's folder (`$CLAUDE_CONFIG_DIR`
+ * or `~/.claude`, with its parents), or a `.claude` folder in a folder that exists (a
+ * project's). Any other missing folder is most often a mistyped path, and a command that
+ * made it would leave a settings file Claude Code never reads.
+ * @throws SettingsFolderError when the folder is missing elsewhere, or is not a folder (nothing is made then); I/O errors.
+ */
+export function prepareSettingsFolder(settingsPath: string, env: NodeJS.ProcessEnv = process.env): void {
+  const folder = dirname(settingsPath);
+  const kind = kindOf(folder);
+  if (kind === "folder") return;
+  if (kind === "other")
+    throw new SettingsFolderError(`${folder} is not a folder, so ${settingsPath} cannot be a settings file: check the path (nothing was changed)`);
+  const userSettings = userSettingsPath(env);
+  if (userSettings !== undefined && resolve(settingsPath) === resolve(userSettings)) {
+    makeFolder(folder, { parents: true });
+    return;
+  }
+  if (basename(folder) === ".claude" && kindOf(dirname(folder)) === "folder") {
+    makeFolder(folder);
+    return;
+  }
+  throw new SettingsFolderError(
+    `the folder ${folder} does not exist: check the path (nothing was changed). Claude Code reads ${userSettings ?? "~/.claude/settings.json"}, ` +
+      "and <project>/.claude/settings.json or settings.local.json; a missing .claude folder of an existing project is made, no other folder",
+  );
+}
+
+/** What is at `path` (links followed): a folder, something else, or nothing (also when a part of the way is not a folder). */
+function kindOf(path: string): "folder" | "other" | "missing" {
+  try {
+    return statSync(path).isDirectory() ? "folder" : "other";
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return "missing";
+    throw error;
+  }
+}
+
+/**
+ * Claude Code's user settings: `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`.
+ * @throws NoHomeFolderError when neither names a folder.
+ */
 export function defaultSettingsPath(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.CLAUDE_CONFIG_DIR || join(homedir(), ".claude"), "settings.json");
+  const path = userSettingsPath(env);
+  if (path === undefined) throw new NoHomeFolderError("Claude Code's settings", "pass --settings FILE, or set CLAUDE_CONFIG_DIR");
+  return path;
+}
+
+/** {@link defaultSettingsPath}, or `undefined` when neither CLAUDE_CONFIG_DIR nor a home folder names one. */
+function userSettingsPath(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.CLAUDE_CONFIG_DIR) return join(env.CLAUDE_CONFIG_DIR, "settings.json");
+  const home = homeFolder();
+  return home === undefined ? undefined : join(home, ".claude", "settings.json");
 }
 
 /** True when `value` is a JSON object (not an array, not null). */
@@ -66,7 +125,7 @@ export function readJsonObject(path: string): JsonObject | null {
 export function writeJsonObject(path: string, value: JsonObject): void {
   const target = existsSync(path) ? realpathSync(path) : path;
   const mode = existsSync(target) ? statSync(target).mode & 0o7777 : undefined;
-  mkdirSync(dirname(target), { recursive: true });
+  makeFolder(dirname(target), { parents: true });
   writeFileAtomic(target, `${JSON.stringify(value, null, 2)}\n`);
   // writeFileAtomic makes a private (0600) file: give back the mode the user had.
   if (mode !== undefined) chmodSync(target, mode);

@@ -86,11 +86,35 @@ export function usageError(command: string, problem: string): UsageError {
  * @returns `undefined` when none is close.
  */
 export function closest(word: string, candidates: readonly string[]): string | undefined {
-  const maxDistance = Math.ceil(word.length / 3);
-  const near = closestMatch(word, candidates, { maxDistance });
-  if (near !== undefined && leven(word, near) <= maxDistance) return near;
-  const prefixed = word.length >= 2 ? candidates.filter((candidate) => candidate.startsWith(word)) : [];
+  const near = closestMatch(word, candidates, { maxDistance: maxDistanceOf(word) });
+  if (near !== undefined && leven(word, near) <= maxDistanceOf(word)) return near;
+  const prefixed = prefixedBy(word, candidates);
   return prefixed.length === 1 ? prefixed[0] : undefined;
+}
+
+/**
+ * Every one of `candidates` close to `word` by the rule of {@link closest} (few
+ * characters differ, or it begins with `word`), closest first.
+ * @returns none when none is close.
+ */
+export function closeMatches(word: string, candidates: readonly string[]): string[] {
+  const maxDistance = maxDistanceOf(word);
+  const near = candidates
+    .map((candidate) => ({ candidate, distance: leven(word, candidate) }))
+    .filter(({ distance }) => distance <= maxDistance)
+    .sort((a, b) => a.distance - b.distance)
+    .map(({ candidate }) => candidate);
+  return [...near, ...prefixedBy(word, candidates).filter((candidate) => !near.includes(candidate))];
+}
+
+/** How many characters of `word` may differ in a close candidate: a third of them, rounded up. */
+function maxDistanceOf(word: string): number {
+  return Math.ceil(word.length / 3);
+}
+
+/** The candidates that begin with `word` (a word cut short), when it is at least two characters long. */
+function prefixedBy(word: string, candidates: readonly string[]): string[] {
+  return word.length >= 2 ? candidates.filter((candidate) => candidate.startsWith(word)) : [];
 }
 
 /** What is said of an unknown option: `raw` is the word it came from (`-follow` holds `-f`), `rawName` the option. */

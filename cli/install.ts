@@ -3,6 +3,7 @@
  * settings (claude-code/install.ts, claude-code/install-hook.ts); `install codex` and
  * `uninstall codex`: Codex CLI's (codex/install.ts).
  */
+import { callerErrorCode } from "../core/errors.js";
 import { parseCommandLine } from "./args.js";
 
 /** The usage text of this command. */
@@ -30,16 +31,22 @@ takes out what install added; a server entry you changed is left alone.
 
 Options:
   --settings FILE    the settings file (default $CLAUDE_CONFIG_DIR/settings.json, else
-                     ~/.claude/settings.json; e.g. .claude/settings.json for a project)
+                     ~/.claude/settings.json; e.g. .claude/settings.json for a project).
+                     Its folder must exist; install makes only the default's and a
+                     missing .claude folder of an existing project
   --codex-home DIR   codex: Codex's folder (default $CODEX_HOME, else ~/.codex)
   --codex COMMAND    codex: the command that runs Codex (default codex)
   -h, --help         show this help
 
-Exit codes: 0 done (or nothing to do), 1 refused, Codex could not be run, or a
-settings file that is not a JSON object (left as it is; message on stderr).`;
+Exit codes: 0 done (or nothing to do), 1 refused, Codex could not be run, a settings
+file that is not a JSON object (left as it is) or a folder that does not exist
+(message on stderr).`;
 
 /** What install and uninstall take care of. */
 const TARGETS = ["statusline", "hook", "codex"] as const;
+
+/** What an install or uninstall step came to: done (`ok`) or refused, and what to say. */
+type InstallOutcome = { ok: boolean; message: string };
 
 /** Runs `install` or `uninstall` (`command`) with `args` (after it); resolves to the exit code. */
 export async function run(command: "install" | "uninstall", args: string[]): Promise<number> {
@@ -68,30 +75,39 @@ export async function run(command: "install" | "uninstall", args: string[]): Pro
     process.stderr.write(`backchannel ${command} ${target}: ${given} belong to ${owner}\n\n${USAGE}\n`);
     return 1;
   }
-  const { resolve } = await import("node:path");
-  let outcome: { ok: boolean; message: string };
-  if (target === "codex") {
-    const [codex, { shellWords }] = await Promise.all([import("../codex/install.js"), import("../core/commands.js")]);
-    const options = { codexHome: resolve(values["codex-home"] ?? codex.defaultCodexHome()), codex: shellWords(values.codex ?? "codex") };
-    outcome = await (command === "install" ? codex.installCodex(options) : codex.uninstallCodex(options));
-  } else {
-    const [{ defaultSettingsPath }, statusline, hook] = await Promise.all([
-      import("../claude-code/settings-file.js"),
-      import("../claude-code/install.js"),
-      import("../claude-code/install-hook.js"),
-    ]);
-    const settingsPath = resolve(values.settings ?? defaultSettingsPath());
-    const action =
-      target === "hook"
-        ? command === "install"
-          ? hook.installWakeHook
-          : hook.uninstallWakeHook
-        : command === "install"
-          ? statusline.installStatusline
-          : statusline.uninstallStatusline;
-    outcome = await action(settingsPath);
+  let outcome: InstallOutcome;
+  try {
+    outcome = await (target === "codex" ? codexStep(command, values) : claudeCodeStep(command, target, values.settings));
+  } catch (error) {
+    // A settings file or folder install cannot change: said in the command's words, like a refusal.
+    if (callerErrorCode(error) !== "SETTINGS_FILE") throw error;
+    outcome = { ok: false, message: (error as Error).message };
   }
   if (outcome.ok) process.stdout.write(`${outcome.message}\n`);
   else process.stderr.write(`backchannel ${command} ${target}: ${outcome.message}\n`);
   return outcome.ok ? 0 : 1;
+}
+
+/** Installs or uninstalls backchannel in Codex CLI (codex/install.ts). */
+async function codexStep(command: "install" | "uninstall", values: { "codex-home"?: string; codex?: string }): Promise<InstallOutcome> {
+  const [{ resolve }, codex, { shellWords }] = await Promise.all([import("node:path"), import("../codex/install.js"), import("../core/commands.js")]);
+  const options = { codexHome: resolve(values["codex-home"] ?? codex.defaultCodexHome()), codex: shellWords(values.codex ?? "codex") };
+  return command === "install" ? codex.installCodex(options) : codex.uninstallCodex(options);
+}
+
+/** Installs or uninstalls Claude Code's status line or wake hook in the settings file at `settings` (default Claude Code's user settings). */
+async function claudeCodeStep(
+  command: "install" | "uninstall",
+  target: "statusline" | "hook",
+  settings: string | undefined,
+): Promise<InstallOutcome> {
+  const [{ resolve }, { defaultSettingsPath }, statusline, hook] = await Promise.all([
+    import("node:path"),
+    import("../claude-code/settings-file.js"),
+    import("../claude-code/install.js"),
+    import("../claude-code/install-hook.js"),
+  ]);
+  const settingsPath = resolve(settings ?? defaultSettingsPath());
+  if (target === "hook") return command === "install" ? hook.installWakeHook(settingsPath) : hook.uninstallWakeHook(settingsPath);
+  return command === "install" ? statusline.installStatusline(settingsPath) : statusline.uninstallStatusline(settingsPath);
 }

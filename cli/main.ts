@@ -6,7 +6,7 @@
  * load the MCP SDK.
  */
 import { THIS_INSTALLATION } from "../core/commands.js";
-import { resolveDataDir } from "../core/paths.js";
+import { describeDefaultDataDir } from "../core/paths.js";
 
 const USAGE = `backchannel: a live channel between an AI agent and an MCP App in its chat
 
@@ -32,7 +32,7 @@ Usage:
 Without backchannel on your PATH: "${THIS_INSTALLATION}" (this installation),
 or "npx -y backchannel-mcp" once the package is published ("npx backchannel" is another package).
 
-Data directory: $BACKCHANNEL_HOME, else ${resolveDataDir()}
+Data directory: $BACKCHANNEL_HOME, else ${describeDefaultDataDir()}
 Channels across machines: BACKCHANNEL_STORE=redis://host:port (or serve --store), for every command`;
 
 /** The commands, for the suggestion of the closest one. */

@@ -4,7 +4,7 @@
  */
 import { resolve } from "node:path";
 import { parseCommandLine } from "./args.js";
-import { resolveDataDir } from "../core/paths.js";
+import { describeDefaultDataDir, resolveDataDir } from "../core/paths.js";
 
 /** The usage text of this command. */
 export const USAGE = `Usage: backchannel token add <principal> [--tokens FILE]
@@ -17,7 +17,7 @@ A principal may have several tokens; each principal sees only its own channels.
 
 Options:
   --tokens FILE  the token file (default: tokens.json in the data directory,
-                 $BACKCHANNEL_HOME, else ${resolveDataDir()}); made 0600
+                 $BACKCHANNEL_HOME, else ${describeDefaultDataDir()}); made 0600
   -h, --help     show this help
 
 Exit codes: 0 done, 1 a bad principal or an unusable token file (message on stderr).`;

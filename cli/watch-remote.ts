@@ -21,6 +21,7 @@ import { EVENT_PATTERN, isChannelId } from "../core/ids.js";
 import { MAX_REMOTE_WAIT_MS } from "../core/limits.js";
 import { VERSION } from "../core/package.js";
 import { oneLine } from "../core/text.js";
+import { afterSeqIn, EPOCH_PATTERN, type SeqMark } from "../protocol/epoch.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { toolErrorCode } from "../protocol/tool-error.js";
 import { WATCH_TOOL } from "../server/tools/watch-tools.js";
@@ -41,6 +42,8 @@ export interface RemoteWatchOptions extends WatchBehaviour {
   token?: string;
   /** After a failed call while watching, wait this long before the next. Default 1,000 ms. */
   retryMs?: number;
+  /** Wait for a channel the server does not hold yet, instead of ending at once (exit 1). Default false. */
+  allowMissing?: boolean;
 }
 
 /** A failure that ends the watcher: its message says what to do. */
@@ -63,7 +66,9 @@ const DEADLINE_GRACE_MS = 1000;
  */
 const answerSchema = z.object({
   messages: z.array(z.object({ seq: z.number().int().positive(), event: z.string().regex(EVENT_PATTERN), data: z.unknown(), ts: z.string() })),
+  epoch: z.string().regex(EPOCH_PATTERN).optional(),
   title: z.string().optional(),
+  exists: z.boolean().optional(),
 });
 
 /**
@@ -75,7 +80,7 @@ const answerSchema = z.object({
 export async function watchRemote(options: RemoteWatchOptions): Promise<number> {
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   const err = options.err ?? ((line: string) => process.stderr.write(`backchannel watch: ${oneLine(line)}\n`));
-  const { channelId, token, follow = false, notify = false, timeoutMs = 1_800_000, retryMs = 1000 } = options;
+  const { channelId, token, follow = false, notify = false, timeoutMs = 1_800_000, retryMs = 1000, allowMissing = false } = options;
   if (!isChannelId(channelId)) {
     err(invalidChannelMessage(channelId));
     return WATCH_EXIT.error;
@@ -110,19 +115,26 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
   try {
     await client.connect(transport);
     await assertHasWatchTool(client);
-    let lastSeq = 0;
+    // The last seq told of, in its queue's epoch (an older server gives none): a queue that starts again is told from its start.
+    let told: SeqMark = { seq: 0, epoch: undefined };
     let lastProblem = "";
     let first = true;
     for (;;) {
       // The first call does not wait, so that "waiting" is said at once, as the local watcher says it.
       const waitMs = first ? 0 : Math.max(0, Math.min(deadline - Date.now(), MAX_REMOTE_WAIT_MS));
       let messages: QueueMessage[] | undefined;
+      let epoch: string | undefined;
       const calledAt = Date.now();
       try {
         // The first call also asks for the channel's title, for the re-arm line at the timeout.
-        const answer = await watchOnce(client, channelId, lastSeq, waitMs, first);
-        messages = answer.messages;
+        const answer = await watchOnce(client, channelId, told, waitMs, first);
+        ({ messages, epoch } = answer);
         if (first) title = answer.title;
+        // An older server does not say whether the channel exists: then the watcher waits, as it always did.
+        if (first && answer.exists === false && messages.length === 0) {
+          if (!allowMissing) throw new RemoteWatchError(missingRemoteChannel(url, channelId, token !== undefined));
+          err(`no channel ${channelId} at ${url} yet; waiting for an app to open it`);
+        }
         lastProblem = "";
         // A server that answers at once with nothing new (it ignores after_seq) is asked again only after a pause.
         if (messages.length === 0 && !first && Date.now() - calledAt < waitMs / 2) await pause(Math.min(retryMs, deadline - Date.now()));
@@ -141,7 +153,7 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
         for (const line of follow ? followLines(channelId, messages) : [summaryLine(channelId, messages)]) out(line);
         if (notifier) await notifier.notify("backchannel", notificationBody(messages));
         if (!follow) return WATCH_EXIT.message;
-        lastSeq = messages.at(-1)!.seq;
+        told = { seq: messages.at(-1)!.seq, epoch };
       }
       if (first) err(`waiting for messages on ${channelId} at ${url} (timeout ${timeoutMs / 1000} s)`);
       first = false;
@@ -195,19 +207,21 @@ function isLoopback(hostname: string): boolean {
 }
 
 /**
- * One `watch_agent_messages` call: the messages above `afterSeq`, after waiting up to
- * `waitMs` for one, and with `withTitle` the channel's title when the server gives one
- * (an older server gives none).
+ * One `watch_agent_messages` call: the messages above `after` (all of them when the
+ * queue's epoch is not `after.epoch`), after waiting up to `waitMs` for one, with the
+ * queue's epoch, and with `withTitle` the channel's title when the server gives one (an
+ * older server gives neither epoch nor title).
  */
 async function watchOnce(
   client: Client,
   channelId: string,
-  afterSeq: number,
+  after: SeqMark,
   waitMs: number,
   withTitle: boolean,
-): Promise<{ messages: QueueMessage[]; title?: string }> {
+): Promise<{ messages: QueueMessage[]; epoch?: string; title?: string; exists?: boolean }> {
+  const since = { after_seq: after.seq, ...(after.epoch === undefined ? {} : { epoch: after.epoch }) };
   const result = await client.callTool(
-    { name: WATCH_TOOL, arguments: { channel_id: channelId, after_seq: afterSeq, wait_ms: waitMs, ...(withTitle ? { with_title: true } : {}) } },
+    { name: WATCH_TOOL, arguments: { channel_id: channelId, ...since, wait_ms: waitMs, ...(withTitle ? { with_title: true } : {}) } },
     // The server answers by the end of the wait; the margin covers a slow network.
     { timeout: waitMs + 20_000 },
   );
@@ -221,8 +235,19 @@ async function watchOnce(
     throw new ToolCallError(`the server's answer is not a list of messages (${issue?.path.join(".")}: ${issue?.message ?? "bad shape"})`, undefined);
   }
   // Only what is new, in order: a server that ignores after_seq must not make --follow repeat itself.
+  const { epoch, title } = parsed.data;
+  const afterSeq = epoch === undefined ? after.seq : afterSeqIn(epoch, after);
   const messages = (parsed.data.messages as QueueMessage[]).filter((message) => message.seq > afterSeq).sort((a, b) => a.seq - b.seq);
-  return { messages, title: parsed.data.title };
+  return { messages, epoch, title, exists: parsed.data.exists };
+}
+
+/** What a person is told when the server holds no channel `channelId` (for the token's principal, when a token is sent). */
+function missingRemoteChannel(url: URL, channelId: string, withToken: boolean): string {
+  const whose = withToken ? " for the token in $" + TOKEN_ENV_VAR : "";
+  return (
+    `${url.href} has no channel ${channelId}${whose}. Give the channel_id that open_reader or open_app returned on that server; ` +
+    "to wait for a channel an app opens later, add --allow-missing"
+  );
 }
 
 /** Waits `ms` (nothing when it is not above 0). */

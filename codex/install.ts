@@ -18,10 +18,9 @@
  * entry the user changed since is left alone, and said so.
  */
 import { existsSync, mkdirSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { backchannelCommand, shellWords } from "../core/commands.js";
-import { resolveDataDir } from "../core/paths.js";
+import { homeFolder, NoHomeFolderError, resolveDataDir } from "../core/paths.js";
 import { type Outcome, withSettingsLock } from "../claude-code/install.js";
 import { withHookEntry, withoutHookEntry } from "../claude-code/install-hook.js";
 import { type JsonObject, readJsonObject, writeJsonObject } from "../claude-code/settings-file.js";
@@ -49,9 +48,15 @@ export interface CodexInstallOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Codex's configuration folder for `env`: `$CODEX_HOME`, else `~/.codex`. */
+/**
+ * Codex's configuration folder for `env`: `$CODEX_HOME`, else `~/.codex`.
+ * @throws NoHomeFolderError when neither names a folder.
+ */
 export function defaultCodexHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.CODEX_HOME || join(homedir(), ".codex");
+  if (env.CODEX_HOME) return env.CODEX_HOME;
+  const home = homeFolder();
+  if (home === undefined) throw new NoHomeFolderError("Codex's folder", "pass --codex-home DIR, or set CODEX_HOME");
+  return join(home, ".codex");
 }
 
 /**

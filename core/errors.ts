@@ -16,7 +16,7 @@ export const ERROR_CODES = {
   INVALID_EVENT: "an event name does not match the event pattern",
   INVALID_APP_NAME: "an app name does not match the app-name pattern",
   INVALID_DATA: "a message's data or a state document is not plain JSON within the nesting limit",
-  INVALID_CURSOR: "a poll's cursor (after) is not a whole number >= 0",
+  INVALID_CURSOR: "a poll's cursor (after) is not a whole number >= 0, or its epoch is not one",
   INVALID_ARGUMENTS: "a tool's arguments contradict each other or say nothing to do",
   INVALID_COMMAND_LINE: "a backchannel command line names an unknown option, lacks an option's value or has a word too many",
   MESSAGE_TOO_LARGE: "a message's data is larger than the per-message limit",
@@ -24,6 +24,8 @@ export const ERROR_CODES = {
   STATE_TOO_LARGE: "a state document is larger than its limit; the stored one is unchanged",
   PRINCIPAL_LIMIT: "a remote principal is at its channel, append-rate or byte limit",
   WAIT_LIMIT: "too many calls wait at once, of one principal or in the server process; nothing was read",
+  CALL_LIMIT: "too many calls are answered at once over HTTP, of one principal or in the server process; nothing was done",
+  TOO_MANY_PRINCIPALS: "the store holds data of as many remote principals as it may, and a new one cannot write; nothing was written",
   LOCK_TIMEOUT: "a file of the file store stayed locked by another process for too long",
   LOCK_LOST: "another process broke this process's lock while it stalled; nothing was committed",
   CORRUPT_QUEUE_FILE: "a queue file is not a queue; a writer moves it aside at its next write",
@@ -55,6 +57,8 @@ export const ERROR_CODES = {
   UNSAFE_BIND_ADDRESS: "serve --http would listen beyond loopback without authentication or a public URL",
   SETTINGS_FILE: "a Claude Code settings file (or install's stash beside it) is not what install can change",
   FILE_SYSTEM: "the data directory could not be read or written (full disk, permissions, …)",
+  NO_HOME_FOLDER:
+    "a default path (the data directory, Claude Code's settings) lies in a home folder this process has none of; set the variable or option the message names",
   INTERNAL: "a bug in backchannel; its stack is on the server's stderr",
 } as const;
 

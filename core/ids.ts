@@ -31,11 +31,12 @@ export const EVENT_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 export const STATE_NAME_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
 
 /**
- * A session key: `claude-<pid>` (the Claude Code process the server and the status
- * line both descend from) or `pid-<pid>` (the parent, outside Claude Code). It names a
- * file, so it is checked before any path is built from it.
+ * A session key: `claude-<pid>-<digest>` (the Claude Code process every process of the
+ * session knows) or `pid-<pid>-<digest>` (the parent, outside Claude Code), the digest
+ * telling that process apart from every other with its pid (core/session-key.ts). It
+ * names a file, so it is checked before any path is built from it.
  */
-export const SESSION_KEY_PATTERN = /^(claude|pid)-[0-9]{1,10}$/;
+export const SESSION_KEY_PATTERN = /^(claude|pid)-[0-9]{1,10}-[0-9a-f]{20}$/;
 
 /** Thrown when a string is not a valid channel id; the message says what a valid one looks like. */
 export class InvalidChannelIdError extends CallerError {

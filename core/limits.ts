@@ -38,6 +38,19 @@ export interface Limits {
   maxPrincipalWaitingCalls: number;
   /** Most calls that may wait at once in a server process, of every caller together. Default 1,000. */
   maxWaitingCalls: number;
+  /**
+   * Most calls of one remote principal that a server process answers at once over HTTP,
+   * its waiting calls aside; a call counts from its arrival until its answer is sent, and
+   * a JSON-RPC batch counts each call it holds. Default 16.
+   */
+  maxPrincipalActiveCalls: number;
+  /** Most calls a server process answers at once over HTTP, of every caller together, waiting calls aside. Default 128. */
+  maxActiveCalls: number;
+  /**
+   * Most remote principals whose data the store holds; a principal new to the store
+   * cannot write while it holds this many (reading works). Default 10,000.
+   */
+  maxPrincipals: number;
 }
 
 /** The defaults (docs/ARCHITECTURE.md, "Channels"). */
@@ -56,6 +69,9 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxPrincipalBytes: 256 * 1024 * 1024,
   maxPrincipalWaitingCalls: 100,
   maxWaitingCalls: 1000,
+  maxPrincipalActiveCalls: 16,
+  maxActiveCalls: 128,
+  maxPrincipals: 10_000,
 });
 
 /** The environment variable that overrides each limit. */
@@ -74,6 +90,9 @@ export const LIMIT_ENV_VARS: Readonly<Record<keyof Limits, string>> = Object.fre
   maxPrincipalBytes: "BACKCHANNEL_MAX_PRINCIPAL_BYTES",
   maxPrincipalWaitingCalls: "BACKCHANNEL_MAX_PRINCIPAL_WAITING_CALLS",
   maxWaitingCalls: "BACKCHANNEL_MAX_WAITING_CALLS",
+  maxPrincipalActiveCalls: "BACKCHANNEL_MAX_PRINCIPAL_ACTIVE_CALLS",
+  maxActiveCalls: "BACKCHANNEL_MAX_ACTIVE_CALLS",
+  maxPrincipals: "BACKCHANNEL_MAX_PRINCIPALS",
 });
 
 /**

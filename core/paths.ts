@@ -20,6 +20,7 @@
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { CallerError } from "./errors.js";
 import { assertAppName, assertChannelId, assertPrincipalNamespace, assertSessionKey, assertStateName } from "./ids.js";
 
 /** The mode of every folder the store makes: the user's alone. */
@@ -38,16 +39,62 @@ export const QUEUE_NAMES = ["ui", "agent"] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 /**
+ * A default path needed the user's home folder, and this process has none: `HOME` is
+ * unset and its uid has no entry in the password database (a container's arbitrary uid).
+ * The message names what to set instead.
+ */
+export class NoHomeFolderError extends CallerError {
+  override readonly name = "NoHomeFolderError";
+  override readonly code = "NO_HOME_FOLDER";
+  constructor(
+    /** What the home folder was needed for, e.g. "the data directory". */
+    readonly what: string,
+    /** What to set instead, e.g. "set BACKCHANNEL_HOME to a folder of yours". */
+    readonly remedy: string,
+  ) {
+    super(`no home folder to find ${what} in (HOME is unset and uid ${process.getuid?.() ?? "?"} has no entry in the password database): ${remedy}`);
+  }
+}
+
+/**
+ * The user's home folder: `$HOME`, else the password database's entry for this uid.
+ * @returns `undefined` when there is neither.
+ */
+export function homeFolder(): string | undefined {
+  try {
+    return homedir() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The data directory: `$BACKCHANNEL_HOME` when set, else the per-user state directory
  * (`$XDG_STATE_HOME/backchannel` or `~/.local/state/backchannel` on Linux and other
  * Unixes, `~/Library/Application Support/backchannel` on macOS,
  * `%LOCALAPPDATA%\backchannel` on Windows). Every process of the user resolves the same one.
+ * The home folder is looked up only when the path needs it.
+ * @param home the home folder. Default: {@link homeFolder}.
+ * @throws NoHomeFolderError when the path needs a home folder and there is none.
  */
-export function resolveDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home: string = homedir()): string {
+export function resolveDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home?: string): string {
   if (env.BACKCHANNEL_HOME) return env.BACKCHANNEL_HOME;
-  if (platform === "darwin") return join(home, "Library", "Application Support", "backchannel");
-  if (platform === "win32") return join(env.LOCALAPPDATA ?? join(home, "AppData", "Local"), "backchannel");
-  return join(env.XDG_STATE_HOME || join(home, ".local", "state"), "backchannel");
+  if (platform === "win32" && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, "backchannel");
+  if (platform !== "darwin" && platform !== "win32" && env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, "backchannel");
+  const base = home ?? homeFolder();
+  if (base === undefined) throw new NoHomeFolderError("the data directory", "set BACKCHANNEL_HOME to a folder of yours");
+  if (platform === "darwin") return join(base, "Library", "Application Support", "backchannel");
+  if (platform === "win32") return join(base, "AppData", "Local", "backchannel");
+  return join(base, ".local", "state", "backchannel");
+}
+
+/** {@link resolveDataDir} for a help text: the path, or why there is none. Never throws. */
+export function describeDefaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  try {
+    return resolveDataDir(env);
+  } catch (error) {
+    return `none here (${(error as Error).message})`;
+  }
 }
 
 /** The folder that holds one folder per channel. */
@@ -113,13 +160,18 @@ export function sessionFile(dataDir: string, key: string): string {
   return join(sessionsDir(dataDir), `${assertSessionKey(key)}.json`);
 }
 
+/** The folder of the session watchers' claims, `watchers/`. */
+export function watchersDir(dataDir: string): string {
+  return join(dataDir, "watchers");
+}
+
 /**
  * The claim file of a session's watcher, `watchers/<key>.json`: kept beside the
  * store's files whichever store holds the channels, as it is only this machine's.
  * @throws Error when `key` does not match SESSION_KEY_PATTERN.
  */
 export function watcherClaimFile(dataDir: string, key: string): string {
-  return join(dataDir, "watchers", `${assertSessionKey(key)}.json`);
+  return join(watchersDir(dataDir), `${assertSessionKey(key)}.json`);
 }
 
 /** The folder that holds one file per saved app. */

@@ -5,7 +5,10 @@
  * Every text that reaches a terminal (the status line, the watcher's lines, the hook's
  * output) goes through {@link oneLine}: a terminal acts on escape sequences (OSC 52
  * writes the clipboard, OSC 8 makes a link, SGR 8 hides text) and on C0 and C1 control
- * characters, and bidirectional controls reorder what is shown. None of them survives.
+ * characters, and bidirectional controls reorder what is shown. None of them survives,
+ * nor does what a person cannot see but a model reads: format and default-ignorable
+ * characters (Unicode tag characters, zero-width spaces and joiners, soft hyphens,
+ * variation selectors, fillers), which can carry a whole hidden text.
  *
  * Lengths are counted in characters, that is Unicode code points: what JSON Schema's
  * `maxLength` counts, so an advertised limit and the server's check agree, and a plain
@@ -20,6 +23,12 @@
 
 /** A combining mark (accents, variation selectors, the keycap). */
 const COMBINING_MARK = /^\p{M}$/u;
+
+/** What is not seen: format characters (Cf) and default-ignorable code points (tags, zero-width characters, variation selectors, fillers). */
+const INVISIBLE = /^[\p{Cf}\p{Default_Ignorable_Code_Point}]$/u;
+
+/** What a ZWJ may join and stay: pictographs and their skin-tone modifiers (👩🏽‍💻). */
+const EMOJI_PART = /^[\p{Extended_Pictographic}\p{Emoji_Modifier}]$/u;
 
 /** ZERO WIDTH JOINER, which joins the code points on either side into one emoji. */
 const ZWJ = "\u200d";
@@ -45,8 +54,9 @@ export function characterCount(text: string): number {
 /**
  * `text` as one line that is safe to print on a terminal: escape sequences removed,
  * other control characters (newlines and tabs included) turned into spaces,
- * bidirectional controls removed, each run of white space made one space, and the ends
- * trimmed. Then, when it is longer than `maxChars` characters, cut to `maxChars` with
+ * bidirectional controls and every other invisible character removed ({@link INVISIBLE};
+ * only a ZWJ between two parts of an emoji stays), each run of white space made one
+ * space, and the ends trimmed. Then, when it is longer than `maxChars` characters, cut to `maxChars` with
  * the last one an ellipsis.
  *
  * Escape sequences are those a terminal acts on, 7-bit and 8-bit: CSI (`ESC [` or
@@ -64,7 +74,7 @@ export function characterCount(text: string): number {
 export function oneLine(text: string, maxChars: number = Number.POSITIVE_INFINITY): string {
   // 2 * maxChars + 2 UTF-16 units hold at least maxChars + 1 characters: enough to know the line is cut, and where.
   const enough = Math.min(text.length, 2 * maxChars + 2);
-  const out = new Uint16Array(enough + 1); // + 1: a space and a character may be written in one step
+  const out = new Uint16Array(enough + 2); // + 2: a space and a surrogate pair may be written in one step
   let length = 0;
   let spaceDue = false;
   let i = 0;
@@ -83,15 +93,29 @@ export function oneLine(text: string, maxChars: number = Number.POSITIVE_INFINIT
     } else if (isBidiControl(unit)) {
       i += 1;
     } else {
+      const width = codePointLength(text, i);
+      if (INVISIBLE.test(text.slice(i, i + width)) && !(text[i] === ZWJ && !spaceDue && joinsEmoji(out, length, text, i + 1))) {
+        i += width;
+        continue;
+      }
       if (spaceDue) out[length++] = 0x20;
       spaceDue = false;
       out[length++] = unit;
-      i += 1;
+      if (width === 2) out[length++] = text.charCodeAt(i + 1);
+      i += width;
     }
   }
   const line = UTF16.decode(out.subarray(0, length));
   if (line.length <= maxChars || characterCount(line) <= maxChars) return line;
   return `${line.slice(0, cutAt(line, maxChars - 1)).trimEnd()}${ELLIPSIS}`;
+}
+
+/** Whether a ZWJ joins two parts of an emoji: the last code point written to `out` (of `length` units) and the one at `next` in `text`. */
+function joinsEmoji(out: Uint16Array, length: number, text: string, next: number): boolean {
+  if (length === 0) return false;
+  const last = length >= 2 && isLowSurrogate(out[length - 1]!) && isHighSurrogate(out[length - 2]!) ? 2 : 1;
+  const before = String.fromCharCode(...out.subarray(length - last, length));
+  return EMOJI_PART.test(before) && EMOJI_PART.test(codePointAt(text, next));
 }
 
 /** Turns the buffer of {@link oneLine} into a string in one step, in this machine's byte order. */

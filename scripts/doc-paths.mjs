@@ -2,7 +2,8 @@
  * The docs-paths check of `npm run lint`: every repository path that the docs name
  * exists, so that the docs cannot go on describing a module that is gone.
  *
- * A path is named in backticks or as a relative Markdown link. In backticks it counts
+ * A path is named in backticks, as a relative Markdown link, or in an HTML image's `src`
+ * or `srcset` (a `<picture>` with a light and a dark picture). In backticks it counts
  * when its first segment is a top-level folder or file of the repository (`store/open.ts`,
  * `bench/results/`; `dist/x/y.js` stands for its source `x/y.ts`), or when it is a bare
  * file name of source or docs (`queue-log.ts`, `SECURITY.md`), which must exist somewhere
@@ -40,7 +41,8 @@ export function namedPaths(markdown, topLevel) {
       if ((token.includes("/") && topLevel.has(first)) || (!token.includes("/") && SOURCE_NAME.test(token)))
         found.push({ path: token, line: index + 1, link: false });
     }
-    for (const match of line.matchAll(/\]\(([^)\s#]+)(#[^)]*)?\)/g)) {
+    const links = [...line.matchAll(/\]\(([^)\s#]+)(#[^)]*)?\)/g), ...line.matchAll(/\b(?:src|srcset)="([^"\s#]+)"/g)];
+    for (const match of links) {
       if (!/^[a-z]+:/i.test(match[1])) found.push({ path: match[1], line: index + 1, link: true });
     }
   });

@@ -62,12 +62,36 @@ export class PrincipalLimitError extends CallerError {
   }
 }
 
-/** A poll's cursor (`after`) is not a whole number >= 0. */
+/** The store holds data of `max` remote principals, its limit, and a principal new to it tried to write; nothing was written. */
+export class TooManyPrincipalsError extends CallerError {
+  override readonly name = "TooManyPrincipalsError";
+  override readonly code = "TOO_MANY_PRINCIPALS";
+  constructor(
+    readonly max: number,
+    /** How long a channel lives unused, for the message. */
+    channelTtlMs: number,
+  ) {
+    const days = Math.round(channelTtlMs / 86_400_000);
+    super(
+      `this server keeps data for at most ${max} accounts and holds that many, so it cannot keep yours: nothing was written. ` +
+        `Reading works meanwhile. Whoever runs the server can raise BACKCHANNEL_MAX_PRINCIPALS; an account whose channels have all gone unused for ${days >= 1 ? `${days} days` : `${channelTtlMs} ms`} and that keeps no saved app is removed, which frees room`,
+    );
+  }
+}
+
+/** A poll's cursor (`after`) is not a whole number >= 0, or the epoch it came from is not an epoch. */
 export class InvalidCursorError extends CallerError {
   override readonly name = "InvalidCursorError";
   override readonly code = "INVALID_CURSOR";
-  constructor(readonly after: unknown) {
-    super(`after must be a whole number >= 0 (the cursor of your last poll), not ${String(after)}`);
+  constructor(
+    readonly after: unknown,
+    readonly epoch?: unknown,
+  ) {
+    super(
+      epoch === undefined
+        ? `after must be a whole number >= 0 (the cursor of your last poll), not ${String(after)}`
+        : `epoch must be the epoch of your last poll (up to 32 letters, digits, "_" and "-"), not ${JSON.stringify(String(epoch).slice(0, 40))}`,
+    );
   }
 }
 

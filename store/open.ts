@@ -168,11 +168,14 @@ export interface OpenedReader {
   close(): Promise<void>;
 }
 
-/** A read-only view of the store at `location` (no lock, no write, no repair). */
-export async function openReader(location: StoreLocation): Promise<OpenedReader> {
+/**
+ * A read-only view of the store at `location` (no lock, no write, no repair).
+ * @param warn where a store's notes go (Redis refusing its wake-ups, and the grant that ends it). Default: nowhere.
+ */
+export async function openReader(location: StoreLocation, warn?: (message: string) => void): Promise<OpenedReader> {
   if (location.kind === "redis") {
     const { RedisReader } = await import("./redis/reader.js");
-    const reader = new RedisReader({ url: location.url });
+    const reader = new RedisReader({ url: location.url, warn });
     return { reader, close: () => reader.close() };
   }
   const { FileQueueReader } = await import("./file/queue-reader.js");

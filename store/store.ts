@@ -32,6 +32,13 @@ export interface PollOptions {
    * seq moves, and the poll returns the queue's messages from its start.
    */
   after?: number;
+  /**
+   * The epoch `after` came from (../protocol/epoch.ts): the `epoch` of the poll that gave
+   * the cursor. When the queue's epoch is another, the cursor belongs to a queue that is
+   * gone: nothing is deleted, and the poll returns the queue's messages from its start.
+   * Without it, `after` is taken as it is.
+   */
+  epoch?: string;
   /** When nothing is pending, wait up to this long for a message to land. Default 0. */
   waitMs?: number;
   /** Ends a wait early (the poll then returns what it has, possibly nothing). */
@@ -52,6 +59,19 @@ export interface PollResult {
   cursor: number;
   /** Messages still waiting after this poll (more than one poll returns at once). */
   pending: number;
+  /**
+   * The queue's epoch (../protocol/epoch.ts): pass it with `cursor` next time. A reader
+   * that keeps a seq sees a new one when the queue was started again (its seqs begin
+   * again): it forgets its seq and takes the messages from the start.
+   */
+  epoch: string;
+}
+
+/** What waits in a queue and the epoch its seqs belong to, read together. */
+export interface QueueSnapshot {
+  messages: QueueMessage[];
+  /** The queue's epoch (../protocol/epoch.ts); `NO_EPOCH` for a queue that does not exist. */
+  epoch: string;
 }
 
 /** Why {@link ChangeSubscription.next} returned. */
@@ -106,10 +126,21 @@ export interface ChannelReader {
    */
   peek(channelId: string, queue: QueueName): Promise<QueueMessage[]>;
   /**
+   * {@link peek} with the queue's epoch, read at the same instant: for a reader that keeps
+   * a seq between reads (the watchers), which must forget it when the epoch changes.
+   * @throws as {@link peek}.
+   */
+  snapshot(channelId: string, queue: QueueName): Promise<QueueSnapshot>;
+  /**
    * Whether the channel has been made (opened, or written to) and not removed since.
    * @throws I/O errors; StoreUnavailableError over Redis.
    */
   hasChannel(channelId: string): Promise<boolean>;
+  /**
+   * Every channel in the store (or view), with when it was last used.
+   * @throws UnsafeLayoutError (file store); I/O errors; StoreUnavailableError over Redis.
+   */
+  listChannels(): Promise<ChannelInfo[]>;
   /** Subscribes to changes of a queue (subscribe, then {@link peek}); works before the channel exists. */
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription;
   /**
@@ -149,7 +180,7 @@ export interface ChannelStore extends ChannelReader {
   append(channelId: string, queue: QueueName, event: string, data?: JsonValue): Promise<AppendResult>;
   /**
    * Reads a queue with a cursor or read-and-clear, optionally waiting for a message.
-   * @throws InvalidCursorError, LockTimeoutError, I/O errors.
+   * @throws InvalidCursorError (a bad cursor or epoch), LockTimeoutError, I/O errors.
    */
   poll(channelId: string, queue: QueueName, options?: PollOptions): Promise<PollResult>;
   /**
@@ -163,8 +194,6 @@ export interface ChannelStore extends ChannelReader {
   readonly sessions: SessionStore;
   /** The apps the user kept (see ./saved-app.ts), kept beside the channels. */
   readonly apps: SavedAppStore;
-  /** Every channel in the store. */
-  listChannels(): Promise<ChannelInfo[]>;
   /** Removes a channel and everything in it; does nothing when it does not exist. */
   remove(channelId: string): Promise<void>;
   /**

@@ -2,9 +2,11 @@
  * The checks every store makes before it appends a message, so that every store refuses
  * the same messages with the same errors.
  */
+import { randomBytes } from "node:crypto";
 import { assertEvent } from "../core/ids.js";
 import { InvalidDataError, jsonProblem, type JsonValue } from "../core/json.js";
 import type { Limits } from "../core/limits.js";
+import { isEpoch } from "../protocol/epoch.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { InvalidCursorError, MessageTooLargeError } from "./errors.js";
 
@@ -24,11 +26,18 @@ export function checkMessage(event: string, data: JsonValue, limits: Pick<Limits
 }
 
 /**
- * Checks a poll's cursor.
- * @throws InvalidCursorError unless `after` is undefined or a whole number >= 0.
+ * Checks a poll's cursor and the epoch it came from.
+ * @throws InvalidCursorError unless `after` is undefined or a whole number >= 0, and
+ *   `epoch` undefined or an epoch (EPOCH_PATTERN).
  */
-export function checkCursor(after: number | undefined): void {
+export function checkCursor(after: number | undefined, epoch?: string): void {
   if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0)) throw new InvalidCursorError(after);
+  if (epoch !== undefined && !isEpoch(epoch)) throw new InvalidCursorError(after, epoch);
+}
+
+/** A new epoch for a queue whose seq counter starts again (../protocol/epoch.ts): 16 random characters of EPOCH_PATTERN. */
+export function mintEpoch(): string {
+  return randomBytes(12).toString("base64url");
 }
 
 /**

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { z } from "zod";
+import { sessionKeyOfProcess } from "../core/session-key.js";
 import { createServer } from "../server/server.js";
 import { FileStore } from "../store/file/file-store.js";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
@@ -127,7 +128,7 @@ test("a reader stays a reader in its session, with the title it was opened with,
   try {
     const channelId = await openReader(opener);
     await poller.callTool({ name: "poll_agent_messages", arguments: { channel_id: channelId } });
-    const record = await new FileStore({ dataDir }).sessions.read("claude-737373");
+    const record = await new FileStore({ dataDir }).sessions.read(sessionKeyOfProcess("claude", 737373));
     assert.deepEqual(record.channels, [{ id: channelId, app: "reader", title: "A" }]);
   } finally {
     await Promise.all([opener.close(), poller.close()]);
@@ -234,7 +235,7 @@ describe("wall", () => {
    */
   async function observedReader(): Promise<{ client: Client; store: ObservedStore }> {
     const store = new ObservedStore({ dataDir });
-    const server = createServer({ store, sessionKey: "claude-999" });
+    const server = createServer({ store, sessionKey: sessionKeyOfProcess("claude", 999) });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: "observed-reader", version: "0.0.0" });

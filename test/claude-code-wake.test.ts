@@ -11,7 +11,7 @@ import { readFile } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { describe, test } from "node:test";
-import { connectServer, tempDataDir } from "./support/helpers.js";
+import { CLI, connectServer, tempDataDir } from "./support/helpers.js";
 import { threadId } from "./support/simulated-app.js";
 import { claudeCodeSkipReason } from "./support/claude-code/install.js";
 import { startModelServer } from "./support/claude-code/model-server.js";
@@ -24,8 +24,6 @@ const skip = claudeCodeSkipReason();
 
 /** The checkout's page on waking the agent (linked from the README), for the hook settings it tells users to write. */
 const README = fileURLToPath(new URL("../../docs/waking.md", import.meta.url));
-/** The checkout's built server entry, which the README's commands name. */
-const SERVER_CLI = fileURLToPath(new URL("../server/cli.js", import.meta.url));
 
 describe("wake paths in Claude Code", { skip }, () => {
   test("claude -p grants Monitor the deadline the background-watcher recipe says it does", async (t) => {
@@ -63,7 +61,7 @@ describe("wake paths in Claude Code", { skip }, () => {
     const readme = await readFile(README, "utf8");
     const block = /```json\n(\{\n {2}"hooks"[\s\S]*?)```/.exec(readme);
     assert.ok(block, "docs/waking.md gives no hooks settings block");
-    const settings = JSON.parse(block[1]!.replaceAll("/path/to/backchannel/dist/server/cli.js", SERVER_CLI)) as Record<string, unknown>;
+    const settings = JSON.parse(block[1]!.replaceAll("/path/to/backchannel/dist/cli/main.js", CLI)) as Record<string, unknown>;
     const questions = ["What does this mean?", "Who said it?", "Why here?"];
     const run = await runReaderLoop({ wake: "exit", questions, claude: { settings } });
     t.diagnostic(run.summary);

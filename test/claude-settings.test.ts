@@ -7,9 +7,10 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, readFile, readlink, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, readlink, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, test } from "node:test";
+import { sessionKeyOfProcess } from "../core/session-key.js";
 import { FileStore } from "../store/file/file-store.js";
 import { withChannel } from "../store/session-record.js";
 import { mkfifo } from "./support/fifo.js";
@@ -72,7 +73,8 @@ function ours(folder: string, extra: Record<string, number> = {}) {
   return { type: "command", command: `${COMMAND} statusline --stash ${stashOf(folder)}`, ...extra };
 }
 
-test("a missing settings file is created with its folder, and removed again by uninstall", async () => {
+test("a missing settings file is created, with the .claude folder of an existing project, and removed again by uninstall", async () => {
+  await mkdir(join(dir, "project"));
   const folder = join(dir, "project", ".claude");
   const settings = join(folder, "settings.json");
   const installed = install(settings);
@@ -108,7 +110,7 @@ test("an existing statusLine is stashed, still shows first, and comes back byte 
   // The installed command, run through the shell as Claude Code runs it, shows theirs then ours.
   const dataDir = join(dir, "data");
   const store = new FileStore({ dataDir });
-  await store.sessions.update("claude-6161", (record) => withChannel(record, { id: "r-1", app: "reader" }));
+  await store.sessions.update(sessionKeyOfProcess("claude", 6161), (record) => withChannel(record, { id: "r-1", app: "reader" }));
   await store.append("r-1", "agent", "ask", { text: "why?" });
   const shown = await runShell(
     (now.statusLine as { command: string }).command,
@@ -231,6 +233,33 @@ describe("a settings file that is not a settings object is refused, exit 1, and 
       assert.equal(existsSync(stashOf(dir)), false);
     });
   }
+});
+
+test("install statusline and install hook refuse a settings file in a folder that does not exist, and make no folder", async () => {
+  const cases: [string, RegExp][] = [
+    [join(dir, "nonexistent", "dir", "settings.json"), /the folder .*nonexistent\/dir does not exist: check the path \(nothing was changed\)/],
+    // A mistyped .claude in an existing project, and a .claude folder of a project that does not exist.
+    [join(dir, ".cluade", "settings.json"), /the folder .*\.cluade does not exist/],
+    [join(dir, "no-project", ".claude", "settings.json"), /the folder .*no-project\/\.claude does not exist/],
+    // A part of the way that is a file, not a folder.
+    [join(dir, "a-file", ".claude", "settings.json"), /the folder .*a-file\/\.claude does not exist/],
+  ];
+  await writeFile(join(dir, "a-file"), "");
+  for (const [settings, expected] of cases) {
+    for (const target of ["statusline", "hook"]) {
+      const result = cli(["install", target, "--settings", settings]);
+      assert.equal(result.status, 1, `${target} ${settings}: ${result.stdout}${result.stderr}`);
+      assert.match(result.stderr, new RegExp(`^backchannel install ${target}: `));
+      assert.match(result.stderr, expected);
+      assert.match(result.stderr, /Claude Code reads .*settings\.json/);
+      assert.equal(result.stdout, "");
+    }
+  }
+  assert.deepEqual((await readdir(dir)).sort(), ["a-file"], "no folder was made");
+  // A folder in the way that is a file.
+  const refused = cli(["install", "hook", "--settings", join(dir, "a-file", "settings.json")]);
+  assert.equal(refused.status, 1);
+  assert.match(refused.stderr, /a-file is not a folder, so .* cannot be a settings file/);
 });
 
 test("the default settings file is $CLAUDE_CONFIG_DIR/settings.json", async () => {

@@ -3,10 +3,15 @@
  * carries protocol only.
  */
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { chmod, chown, mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { CLI, tempDataDir } from "./support/helpers.js";
+import { otherUserSkipReason } from "./support/other-user.js";
 
 function run(args: string[], env: Record<string, string> = {}) {
   return spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 10_000 });
@@ -150,4 +155,100 @@ test("serve prints its banner on stderr and nothing on stdout until a client spe
     child.kill();
     await cleanup();
   }
+});
+
+/** A uid with no entry in the password database (a container's arbitrary uid). */
+const HOMELESS_UID = 54321;
+
+describe("every command without a home folder (HOME unset, a uid with no password entry)", { skip: otherUserSkipReason() }, () => {
+  let root: string;
+  let removeRoot: () => Promise<void>;
+  let home: string;
+  before(async () => {
+    assert.ok(!readFileSync("/etc/passwd", "utf8").includes(`:${HOMELESS_UID}:`), `uid ${HOMELESS_UID} must have no password entry`);
+    ({ dir: root, cleanup: removeRoot } = await tempDataDir());
+    await chmod(root, 0o755);
+    // The folder the uid may write: its data directory and its settings go in it.
+    home = join(root, "own");
+    await mkdir(home, { mode: 0o700 });
+    await chown(home, HOMELESS_UID, HOMELESS_UID);
+  });
+  after(() => removeRoot());
+
+  /** `backchannel ...args` as {@link HOMELESS_UID}, HOME unset, with `env`, `input` on stdin. */
+  function homeless(args: string[], env: Record<string, string>, input = "{}") {
+    const base: NodeJS.ProcessEnv = { ...process.env, ...env };
+    delete base.HOME;
+    delete base.XDG_STATE_HOME;
+    delete base.CLAUDE_CONFIG_DIR;
+    const asUid = ["setpriv", `--reuid=${HOMELESS_UID}`, `--regid=${HOMELESS_UID}`, "--clear-groups"];
+    const result = spawnSync(asUid[0]!, [...asUid.slice(1), process.execPath, CLI, ...args], { encoding: "utf8", env: base, input, timeout: 20_000 });
+    assert.doesNotMatch(result.stderr, /^\s+at .+:\d+:\d+\)?$|file:\/\//m, `${args.join(" ")}: a stack trace`);
+    return result;
+  }
+
+  const STOP = JSON.stringify({ hook_event_name: "Stop", session_id: "s", cwd: "/tmp" });
+
+  test("with BACKCHANNEL_HOME, each command works", async () => {
+    const env = { BACKCHANNEL_HOME: join(home, "data") };
+    // A project folder's .claude, which install makes when missing (any other missing folder is refused).
+    const settings = join(home, ".claude", "settings.json");
+    for (const command of ["", "serve", "watch", "statusline", "install", "uninstall", "hook", "token"]) {
+      const help = homeless(command === "" ? ["--help"] : [command, "--help"], env);
+      assert.equal(help.status, 0, `${command} --help: ${help.stderr}`);
+    }
+    const token = homeless(["token", "add", "bob"], env);
+    assert.equal(token.status, 0, token.stderr);
+    assert.match(token.stdout, /bc_/);
+
+    const transport = new StdioClientTransport({
+      command: "setpriv",
+      args: [`--reuid=${HOMELESS_UID}`, `--regid=${HOMELESS_UID}`, "--clear-groups", process.execPath, CLI, "serve"],
+      env: Object.fromEntries(Object.entries({ ...process.env, ...env }).filter(([name]) => name !== "HOME")) as Record<string, string>,
+      stderr: "ignore",
+    });
+    const client = new Client({ name: "homeless", version: "0.0.0" });
+    await client.connect(transport);
+    try {
+      const sent = await client.callTool({ name: "notify_ui", arguments: { channel_id: "ch-homeless", event: "hello", data: {} } });
+      assert.ok(!sent.isError, JSON.stringify(sent.content));
+    } finally {
+      await client.close();
+    }
+
+    assert.equal(homeless(["watch", "ch-homeless", "--timeout", "1"], env).status, 2);
+    assert.equal(homeless(["watch", "--session", "--timeout", "1"], env).status, 2);
+    assert.equal(homeless(["statusline"], env).status, 0);
+    const stop = homeless(["hook", "stop", "--timeout", "1"], env, STOP);
+    assert.equal(stop.status, 2, stop.stderr);
+    assert.equal(homeless(["hook", "post-tool-use"], env).status, 0);
+    for (const args of [
+      ["install", "statusline"],
+      ["install", "hook"],
+      ["uninstall", "hook"],
+      ["uninstall", "statusline"],
+    ]) {
+      const done = homeless([...args, "--settings", settings], env);
+      assert.equal(done.status, 0, `${args.join(" ")}: ${done.stderr}`);
+      const unnamed = homeless(args, env);
+      assert.equal(unnamed.status, 1, `${args.join(" ")} without --settings`);
+      assert.match(unnamed.stderr, /no home folder to find Claude Code's settings in .*pass --settings FILE, or set CLAUDE_CONFIG_DIR/);
+    }
+  });
+
+  test("without BACKCHANNEL_HOME, each says to set it; the status line and the wake hook still exit 0", () => {
+    const help = homeless(["--help"], {});
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /Data directory: \$BACKCHANNEL_HOME, else none here \(no home folder/);
+    for (const args of [["serve"], ["watch", "--session", "--timeout", "1"], ["watch", "ch-x", "--timeout", "1"], ["token", "add", "bob"]]) {
+      const refused = homeless(args, {});
+      assert.equal(refused.status, 1, args.join(" "));
+      assert.match(refused.stderr, /no home folder to find the data directory in .*set BACKCHANNEL_HOME/, args.join(" "));
+    }
+    const line = homeless(["statusline"], {});
+    assert.equal(line.status, 0, line.stderr);
+    const stop = homeless(["hook", "stop", "--timeout", "1"], {}, STOP);
+    assert.equal(stop.status, 0, stop.stderr);
+    assert.match(stop.stderr, /set BACKCHANNEL_HOME.*not watching/);
+  });
 });

@@ -12,9 +12,6 @@
  * clock): from the moment the question is submitted to the moment the agent's poll
  * returns the ask, and from just before notify_ui to the moment the answer's text is
  * in the card's DOM (a MutationObserver in the iframe stamps it).
- *
- * Set BACKCHANNEL_SCREENSHOT=<file.png> to save a screenshot of the reader with its answered thread
- * (docs/reader.png is made this way: `npm run screenshot`).
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -251,16 +248,6 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
       { role: "agent", text: "It orders the messages and is **never reused**." },
     ]);
     timings.answerToScreen!.push(await answer(frame, firstThread, "So that a cursor stays valid after the queue drains.", "cursor stays valid"));
-    if (process.env.BACKCHANNEL_SCREENSHOT) {
-      // The reader alone, as it sits in a chat. A clip of the viewport, made tall enough:
-      // element and full-page screenshots resize the viewport while they capture, and
-      // the iframe's content re-lays out at a transient width.
-      const box = (await page.locator("#frame iframe").boundingBox())!;
-      await page.setViewportSize({ width: 1280, height: Math.ceil(box.y + box.height) });
-      await frame.locator(`${card} .message`).nth(3).waitFor();
-      await page.screenshot({ path: process.env.BACKCHANNEL_SCREENSHOT, clip: box });
-      await page.setViewportSize({ width: 1280, height: 900 });
-    }
   });
 
   test("markup in a question and an answer renders as text and runs nothing", async () => {
@@ -289,14 +276,16 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
     const frame = await readerFrame();
     await frame.locator(".card").nth(1).waitFor();
     assert.equal(await frame.locator(".card").count(), 2);
-    const texts = async (selector: string) => (await frame.locator(selector).allTextContents()).map((text) => text.trim());
-    assert.deepEqual(await texts(`.card[data-thread="${firstThread}"] .message`), [
+    // Each message's text: a question's, an answer's (without its Show more, when a compact card cuts it short).
+    const texts = async (selector: string) =>
+      (await frame.locator(`${selector} .message.user, ${selector} .message-text`).allTextContents()).map((text) => text.trim());
+    assert.deepEqual(await texts(`.card[data-thread="${firstThread}"]`), [
       "What is a sequence number for?",
       "It orders the messages and is never reused.",
       "Why is it never reused?",
       "So that a cursor stays valid after the queue drains.",
     ]);
-    assert.deepEqual(await texts(`.card[data-thread="${secondThread}"] .message`), [XSS_QUESTION, XSS_ANSWER]);
+    assert.deepEqual(await texts(`.card[data-thread="${secondThread}"]`), [XSS_QUESTION, XSS_ANSWER]);
     assert.equal(await frame.locator(`mark[data-thread="${firstThread}"]`).textContent(), "sequence number");
     assert.equal(await frame.locator(`mark[data-thread="${secondThread}"]`).textContent(), "a small command that exits");
     assert.equal(await frame.locator(".card img, .card script").count(), 0);

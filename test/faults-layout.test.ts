@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { channelDir, channelsDir, queueFile, queueSeqFile, sessionFile, sessionsDir, stateFile } from "../core/paths.js";
+import { sessionKeyOfProcess } from "../core/session-key.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { FileStore } from "../store/file/file-store.js";
 import { CLI, connectServer, stderrOf, structured, tempDataDir } from "./support/helpers.js";
@@ -267,7 +268,7 @@ describe("named pipes where the store's files belong", () => {
     const dataDir = freshPath("data");
     const store = new FileStore({ dataDir });
     await store.updateState("piped", "doc", () => ({}));
-    await store.sessions.update(`pid-${process.pid}`, (record) => record);
+    await store.sessions.update(sessionKeyOfProcess("pid", process.pid), (record) => record);
     const channel = channelDir(dataDir, "piped");
     const pipes = [
       queueFile(dataDir, "piped", "ui"),
@@ -276,7 +277,7 @@ describe("named pipes where the store's files belong", () => {
       stateFile(dataDir, "piped", "reader"),
       stateFile(dataDir, "piped", "session"),
       `${queueFile(dataDir, "piped", "agent")}.lock`,
-      sessionFile(dataDir, `pid-${process.pid}`), // the session of servers and status lines this process starts
+      sessionFile(dataDir, sessionKeyOfProcess("pid", process.pid)), // the session of servers and status lines this process starts
     ];
     for (const path of pipes) await rm(path, { force: true });
     execFileSync("mkfifo", pipes);
@@ -355,12 +356,12 @@ describe("files far larger than a queue can be", () => {
     const dataDir = freshPath("data");
     const store = new FileStore({ dataDir });
     await store.updateState("huge-state", "doc", () => ({ ok: true }));
-    await store.sessions.update("pid-1", (record) => record);
+    await store.sessions.update("pid-1-00000000000000000001", (record) => record);
     await truncate(stateFile(dataDir, "huge-state", "doc"), 2.5 * 1024 ** 3);
-    await truncate(sessionFile(dataDir, "pid-1"), 2.5 * 1024 ** 3);
+    await truncate(sessionFile(dataDir, "pid-1-00000000000000000001"), 2.5 * 1024 ** 3);
     const started = Date.now();
     assert.equal(await store.readState("huge-state", "doc"), null);
-    assert.deepEqual(await store.sessions.read("pid-1"), { channels: [], wall: null });
+    assert.deepEqual(await store.sessions.read("pid-1-00000000000000000001"), { channels: [], wall: null });
     assert.ok(Date.now() - started < 1000, `read in ${Date.now() - started} ms`);
     const warnings: string[] = [];
     const writer = new FileStore({ dataDir, warn: (message) => warnings.push(message) });

@@ -142,7 +142,7 @@ describe("data tools get one line, and the model all of the data", () => {
     const result = await call("poll_agent_messages", args);
     const text = textOf(result);
     const [head, ...rest] = text.split("\n");
-    assert.match(head!, /^3 messages \(cursor \d+\):$/); // the note sent above, and the two questions
+    assert.match(head!, /^3 messages \(cursor \d+, epoch [A-Za-z0-9_-]+\):$/); // the note sent above, and the two questions
     assert.equal(rest.length, 3);
     const output = await hookOn("poll_agent_messages", args, result);
     assert.equal(output, data(head!, text));

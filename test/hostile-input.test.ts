@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { sessionKeyOfProcess } from "../core/session-key.js";
 import { FileStore } from "../store/file/file-store.js";
 import { mkfifo } from "./support/fifo.js";
 import { cpuMsOf } from "./support/cpu-time.js";
@@ -194,7 +195,7 @@ describe("terminal escape sequences never reach a terminal", () => {
   });
 
   test("a wall written raw into the session file (not through post_wall) is cleaned by the status line", async () => {
-    await store.sessions.update(`claude-${PID}`, (record) => ({
+    await store.sessions.update(sessionKeyOfProcess("claude", Number(PID)), (record) => ({
       ...record,
       wall: { text: HOSTILE, posted_at: new Date().toISOString(), until: new Date(Date.now() + 60_000).toISOString() },
     }));
@@ -206,7 +207,7 @@ describe("terminal escape sequences never reach a terminal", () => {
 
   test("the watcher's lines (follow and exit mode) carry a question's words, not its escapes", async () => {
     const channel = "escapes-watch";
-    const follower = spawnWatcher(dataDir, [channel, "--follow", "--timeout", "10"]);
+    const follower = spawnWatcher(dataDir, [channel, "--follow", "--allow-missing", "--timeout", "10"]);
     await follower.ready();
     for (const [name, sequence] of Object.entries(ESCAPES)) await store.append(channel, "agent", "ask", { question: `${name}: ${sequence}` });
     const lines = await follower.lines(Object.keys(ESCAPES).length);

@@ -69,7 +69,10 @@ describe("warnings about settings that could lose data", () => {
     assert.deepEqual(settingsWarnings({ "maxmemory-policy": "noeviction", appendonly: "yes", appendfsync: "always", save: "" }), []);
     const [eviction, persistence] = settingsWarnings({ "maxmemory-policy": "allkeys-lru", appendonly: "no", appendfsync: "everysec", save: "" });
     assert.match(eviction!, /maxmemory-policy is allkeys-lru: .* may evict .* Set "maxmemory-policy noeviction"/);
-    assert.match(persistence!, /persistence is off .* a restart of Redis loses every channel. Set "appendonly yes" and "appendfsync always"/);
+    assert.match(
+      persistence!,
+      /persistence is off .* a restart of Redis loses every message not yet read, every document and every session record \(what is sent after it is delivered, from seq 1 again\)\. Set "appendonly yes" and "appendfsync always"/,
+    );
     assert.match(settingsWarnings({ appendonly: "no", save: "3600 1" })[0]!, /only snapshots persist/);
     assert.match(
       settingsWarnings({ appendonly: "yes", appendfsync: "everysec" })[0]!,
@@ -204,7 +207,7 @@ describe("on a real redis-server", { skip }, () => {
       const stats = String(await redis.admin(0, (admin) => admin.sendCommand(["INFO", "commandstats"])));
       return Number(/cmdstat_xrange:calls=(\d+)/.exec(stats)?.[1] ?? 0);
     };
-    const watcher = spawnWatcher(home.dir, ["idle-watch", "--timeout", "60"], { BACKCHANNEL_STORE: redis.url(4) });
+    const watcher = spawnWatcher(home.dir, ["idle-watch", "--allow-missing", "--timeout", "60"], { BACKCHANNEL_STORE: redis.url(4) });
     try {
       await watcher.ready();
       const armed = await readsOfQueue();
@@ -298,7 +301,7 @@ describe("on a real redis-server", { skip }, () => {
     for (const name of [...keyList(keys), ROOT_KEYS.queueWake("tagged-1", "ui"), ROOT_KEYS.queueWake("tagged-1", "agent")]) {
       assert.equal(/\{([^}]*)\}/.exec(name)?.[1], "tagged-1", name);
     }
-    assert.equal(/\{([^}]*)\}/.exec(ROOT_KEYS.session("claude-7"))?.[1], "claude-7");
+    assert.equal(/\{([^}]*)\}/.exec(ROOT_KEYS.session("claude-7-00000000000000000007"))?.[1], "claude-7-00000000000000000007");
   });
 });
 
@@ -327,8 +330,8 @@ describe("on Redis Cluster (one node holding every slot)", { skip }, () => {
         assert.equal((await store.poll("slot-b", "ui")).messages.length, 1);
         await store.updateState("slot-a", "doc", () => ({ d: 1 }));
         assert.deepEqual(await store.readState("slot-a", "doc"), { d: 1 });
-        await store.sessions.update("claude-9", (record) => ({ ...record, channels: [{ id: "slot-a", app: "reader" }] }));
-        assert.equal((await store.sessions.read("claude-9")).channels.length, 1);
+        await store.sessions.update("claude-9-00000000000000000009", (record) => ({ ...record, channels: [{ id: "slot-a", app: "reader" }] }));
+        assert.equal((await store.sessions.read("claude-9-00000000000000000009")).channels.length, 1);
         assert.deepEqual((await store.listChannels()).map((channel) => channel.id).sort(), ["slot-a", "slot-b"]);
         assert.deepEqual(await store.removeIdleChannels(Date.now() + 120_000), ["slot-b"], "slot-a still holds its message");
         await store.remove("slot-a");
@@ -398,8 +401,8 @@ describe("the watcher and the status line over Redis", { skip }, () => {
     const env = { BACKCHANNEL_STORE: redis.url(0) };
     const server = await connectServer(dir, env);
     try {
-      const follower = spawnWatcher(dir, ["redis-watched", "--follow", "--timeout", "30"], env);
-      const watcher = spawnWatcher(dir, ["redis-watched", "--timeout", "30"], env);
+      const follower = spawnWatcher(dir, ["redis-watched", "--follow", "--allow-missing", "--timeout", "30"], env);
+      const watcher = spawnWatcher(dir, ["redis-watched", "--allow-missing", "--timeout", "30"], env);
       await Promise.all([watcher.ready(), follower.ready()]);
       await server.callTool({ name: "notify_agent", arguments: { channel_id: "redis-watched", event: "ask", data: { question: "over Redis?" } } });
       assert.equal(await watcher.exited, 0);

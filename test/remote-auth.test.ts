@@ -311,33 +311,103 @@ describe("--auth oauth against a real issuer", () => {
 });
 
 describe("--auth oauth with an issuer whose keys cannot be found", () => {
-  test("the issuer is asked once for many requests, not twice per request, and each request is refused", async () => {
+  /** An issuer that counts what it is asked, and answers `answer` (metadata naming its own JWKS, else 404). */
+  async function issuerThatFails(answer: (path: string, url: string) => [number, string]) {
     let asked = 0;
-    const silent = createServer((_req, res) => {
+    let url = "";
+    const server = createServer((req, res) => {
       asked++;
-      res.writeHead(404).end();
+      const [status, body] = answer(req.url ?? "", url);
+      res.writeHead(status, { "content-type": "application/json" }).end(body);
     });
-    const issuerUrl = (await listen(silent)).href.replace(/\/$/, "");
+    url = (await listen(server)).href.replace(/\/$/, "");
+    return { url, asked: () => asked, close: () => server.close() };
+  }
+
+  /** A server of `issuerUrl`'s tokens, 20 requests at once with `token`: their statuses and Retry-After headers. */
+  async function twentyAtOnce(issuerUrl: string, token: (issuer: string) => Promise<string>) {
     const { dir, cleanup } = await tempDataDir();
     const served = await serveHttp(["--auth", "oauth", "--issuer", issuerUrl, "--public-url", "http://127.0.0.1/mcp"], { BACKCHANNEL_HOME: dir });
-    const signer = await startTestIssuer();
     try {
-      const token = await signer.sign({ iss: issuerUrl, sub: "x", exp: Math.floor(Date.now() / 1000) + 60 });
-      const statuses = await Promise.all(
-        Array.from({ length: 20 }, () => listTools(served.url, { authorization: `Bearer ${token}` }).then((response) => response.status)),
-      );
-      assert.ok(
-        statuses.every((status) => status >= 400),
-        String(statuses),
-      );
-      // One discovery tries the two metadata documents.
-      assert.ok(asked <= 2, `the issuer was asked ${asked} times for 20 requests`);
+      const bearer = await token(issuerUrl);
+      const responses = await Promise.all(Array.from({ length: 20 }, () => listTools(served.url, { authorization: `Bearer ${bearer}` })));
+      return {
+        statuses: responses.map((response) => response.status),
+        retryAfter: responses.map((response) => response.headers.get("retry-after")),
+        challenges: responses.map((response) => response.headers.get("www-authenticate") ?? ""),
+        bodies: await Promise.all(responses.map((response) => response.text())),
+        stderr: served.stderr(),
+      };
     } finally {
       served.process.kill();
-      silent.close();
-      signer.close();
       await cleanup();
     }
+  }
+
+  const signer = startTestIssuer();
+  after(async () => (await signer).close());
+  const signedFor = async (issuer: string) =>
+    (await signer).sign({ iss: issuer, sub: "x", scope: "backchannel", exp: Math.floor(Date.now() / 1000) + 60 });
+
+  test("a token that is not a JWT gets 401 invalid_token without a request to the issuer, even while the issuer cannot be reached", async () => {
+    const issuer = await issuerThatFails(() => [404, "{}"]);
+    try {
+      for (const junk of ["bc_not-a-jwt", "a.b.c", "eyJhbGciOiJFUzI1NiJ9.bm90IGpzb24.c2ln", "x".repeat(4000)]) {
+        const { statuses, challenges } = await twentyAtOnce(issuer.url, async () => junk);
+        assert.deepEqual(new Set(statuses), new Set([401]), `${junk.slice(0, 40)}: ${statuses}`);
+        assert.ok(
+          challenges.every((challenge) => /error="invalid_token"/.test(challenge)),
+          challenges[0],
+        );
+      }
+      assert.equal(issuer.asked(), 0, "the issuer was asked for a token that cannot be one of its own");
+    } finally {
+      issuer.close();
+    }
+  });
+
+  test("a JWT while the issuer's metadata cannot be had: 503 with Retry-After for each request, the issuer asked once", async () => {
+    const issuer = await issuerThatFails(() => [404, "{}"]);
+    try {
+      const { statuses, retryAfter, bodies, stderr } = await twentyAtOnce(issuer.url, signedFor);
+      assert.deepEqual(new Set(statuses), new Set([503]), String(statuses));
+      for (const value of retryAfter) assert.ok(Number(value) >= 1 && Number(value) <= 30, `Retry-After ${value}`);
+      assert.match(bodies[0]!, /"error":"temporarily_unavailable"/);
+      assert.match(bodies[0]!, /could not get the signing keys of the token's issuer; try again in \d+ s/);
+      assert.match(
+        stderr,
+        /could not find the signing keys of http:\/\/127\.0\.0\.1:\d+: neither its OAuth nor its OpenID metadata names a jwks_uri; pass --jwks-url/,
+      );
+      // One discovery tries the two metadata documents.
+      assert.ok(issuer.asked() <= 2, `the issuer was asked ${issuer.asked()} times for 20 requests`);
+    } finally {
+      issuer.close();
+    }
+  });
+
+  test("a JWT while the issuer's key set cannot be fetched: 503 with Retry-After, the key set asked once", async () => {
+    const issuer = await issuerThatFails((path, url) =>
+      path === "/.well-known/oauth-authorization-server" ? [200, JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks` })] : [500, "{}"],
+    );
+    try {
+      const { statuses, retryAfter } = await twentyAtOnce(issuer.url, signedFor);
+      assert.deepEqual(new Set(statuses), new Set([503]), String(statuses));
+      assert.ok(
+        retryAfter.every((value) => Number(value) >= 1),
+        String(retryAfter),
+      );
+      assert.ok(issuer.asked() <= 2, `the issuer was asked ${issuer.asked()} times for 20 requests`);
+    } finally {
+      issuer.close();
+    }
+  });
+
+  test("an issuer nobody listens for: a junk token 401, a JWT 503", async () => {
+    const closed = createServer();
+    const url = (await listen(closed)).href.replace(/\/$/, "");
+    closed.close();
+    assert.deepEqual(new Set((await twentyAtOnce(url, async () => "bc_not-a-jwt")).statuses), new Set([401]));
+    assert.deepEqual(new Set((await twentyAtOnce(url, signedFor)).statuses), new Set([503]));
   });
 });
 
@@ -514,7 +584,7 @@ for (const kind of storeKinds()) {
         const viewA = store.forPrincipal(a);
         const viewB = store.forPrincipal(b);
         await viewA.append("same-id", "agent", "ask", { text: "of a" });
-        await viewA.sessions.update("pid-1", (record) => ({
+        await viewA.sessions.update("pid-1-00000000000000000001", (record) => ({
           ...record,
           wall: { text: "a's wall", until: new Date(Date.now() + 60_000).toISOString(), posted_at: new Date().toISOString() },
         }));
@@ -528,9 +598,9 @@ for (const kind of storeKinds()) {
           (await store.peek("same-id", "agent")).map((message) => message.data),
           [{ text: "of the store" }],
         );
-        assert.equal((await viewA.sessions.read("pid-1")).wall?.text, "a's wall");
-        assert.equal((await viewB.sessions.read("pid-1")).wall, null);
-        assert.equal((await store.sessions.read("pid-1")).wall, null);
+        assert.equal((await viewA.sessions.read("pid-1-00000000000000000001")).wall?.text, "a's wall");
+        assert.equal((await viewB.sessions.read("pid-1-00000000000000000001")).wall, null);
+        assert.equal((await store.sessions.read("pid-1-00000000000000000001")).wall, null);
         assert.deepEqual(
           (await viewA.listChannels()).map((channel) => channel.id),
           ["same-id"],
@@ -540,7 +610,7 @@ for (const kind of storeKinds()) {
           (await store.listChannels()).map((channel) => channel.id),
           ["same-id"],
         );
-        // The file store makes a principal's folder when its view is made; Redis has keys only once something is written.
+        // A principal is in the store once it wrote: a view makes nothing by being made.
         const principals = await store.listPrincipals();
         assert.ok(principals.includes(a) && principals.every((namespace) => namespace === a || namespace === b), principals.join());
         // Both stores count a message as its record (the file store's log line); Redis's count may differ by a byte or two.

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { FileStore } from "../store/file/file-store.js";
 import { after, before, describe, test } from "node:test";
 import { createServer as createHttpServer } from "node:http";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -75,7 +76,7 @@ after(async () => {
 
 describe("backchannel watch --url", () => {
   test("wakes on the app's message through the server, prints the local watcher's line, and takes nothing", async () => {
-    const watcher = watch(["remote-exit", "--url", url]);
+    const watcher = watch(["remote-exit", "--url", url, "--allow-missing"]);
     await watcher.ready();
     await send("remote-exit", "ask", { question: "What does the second paragraph mean?" });
     assert.equal(await watcher.exited, 0, watcher.stderr());
@@ -93,7 +94,7 @@ describe("backchannel watch --url", () => {
   });
 
   test("--follow prints one line per message, never one twice, and exits 2 at the timeout with a re-arm command naming the URL", async () => {
-    const watcher = watch(["remote-follow", "--url", url, "--follow", "--timeout", "6"]);
+    const watcher = watch(["remote-follow", "--url", url, "--follow", "--allow-missing", "--timeout", "6"]);
     await watcher.ready();
     await send("remote-follow", "ask", { question: "first?" });
     assert.deepEqual(await watcher.lines(1), ["remote-follow #1 ask: first?"]);
@@ -106,6 +107,20 @@ describe("backchannel watch --url", () => {
       lines[2]!,
       new RegExp(`^No message on remote-follow after 6 s\\. Re-arm: .* watch remote-follow --follow --url ${url.replace(/[.]/g, "\\.")}$`),
     );
+  });
+
+  test("--follow tells every message of a channel made again (a new epoch), though their seqs were told before", async () => {
+    const watcher = watch(["remote-epoch", "--url", url, "--follow", "--allow-missing", "--timeout", "60"]);
+    await watcher.ready();
+    await send("remote-epoch", "ask", { question: "first?" });
+    await send("remote-epoch", "ask", { question: "second?" });
+    await watcher.lines(2);
+    await new FileStore({ dataDir }).remove("remote-epoch");
+    await send("remote-epoch", "ask", { question: "again?" });
+    const lines = await watcher.lines(3);
+    watcher.child.kill("SIGTERM");
+    await watcher.exited;
+    assert.deepEqual(lines, ["remote-epoch #1 ask: first?", "remote-epoch #2 ask: second?", "remote-epoch #1 ask: again?"]);
   });
 
   test("the re-arm line at the timeout names the channel by the title the server gives", async () => {
@@ -123,7 +138,7 @@ describe("backchannel watch --url", () => {
   });
 
   test("a server that goes away while watching is said once and retried; the watcher wakes once it is back", async () => {
-    const watcher = watch(["remote-restart", "--url", url, "--timeout", "60"]);
+    const watcher = watch(["remote-restart", "--url", url, "--allow-missing", "--timeout", "60"]);
     await watcher.ready();
     await server.stop("SIGKILL");
     await watcher.stderrMatching(/still watching/);
@@ -154,6 +169,28 @@ describe("backchannel watch --url", () => {
       assert.match(watcher.stderr(), expected);
       assert.equal(watcher.stdout(), "", "nothing for the agent on stdout");
     }
+  });
+});
+
+describe("backchannel watch --url on a channel the server does not hold", () => {
+  test("ends at once (exit 1) saying what to do; with --allow-missing it waits until an app opens the channel", async () => {
+    const opened = structured<{ channel_id: string }>(await app.callTool({ name: "open_reader", arguments: { markdown: "# Typo\n\nText." } }));
+    const typo = `${opened.channel_id.slice(0, -1)}${opened.channel_id.endsWith("x") ? "y" : "x"}`;
+    const refused = watch([typo, "--url", url, "--timeout", "20"]);
+    assert.equal(await refused.exited, 1, refused.stderr());
+    assert.equal(refused.stdout(), "");
+    assert.match(
+      refused.stderr(),
+      new RegExp(
+        `^backchannel watch: ${url.replace(/[.]/g, "\\.")} has no channel ${typo} for the token in \\$BACKCHANNEL_TOKEN\\. .*add --allow-missing\n$`,
+      ),
+    );
+    const waiting = watch([typo, "--url", url, "--allow-missing", "--timeout", "30"]);
+    await waiting.ready();
+    assert.match(waiting.stderr(), new RegExp(`no channel ${typo} at .* yet; waiting for an app to open it`));
+    await send(typo, "ready", {});
+    assert.equal(await waiting.exited, 0, waiting.stderr());
+    assert.match(waiting.stdout(), new RegExp(`^1 message waiting on ${typo} \\(ready\\)`));
   });
 });
 
@@ -310,5 +347,12 @@ describe(WATCH_TOOL, () => {
       [3],
       "a wait ends when a newer message lands",
     );
+    const { epoch } = structured<{ epoch: string }>(await app.callTool({ name: WATCH_TOOL, arguments: { channel_id: "remote-tool" } }));
+    const since = (after_seq: number, given: string) =>
+      app
+        .callTool({ name: WATCH_TOOL, arguments: { channel_id: "remote-tool", after_seq, epoch: given } })
+        .then((result) => structured<{ messages: QueueMessage[] }>(result).messages.map((message) => message.seq));
+    assert.deepEqual(await since(2, epoch), [3], "after_seq holds in its own epoch");
+    assert.deepEqual(await since(2, "another-epoch"), [1, 2, 3], "… and means nothing in another: every message is new");
   });
 });

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, test } from "node:test";
-import { sessionKey } from "../core/session-key.js";
+import { sessionKey, sessionKeyOfProcess } from "../core/session-key.js";
 import { FileStore } from "../store/file/file-store.js";
 import { withChannel } from "../store/session-record.js";
 import { Client } from "@modelcontextprotocol/client";
@@ -106,7 +106,7 @@ describe("what it shows", () => {
     const none = await statusline();
     assert.deepEqual([none.code, none.stdout, none.stderr], [0, "", ""]);
 
-    const key = `claude-${PID}`;
+    const key = sessionKeyOfProcess("claude", Number(PID));
     await channelWith(key, "r-ready", "reader", 0, ["ready"]);
     await channelWith(key, "r-drained", "reader", 2);
     const drained = await store.poll("r-drained", "agent", {});
@@ -117,19 +117,19 @@ describe("what it shows", () => {
   });
 
   test("counts questions and other messages per app, only on this session's channels", async () => {
-    const key = `claude-${PID}`;
+    const key = sessionKeyOfProcess("claude", Number(PID));
     await channelWith(key, "r-1", "reader", 2, ["ready"]);
     assert.equal((await statusline()).stdout, "reader: 2 questions\n");
 
     await channelWith(key, "r-2", "reader", 0, ["note"]);
     await channelWith(key, "c-1", "channel", 1);
-    await channelWith("claude-999", "elsewhere", "reader", 5);
+    await channelWith(sessionKeyOfProcess("claude", 999), "elsewhere", "reader", 5);
     assert.equal((await statusline()).stdout, "reader: 2 questions, 1 message · channel: 1 question\n");
     assert.equal((await statusline([], { env: envWith({ CLAUDE_PID: "999" }) })).stdout, "reader: 5 questions\n");
   });
 
   test("a corrupt queue or a channel listed with a bad id counts as nothing waiting", async () => {
-    const key = `claude-${PID}`;
+    const key = sessionKeyOfProcess("claude", Number(PID));
     await channelWith(key, "r-ok", "reader", 1);
     await channelWith(key, "r-bad", "reader", 1);
     await writeFile(join(dataDir, "channels", "r-bad", "agent.json"), "not a queue\n");
@@ -139,7 +139,7 @@ describe("what it shows", () => {
   });
 
   test("shows the wall in local time while it lasts, then drops it", async () => {
-    const key = `claude-${PID}`;
+    const key = sessionKeyOfProcess("claude", Number(PID));
     const timeZone = "Asia/Kolkata"; // +05:30: a bug that shows UTC, or drops the half hour, shows here
     await channelWith(key, "r-1", "reader", 1);
     const until = new Date(Date.now() + 1500);
@@ -152,7 +152,7 @@ describe("what it shows", () => {
   });
 
   test("cuts a long wall to keep the line short", async () => {
-    const key = `claude-${PID}`;
+    const key = sessionKeyOfProcess("claude", Number(PID));
     const until = new Date(Date.now() + 3_600_000);
     await postWall(key, "x".repeat(500), until);
     const line = (await statusline([], { env: envWith({ TZ: "UTC" }) })).stdout;
@@ -161,7 +161,7 @@ describe("what it shows", () => {
 });
 
 describe("wrapping the status line it replaced", () => {
-  beforeEach(() => channelWith(`claude-${PID}`, "r-1", "reader", 2));
+  beforeEach(() => channelWith(sessionKeyOfProcess("claude", Number(PID)), "r-1", "reader", 2));
 
   test("runs it with the host's stdin and appends ours to its last line", async () => {
     const echo = await stashFor("cat");
@@ -200,7 +200,7 @@ describe("wrapping the status line it replaced", () => {
 
 describe("the session", () => {
   test("is CLAUDE_PID when it is set", async () => {
-    await channelWith("claude-5151", "r-1", "reader", 1);
+    await channelWith(sessionKeyOfProcess("claude", 5151), "r-1", "reader", 1);
     assert.equal((await statusline([], { env: envWith({ CLAUDE_PID: "5151" }) })).stdout, "reader: 1 question\n");
     assert.equal((await statusline([], { env: envWith({ CLAUDE_PID: "5152" }) })).stdout, "");
   });
@@ -226,7 +226,7 @@ describe("the session", () => {
 
       // Under a real Claude Code (tests run by an agent), its process is the topmost claude.
       const ambient = sessionKey({});
-      const expected = ambient.startsWith("claude-") ? ambient : `claude-${child.pid}`;
+      const expected = ambient.startsWith("claude-") ? ambient : sessionKeyOfProcess("claude", child.pid!);
       t.diagnostic(`expecting session ${expected} (outer claude ${child.pid})`);
       await channelWith(expected, "r-walk", "reader", 3);
       child.stdin.end(`go\n${HOST_INPUT}`);
@@ -271,7 +271,7 @@ test("a real server and the status line under one Claude Code process tree agree
   try {
     await agent.connect(transport);
     const ambient = sessionKey({});
-    const expected = ambient.startsWith("claude-") ? ambient : `claude-${transport.pid}`;
+    const expected = ambient.startsWith("claude-") ? ambient : sessionKeyOfProcess("claude", transport.pid!);
     t.diagnostic(`expecting session ${expected} (fake claude ${transport.pid})`);
     assert.equal(await nextStatusline(), "", "silent while nothing waits");
 
@@ -298,7 +298,7 @@ test("a real server and the status line under one Claude Code process tree agree
 });
 
 test("starts fast: the median of 10 runs with 3 channels waiting is well under a second", async (t) => {
-  const key = `claude-${PID}`;
+  const key = sessionKeyOfProcess("claude", Number(PID));
   for (const id of ["r-1", "r-2", "r-3"]) await channelWith(key, id, "reader", 2);
   await postWall(key, "Reading", new Date(Date.now() + 3_600_000));
   const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

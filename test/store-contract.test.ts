@@ -1,6 +1,7 @@
 /**
  * The store contract, in one process, run unchanged against both stores (the file store
- * in a temporary data directory, the Redis store on a real redis-server): seq, cursors,
+ * in a temporary data directory, the Redis store on a real redis-server and on a real
+ * Redis Cluster of three primaries and three replicas): seq, cursors,
  * read-and-clear, limits and their errors, channel ids, long-polls, state documents,
  * sessions, saved apps, and the idle sweep. What only one store has (files, locks, the log format)
  * is tested in store.test.ts and redis-store.test.ts.
@@ -12,9 +13,12 @@ import { APP_HTML_MAX_BYTES, SAVED_APP_MAX_BYTES } from "../core/limits.js";
 import { type SavedApp, SavedAppTooLargeError } from "../store/saved-app.js";
 import { InvalidCursorError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
 import { messageBytes } from "../store/validate.js";
-import { type StoreFixture, storeKinds } from "./support/stores.js";
+import { PrincipalUsage, withPrincipalLimits } from "../store/principal-limits.js";
+import type { ChannelStore } from "../store/store.js";
+import { isEpoch, NO_EPOCH } from "../protocol/epoch.js";
+import { clusterStoreKind, type StoreFixture, storeKinds } from "./support/stores.js";
 
-for (const kind of storeKinds()) {
+for (const kind of [...storeKinds(), clusterStoreKind()]) {
   describe(`${kind.name} store`, { skip: kind.skip }, () => {
     let fixture: StoreFixture;
     before(async () => (fixture = await kind.start()));
@@ -107,7 +111,11 @@ for (const kind of storeKinds()) {
 
       test("a cursor above the last seq handed out moves nothing: it acknowledges nothing and gets the queue from its start", async () => {
         const store = fixture.open();
-        assert.deepEqual(await store.poll("ahead", "ui", { after: 40 }), { messages: [], cursor: 0, pending: 0 }, "an empty queue: cursor 0");
+        assert.deepEqual(
+          await store.poll("ahead", "ui", { after: 40 }),
+          { messages: [], cursor: 0, pending: 0, epoch: NO_EPOCH },
+          "an empty queue: cursor 0",
+        );
         assert.equal((await store.append("ahead", "ui", "e", { n: 1 })).seq, 1, "the seq did not move");
         const ahead = await store.poll("ahead", "ui", { after: Number.MAX_SAFE_INTEGER });
         assert.deepEqual(
@@ -122,6 +130,87 @@ for (const kind of storeKinds()) {
           (await store.poll("ahead", "ui", { after: 1 })).messages.map((m) => m.seq),
           [2],
         );
+      });
+    });
+
+    describe("epochs", () => {
+      test("none before a queue's first write; minted by it, kept while the queue lives; a new one once it starts again", async () => {
+        const store = fixture.open();
+        assert.equal((await store.poll("epoch-life", "ui", { after: 0 })).epoch, NO_EPOCH);
+        assert.deepEqual(await store.snapshot("epoch-life", "ui"), { messages: [], epoch: NO_EPOCH });
+        await store.append("epoch-life", "ui", "e", { n: 1 });
+        const first = (await store.snapshot("epoch-life", "ui")).epoch;
+        assert.ok(isEpoch(first) && first !== NO_EPOCH, `a minted epoch, not ${JSON.stringify(first)}`);
+        assert.equal((await store.snapshot("epoch-life", "agent")).epoch, NO_EPOCH, "each queue has its own");
+        for (let n = 2; n <= 30; n++) await store.append("epoch-life", "ui", "e", { n, pad: "x".repeat(4000) });
+        assert.equal((await store.poll("epoch-life", "ui", { after: 10 })).epoch, first, "acknowledging keeps it");
+        assert.equal((await store.poll("epoch-life", "ui")).epoch, first, "draining keeps it");
+        assert.equal((await store.poll("epoch-life", "ui", { after: 30, epoch: first })).epoch, first);
+        await store.append("epoch-life", "ui", "e");
+        assert.equal((await store.snapshot("epoch-life", "ui")).epoch, first, "an append to a drained queue keeps it");
+        await store.remove("epoch-life");
+        assert.equal((await store.append("epoch-life", "ui", "e")).seq, 1, "the channel made again starts at seq 1");
+        const second = await store.snapshot("epoch-life", "ui");
+        assert.notEqual(second.epoch, first, "… in a new epoch");
+        assert.equal((await store.poll("epoch-life", "ui", { after: 0 })).epoch, second.epoch);
+      });
+
+      // A principal's view behind its limits passes the epoch on as the store takes it (a wrapper that dropped it would acknowledge across epochs).
+      const views: [string, (store: ChannelStore) => ChannelStore][] = [
+        ["", (store) => store],
+        [
+          " (a principal's view, behind its limits)",
+          (store) => withPrincipalLimits(store.forPrincipal("0".repeat(32)), new PrincipalUsage(store.limits)),
+        ],
+      ];
+      for (const [where, viewOf] of views) {
+        test(`a cursor of another epoch acknowledges nothing and gets the queue from its start; one of the queue's own acknowledges${where}`, async () => {
+          const store = viewOf(fixture.open());
+          for (let n = 1; n <= 20; n++) await store.append("epoch-cursor", "ui", "e", { n });
+          const seen = await store.poll("epoch-cursor", "ui", { after: 0 });
+          assert.equal(seen.cursor, 20);
+          // The queue starts again under its reader (Redis restarted empty, the folder made anew): 25 new messages.
+          await store.remove("epoch-cursor");
+          for (let n = 1; n <= 25; n++) await store.append("epoch-cursor", "ui", "e", { n: 100 + n });
+          const next = await store.poll("epoch-cursor", "ui", { after: seen.cursor, epoch: seen.epoch });
+          assert.notEqual(next.epoch, seen.epoch);
+          assert.deepEqual(
+            next.messages.map((m) => m.seq),
+            Array.from({ length: 25 }, (_, i) => i + 1),
+            "every new message, from the start",
+          );
+          assert.equal(next.cursor, 25);
+          assert.equal((await store.peek("epoch-cursor", "ui")).length, 25, "nothing acknowledged by the old cursor");
+          const acked = await store.poll("epoch-cursor", "ui", { after: 25, epoch: next.epoch });
+          assert.deepEqual(acked.messages, []);
+          assert.equal((await store.peek("epoch-cursor", "ui")).length, 0, "a cursor of the queue's own epoch acknowledges");
+          // An empty queue answers a foreign cursor with its own last seq.
+          const empty = await store.poll("epoch-cursor", "ui", { after: 3, epoch: seen.epoch });
+          assert.deepEqual(empty, { messages: [], cursor: 25, pending: 0, epoch: next.epoch });
+        });
+      }
+
+      test("a waiting poll with a cursor of another epoch returns the new queue's messages at once", async () => {
+        const store = fixture.open();
+        await store.append("epoch-wait", "agent", "e");
+        const old = await store.poll("epoch-wait", "agent", { after: 0 });
+        await store.remove("epoch-wait");
+        await store.append("epoch-wait", "agent", "e", { fresh: true });
+        const started = Date.now();
+        const result = await store.poll("epoch-wait", "agent", { after: 5, epoch: old.epoch, waitMs: 20_000 });
+        assert.deepEqual(
+          result.messages.map((m) => m.data),
+          [{ fresh: true }],
+        );
+        assert.ok(Date.now() - started < 10_000, "it did not wait");
+      });
+
+      test("an epoch that is not one is refused, and changes nothing", async () => {
+        const store = fixture.open();
+        await store.append("bad-epoch", "ui", "e");
+        for (const epoch of ["a/b", "x".repeat(33), "é"])
+          await assert.rejects(store.poll("bad-epoch", "ui", { after: 1, epoch }), InvalidCursorError);
+        assert.equal((await store.peek("bad-epoch", "ui")).length, 1);
       });
     });
 
@@ -356,15 +445,18 @@ for (const kind of storeKinds()) {
 
       test("session records: empty until written, changed atomically, watched", async () => {
         const store = fixture.open();
-        assert.deepEqual(await store.sessions.read("claude-4242"), { channels: [], wall: null });
-        const subscription = store.sessions.watch("claude-4242");
+        assert.deepEqual(await store.sessions.read("claude-4242-00000000000000004242"), { channels: [], wall: null });
+        const subscription = store.sessions.watch("claude-4242-00000000000000004242");
         try {
           const wall = { text: "Back soon", posted_at: new Date().toISOString(), until: new Date(Date.now() + 60_000).toISOString() };
           await Promise.all([
-            store.sessions.update("claude-4242", (record) => ({ ...record, wall })),
-            store.sessions.update("claude-4242", (record) => ({ ...record, channels: [...record.channels, { id: "c1", app: "reader" }] })),
+            store.sessions.update("claude-4242-00000000000000004242", (record) => ({ ...record, wall })),
+            store.sessions.update("claude-4242-00000000000000004242", (record) => ({
+              ...record,
+              channels: [...record.channels, { id: "c1", app: "reader" }],
+            })),
           ]);
-          assert.deepEqual(await store.sessions.read("claude-4242"), { channels: [{ id: "c1", app: "reader" }], wall });
+          assert.deepEqual(await store.sessions.read("claude-4242-00000000000000004242"), { channels: [{ id: "c1", app: "reader" }], wall });
           assert.equal(await subscription.next(10_000), "changed");
         } finally {
           subscription.close();
@@ -464,12 +556,12 @@ for (const kind of storeKinds()) {
         const own = await fixture.fresh();
         const store = own.open({ limits: { channelTtlMs: 60_000 } });
         const wall = { text: "Back soon", posted_at: new Date().toISOString(), until: new Date(Date.now() + 60_000).toISOString() };
-        await store.sessions.update("claude-101", (record) => ({ ...record, wall }));
-        await store.sessions.update("claude-202", (record) => ({ ...record, wall }));
-        await own.makeSessionIdle("claude-101", 120_000);
+        await store.sessions.update("claude-101-00000000000000000101", (record) => ({ ...record, wall }));
+        await store.sessions.update("claude-202-00000000000000000202", (record) => ({ ...record, wall }));
+        await own.makeSessionIdle("claude-101-00000000000000000101", 120_000);
         await store.removeIdleChannels();
-        assert.equal((await store.sessions.read("claude-101")).wall, null, "the idle session is gone");
-        assert.deepEqual((await store.sessions.read("claude-202")).wall, wall);
+        assert.equal((await store.sessions.read("claude-101-00000000000000000101")).wall, null, "the idle session is gone");
+        assert.deepEqual((await store.sessions.read("claude-202-00000000000000000202")).wall, wall);
       });
 
       test("a waiter on a removed channel is woken, and the channel starts again from seq 1", async () => {

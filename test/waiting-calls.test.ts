@@ -6,23 +6,14 @@
  * without that, a loaded CI saw the second wave of refusals alone grow the server by 237 MiB.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { request } from "node:http";
-import { join } from "node:path";
 import { after, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { addToken, serveHttp, stopHttpServers } from "./support/http-serve.js";
-import { tempDataDir } from "./support/helpers.js";
+import { rssMiB, serveWithTokens, stopHttpServers } from "./support/http-serve.js";
 
 const FLOOD = 2000;
 
 after(stopHttpServers);
-
-/** The resident memory of process `pid`, in MiB. */
-function rssMiB(pid: number): number {
-  const kib = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
-  return Math.round(kib / 1024);
-}
 
 /** One waiting call, sent on a socket of its own. */
 interface Flooded {
@@ -67,11 +58,12 @@ function flood(url: URL, token: string, id: number, tool: string, args: Record<s
 test(`two waves of ${FLOOD} waiting polls of one principal: the others stay fast, the server's memory stops growing, the calls past the cap are refused at once with WAIT_LIMIT`, {
   timeout: 300_000,
 }, async (t) => {
-  const { dir, cleanup } = await tempDataDir();
-  const tokens = join(dir, "tokens.json");
-  const mallory = addToken(tokens, "mallory");
-  const bob = addToken(tokens, "bob");
-  const { url, process: child } = await serveHttp(["--auth", "tokens", "--tokens", tokens], { BACKCHANNEL_HOME: dir });
+  const {
+    url,
+    process: child,
+    tokens: { mallory, bob },
+    cleanup,
+  } = await serveWithTokens(["mallory", "bob"]);
   const connect = async (token: string) => {
     const client = new Client({ name: "waiting-calls-test", version: "0.0.0" });
     await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } }));

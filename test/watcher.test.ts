@@ -48,16 +48,49 @@ describe("exit mode", () => {
     assert.equal(await readFile(queueFile(dataDir, "early", "agent"), "utf8"), before, "the queue file is untouched");
   });
 
-  test("waits for a channel that does not exist yet", async () => {
-    const watcher = spawnWatcher(dataDir, ["later", "--timeout", "30"]);
+  test("with --allow-missing, waits for a channel that does not exist yet", async () => {
+    const watcher = spawnWatcher(dataDir, ["later", "--allow-missing", "--timeout", "30"]);
     await watcher.ready();
     await store.append("later", "agent", "ready");
     assert.equal(await watcher.exited, 0, watcher.stderr());
     assert.match(watcher.stdout(), /1 message waiting on later \(ready\)/);
   });
 
-  test("says at once on stderr that a channel does not exist, and still waits for it; says nothing of one that does", async () => {
-    const watcher = spawnWatcher(dataDir, ["nobody-opened-this", "--timeout", "30"]);
+  test("a channel that does not exist ends it at once (exit 1), naming the channels with a close id and --allow-missing", async () => {
+    const { dir, cleanup } = await tempDataDir();
+    try {
+      const own = new FileStore({ dataDir: dir });
+      const opened = ["ch-mi4x2k1p-7hq3zd0w9v5bn2c8", "ch-mi4x2k1p-7hq3zd0w9v5bn2c9", "ch-mi4z8a0c-q1w2e3r4t5y6u7i8"];
+      for (const id of opened) await own.append(id, "ui", "hello");
+      // One character mistyped: an exit 1 at once, not the timeout (exit 2; by default 30 minutes).
+      const typo = spawnWatcher(dir, ["ch-mi4x2k1p-7hq3zd0w9v5bm2c8", "--timeout", "20"]);
+      assert.equal(await typo.exited, 1, typo.stderr());
+      assert.equal(typo.stdout(), "", "nothing for the agent on stdout");
+      assert.match(
+        typo.stderr(),
+        new RegExp(
+          `^backchannel watch: no channel ch-mi4x2k1p-7hq3zd0w9v5bm2c8 in the data directory ${dir}\\. ` +
+            "Did you mean ch-mi4x2k1p-7hq3zd0w9v5bn2c8 or ch-mi4x2k1p-7hq3zd0w9v5bn2c9\\? .*add --allow-missing\\n$",
+        ),
+      );
+      // An id cut short when pasted names the channels it begins.
+      const cut = spawnWatcher(dir, ["ch-mi4z8a0c-q1w2", "--timeout", "20"]);
+      assert.equal(await cut.exited, 1);
+      assert.match(cut.stderr(), /Did you mean ch-mi4z8a0c-q1w2e3r4t5y6u7i8\?/);
+      // Nothing close: said so, in a store that holds channels, and in one that holds none.
+      const far = spawnWatcher(dir, ["margin", "--timeout", "20"]);
+      assert.equal(await far.exited, 1);
+      assert.match(far.stderr(), /no channel margin in .*None of its 3 channels have a close id\. .*BACKCHANNEL_HOME/);
+      const empty = spawnWatcher(dataDir, ["nobody-opened-this", "--timeout", "20"]);
+      assert.equal(await empty.exited, 1);
+      assert.match(empty.stderr(), /no channel nobody-opened-this in the data directory /);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  test("with --allow-missing, says at once on stderr that a channel does not exist and waits for it; says nothing of one that does", async () => {
+    const watcher = spawnWatcher(dataDir, ["nobody-opened-this", "--allow-missing", "--timeout", "30"]);
     await watcher.ready();
     assert.match(watcher.stderr(), /no channel nobody-opened-this exists in this store yet: check the id .*waiting in case an app opens it/);
     await store.append("nobody-opened-this", "agent", "ready");
@@ -69,6 +102,7 @@ describe("exit mode", () => {
   });
 
   test("exits 2 on timeout, saying how to re-arm", async () => {
+    await store.append("quiet", "ui", "hello");
     const watcher = spawnWatcher(dataDir, ["quiet", "--timeout", "0.3"]);
     assert.equal(await watcher.exited, 2);
     assert.match(watcher.stdout(), /No message on quiet after 0\.3 s\. Re-arm: node \S+main\.js watch quiet$/m);
@@ -117,7 +151,7 @@ describe("follow mode", () => {
   });
 
   test("a burst is coalesced into one summary line", async () => {
-    const watcher = spawnWatcher(dataDir, ["burst", "--follow", "--timeout", "30"]);
+    const watcher = spawnWatcher(dataDir, ["burst", "--follow", "--allow-missing", "--timeout", "30"]);
     await watcher.ready();
     // Six messages land in one replace of the queue file (a compaction), as a burst does under load.
     const ts = new Date().toISOString();
@@ -134,6 +168,7 @@ describe("follow mode", () => {
   });
 
   test("ends with exit 2 at its timeout", async () => {
+    await store.append("follow-end", "ui", "hello");
     const watcher = spawnWatcher(dataDir, ["follow-end", "--follow", "--timeout", "0.3"]);
     assert.equal(await watcher.exited, 2);
     assert.match(watcher.stdout(), /Re-arm: node \S+main\.js watch follow-end --follow$/m);
@@ -168,6 +203,7 @@ describe("--notify", () => {
 
   test("a notify-send that fails (no desktop session) is reported once, in follow mode too", async () => {
     const { bin, record } = await fakeNotifySend("failing", 1);
+    await store.append("failing-notify", "ui", "hello");
     const watcher = spawnWatcher(dataDir, ["failing-notify", "--follow", "--notify", "--timeout", "30"], { PATH: `${bin}:${process.env.PATH}` });
     await watcher.ready();
     await store.append("failing-notify", "agent", "ask", { question: "one?" });

@@ -5,20 +5,33 @@
  * session never piles up watchers.
  *
  * The claim also keeps, per channel, the highest seq a watcher has woken the agent
- * for. A message the agent was told of and left waiting does not wake it again: a
+ * for, with its queue's epoch (protocol/epoch.ts: a queue that started again has new
+ * seqs, which the old mark says nothing of). A message the agent was told of and left waiting does not wake it again: a
  * wake that the model does not act on would otherwise end in a Stop that wakes it at
  * once, in a loop. Such a message is shown again with the next one that does wake.
  *
  * Invariant: a watcher wakes the agent only while the claim names it (checked just
  * before it wakes), so of two watchers racing for one session at most one wakes.
+ *
+ * The claim is a file of the data directory like the store's, reached the same way
+ * (core/fs/safe-open.ts): `watchers/` is a real folder of this user (a link or a file in
+ * its place is moved aside), the claim is opened without following a link or blocking
+ * (a named pipe there is moved aside, never waited on), and one that another user owns
+ * or can write is refused, never trusted for its marks.
  */
-import { mkdirSync, readFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { readFileSync } from "node:fs";
+import { moveAside } from "../core/fs/aside.js";
 import { writeFileAtomic } from "../core/fs/atomic-write.js";
-import { FOLDER_MODE } from "../core/paths.js";
+import { FileTooLargeError, NotRegularFileError } from "../core/fs/errors.js";
+import { reachFolder, readTextFile } from "../core/fs/safe-open.js";
+import { watcherClaimFile, watchersDir } from "../core/paths.js";
 
-/** Per channel id, the highest seq the agent has been woken for. */
-export type Announced = Record<string, number>;
+/** The largest claim file read: a mark is under 100 bytes, so this holds thousands of channels' marks. */
+const CLAIM_MAX_BYTES = 256 * 1024;
+import { isEpoch, type SeqMark } from "../protocol/epoch.js";
+
+/** Per channel id, the highest seq the agent has been woken for, in its queue's epoch. */
+export type Announced = Record<string, SeqMark>;
 
 /** What the claim file holds. */
 interface ClaimRecord {
@@ -28,21 +41,37 @@ interface ClaimRecord {
 
 /** The claim of one session's watcher, held by the process `pid` (default: this one). */
 export class SessionClaim {
+  /** The claim file, `watchers/<key>.json` in the data directory. */
+  readonly path: string;
+
+  /**
+   * @param dataDir the data directory the claim is kept in.
+   * @param key the session key.
+   * @param warn where something moved out of the claim's way is reported.
+   * @throws Error when `key` is not a session key.
+   */
   constructor(
-    readonly path: string,
+    readonly dataDir: string,
+    key: string,
+    private readonly warn: (line: string) => void,
     readonly pid: number = process.pid,
-  ) {}
+  ) {
+    this.path = watcherClaimFile(dataDir, key);
+  }
 
   /**
    * Takes the claim from whoever held it, and ends that watcher when it still runs
    * (SIGTERM; on Linux only, where `/proc` tells that the pid is a session watcher and
    * not a process that reused it; elsewhere it notices at its next check and exits).
+   * What is not a claim file in its place (a named pipe, a link, a folder, a file larger
+   * than a claim) is moved aside and reported, and the claim starts with no marks.
    * @returns what the agent had been woken for so far.
-   * @throws I/O errors (the claim's folder cannot be made or written).
+   * @throws UnsafeLayoutError (the claim or a folder above it is another user's or
+   *   writable by others); I/O errors (the claim's folder cannot be made or written).
    */
   take(): Announced {
-    mkdirSync(dirname(this.path), { recursive: true, mode: FOLDER_MODE });
-    const before = readClaim(this.path);
+    reachFolder(this.dataDir, watchersDir(this.dataDir), { create: true, warn: this.warn });
+    const before = this.readOrClear();
     const announced = before?.announced ?? {};
     writeClaim(this.path, { pid: this.pid, announced });
     if (before && before.pid !== this.pid && isSessionWatcher(before.pid)) {
@@ -55,7 +84,21 @@ export class SessionClaim {
     return announced;
   }
 
-  /** Whether the claim still names this watcher (a newer one has not taken it). */
+  /** The claim before this watcher's; what is in its place and is not a claim file is moved aside first. */
+  private readOrClear(): ClaimRecord | undefined {
+    try {
+      return readClaim(this.path);
+    } catch (error) {
+      if (!(error instanceof NotRegularFileError || error instanceof FileTooLargeError)) throw error;
+      this.warn(`${error.message}: moved it aside to ${moveAside(this.path, "foreign")}`);
+      return undefined;
+    }
+  }
+
+  /**
+   * Whether the claim still names this watcher (a newer one has not taken it).
+   * @throws as {@link readClaim}: what took the claim's place is not a claim.
+   */
   holds(): boolean {
     return readClaim(this.path)?.pid === this.pid;
   }
@@ -87,11 +130,17 @@ export class SessionClaim {
   }
 }
 
-/** The claim in the file at `path`; `undefined` when there is none or it is not one (then nothing was announced). */
+/**
+ * The claim in the file at `path` (read through core/fs/safe-open.ts); `undefined` when
+ * there is none or it does not parse as one (then nothing was announced).
+ * @throws NotRegularFileError, FileTooLargeError, UnsafeLayoutError: something that must not be read is there.
+ */
 function readClaim(path: string): ClaimRecord | undefined {
+  const text = readTextFile(path, CLAIM_MAX_BYTES);
+  if (text === null) return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(path, "utf8"));
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
@@ -100,7 +149,10 @@ function readClaim(path: string): ClaimRecord | undefined {
   if (!Number.isSafeInteger(pid)) return undefined;
   const marks: Announced = {};
   if (typeof announced === "object" && announced !== null) {
-    for (const [channel, seq] of Object.entries(announced)) if (Number.isSafeInteger(seq)) marks[channel] = seq;
+    for (const [channel, mark] of Object.entries(announced)) {
+      const { seq, epoch } = (typeof mark === "object" && mark !== null ? mark : {}) as Partial<SeqMark>;
+      if (Number.isSafeInteger(seq) && isEpoch(epoch)) marks[channel] = { seq: seq as number, epoch };
+    }
   }
   return { pid: pid as number, announced: marks };
 }

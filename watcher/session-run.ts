@@ -6,8 +6,8 @@
  * comes back as an outcome, never as an exception, so that each caller maps it to its
  * own exit code.
  */
-import { resolveDataDir, watcherClaimFile } from "../core/paths.js";
-import { sessionKey } from "../core/session-key.js";
+import { resolveDataDir } from "../core/paths.js";
+import { sessionHostPid, sessionKey } from "../core/session-key.js";
 import { openReader, storeLocationFromEnv, unusableLocation } from "../store/open.js";
 import { SessionClaim } from "./session-claim.js";
 import { type SessionWatchOutcome, watchSession } from "./session-watch.js";
@@ -57,9 +57,9 @@ export async function runSessionWatcher(options: SessionRunOptions): Promise<Ses
       return await watchSession({
         reader: opened.reader,
         key,
-        claim: new SessionClaim(watcherClaimFile(resolveDataDir(env), key)),
+        claim: new SessionClaim(resolveDataDir(env), key, options.err),
         timeoutMs: options.timeoutMs,
-        hostPid: options.hostPid ?? hostPidOf(key),
+        hostPid: options.hostPid ?? sessionHostPid(key),
         signal: stop.signal,
         err: options.err,
         onlyWithChannels: options.onlyWithChannels ?? false,
@@ -73,10 +73,4 @@ export async function runSessionWatcher(options: SessionRunOptions): Promise<Ses
   } finally {
     process.off("SIGTERM", onTerm);
   }
-}
-
-/** The pid a session key names (`claude-<pid>`, `pid-<pid>`): the host process whose end ends the watch. */
-function hostPidOf(key: string): number | undefined {
-  const pid = Number(key.slice(key.indexOf("-") + 1));
-  return Number.isSafeInteger(pid) && pid > 1 ? pid : undefined;
 }

@@ -12,9 +12,9 @@
 import { isChannelId } from "../core/ids.js";
 import { CallerError } from "../core/errors.js";
 import { ringsDoorbell } from "../core/events.js";
-import type { QueueMessage } from "../protocol/message.js";
+import { afterSeqIn, NO_EPOCH } from "../protocol/epoch.js";
 import type { SessionChannel } from "../store/session-record.js";
-import type { ChangeSubscription, ChannelReader } from "../store/store.js";
+import type { ChangeSubscription, ChannelReader, QueueSnapshot } from "../store/store.js";
 import type { Announced, SessionClaim } from "./session-claim.js";
 import { describeMail, type ChannelMail } from "./session-summary.js";
 
@@ -87,13 +87,16 @@ export async function watchSession(options: SessionWatchOptions): Promise<Sessio
       for (const channel of channels) if (!watches.has(channel.id)) watches.set(channel.id, reader.watchQueue(channel.id, "agent"));
       const mail: ChannelMail[] = [];
       for (const channel of channels) {
-        const messages = await ringing(reader, channel, noted, err);
-        if (messages.length > 0) mail.push({ channel, messages });
+        const { messages, epoch } = await ringing(reader, channel, noted, err);
+        if (messages.length > 0) mail.push({ channel, messages, epoch });
       }
-      if (mail.some((box) => box.messages.at(-1)!.seq > (announced[box.channel.id] ?? 0))) {
+      // A mark of another epoch says nothing of the queue now (it started again): its every message is news.
+      const isNews = (box: ChannelMail) =>
+        box.messages.at(-1)!.seq > afterSeqIn(box.epoch, announced[box.channel.id] ?? { seq: 0, epoch: undefined });
+      if (mail.some(isNews)) {
         const unwanted = options.stillWanted?.();
         if (unwanted !== undefined) return { kind: "ended", reason: unwanted };
-        const marks: Announced = Object.fromEntries(mail.map((box) => [box.channel.id, box.messages.at(-1)!.seq]));
+        const marks: Announced = Object.fromEntries(mail.map((box) => [box.channel.id, { seq: box.messages.at(-1)!.seq, epoch: box.epoch }]));
         if (!claim.announce(marks)) return { kind: "ended", reason: "a newer watcher of this session took over" };
         return { kind: "mail", summary: describeMail(mail) };
       }
@@ -117,19 +120,19 @@ function endReason(claim: SessionClaim, hostPid: number | undefined, signal: Abo
   return undefined;
 }
 
-/** The ringing messages waiting for the agent on `channel`; none (noted once) when its queue cannot be read. */
-async function ringing(reader: ChannelReader, channel: SessionChannel, noted: Set<string>, err: (line: string) => void): Promise<QueueMessage[]> {
+/** The ringing messages waiting for the agent on `channel`, and its queue's epoch; none (noted once) when its queue cannot be read. */
+async function ringing(reader: ChannelReader, channel: SessionChannel, noted: Set<string>, err: (line: string) => void): Promise<QueueSnapshot> {
   try {
-    const messages = await reader.peek(channel.id, "agent");
+    const { messages, epoch } = await reader.snapshot(channel.id, "agent");
     noted.delete(channel.id);
-    return messages.filter((message) => ringsDoorbell(message.event));
+    return { messages: messages.filter((message) => ringsDoorbell(message.event)), epoch };
   } catch (error) {
     // A corrupt queue is the server's to repair at its next write, a store away comes back
     // by itself: neither is mail, nor a reason to stop watching the other channels.
     if (!(error instanceof CallerError)) throw error;
     if (!noted.has(channel.id)) err(`cannot read the agent queue of ${channel.id} (${error.message}); still watching`);
     noted.add(channel.id);
-    return [];
+    return { messages: [], epoch: NO_EPOCH };
   }
 }
 

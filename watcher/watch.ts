@@ -20,7 +20,8 @@ import { oneLine } from "../core/text.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { changes } from "../store/changes.js";
 import { channelTitle } from "../store/channel-title.js";
-import type { ChannelReader } from "../store/store.js";
+import type { ChannelReader, QueueSnapshot } from "../store/store.js";
+import { afterSeqIn, type SeqMark } from "../protocol/epoch.js";
 import { desktopNotifier } from "./notify.js";
 
 /** Exit codes of the watcher. */
@@ -76,13 +77,14 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
     return WATCH_EXIT.error;
   }
   const notifier = notify ? desktopNotifier(err) : undefined;
-  let lastSeq = 0;
+  // The last seq told of, in its queue's epoch: a queue that starts again is told from its start.
+  let told: SeqMark = { seq: 0, epoch: undefined };
   let lastProblem = "";
   try {
     for await (const wake of changes(reader.watchQueue(channelId, "agent"), { fallbackMs, deadline: Date.now() + timeoutMs })) {
-      let messages: QueueMessage[] = [];
+      let snapshot: QueueSnapshot | undefined;
       try {
-        messages = await reader.peek(channelId, "agent");
+        snapshot = await reader.snapshot(channelId, "agent");
         lastProblem = "";
       } catch (error) {
         // A queue that cannot be read as one (corrupt, or something else in its place) is
@@ -95,13 +97,13 @@ export async function watchChannel(options: WatchOptions): Promise<number> {
         if (problem !== lastProblem) err(`${problem}; ${next}`);
         lastProblem = problem;
       }
-      const fresh = messages.filter((message) => message.seq > lastSeq);
-      if (fresh.length > 0) {
+      const fresh = snapshot ? snapshot.messages.filter((message) => message.seq > afterSeqIn(snapshot.epoch, told)) : [];
+      if (snapshot && fresh.length > 0) {
         const lines = follow ? followLines(channelId, fresh) : [summaryLine(channelId, fresh)];
         for (const line of lines) out(line);
         if (notifier) await notifier.notify("backchannel", notificationBody(fresh));
         if (!follow) return WATCH_EXIT.message;
-        lastSeq = fresh.at(-1)!.seq;
+        told = { seq: fresh.at(-1)!.seq, epoch: snapshot.epoch };
       }
       // On stderr, so that the agent's stdout stays one line per event.
       if (wake === "start") {

@@ -53,7 +53,7 @@ export class PollingStore extends FileStore {
       if (kept.length !== current.messages.length) {
         await writeFile(path, serializeLog({ ...current, messages: kept }), { mode: 0o600 });
       }
-      return { messages: unread, cursor: unread.at(-1)?.seq ?? after ?? current.next_seq - 1, pending: 0 };
+      return { messages: unread, cursor: unread.at(-1)?.seq ?? after ?? current.next_seq - 1, pending: 0, epoch: current.epoch };
     });
   }
 }

@@ -18,6 +18,7 @@
 import { mkdtemp } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { sessionKeyOfProcess } from "../../core/session-key.js";
 import type { RunContext } from "../figures.js";
 import { runNode, type OneShot } from "../procs/one-shot.js";
 import { FileStore } from "../../store/file/file-store.js";
@@ -81,7 +82,7 @@ export async function measureStatusline(rounds: number, ctx: RunContext): Promis
 /** Session claude-<BUSY_PID>: 3 reader channels with 2 asks each, and a wall up for an hour (longer than a full run). */
 async function fillBusySession(dataDir: string): Promise<void> {
   const store = new FileStore({ dataDir });
-  const key = `claude-${BUSY_PID}`;
+  const key = sessionKeyOfProcess("claude", Number(BUSY_PID));
   for (const id of ["bench-reader-1", "bench-reader-2", "bench-reader-3"]) {
     await store.sessions.update(key, (record) => withChannel(record, { id, app: "reader" }));
     for (let i = 0; i < 2; i += 1) {

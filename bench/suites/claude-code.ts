@@ -13,7 +13,7 @@
  * left out with a note.
  */
 import type { RunContext } from "../figures.js";
-import type { SoloFigure } from "../solo.js";
+import { type SoloFigure, soloFigure as solo } from "../solo.js";
 import { askFigures, floorMultiple } from "../../test/support/claude-code/figures.js";
 import { claudeCodeSkipReason } from "../../test/support/claude-code/install.js";
 import { measureFloor } from "./claude-code-floor.js";
@@ -100,8 +100,4 @@ function pathFigures(spec: PathSpec, run: Awaited<ReturnType<typeof runPath>>, f
     },
     ...hook,
   ];
-}
-
-function solo(key: string, name: string, samples: number[], unit = "ms"): SoloFigure {
-  return { key, name, unit, solo: true, samples };
 }

@@ -57,20 +57,9 @@
  *   all removed when the process exits; a killed process's are left to the idle sweep.
  */
 import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  ftruncateSync,
-  linkSync,
-  openSync,
-  readFileSync,
-  readlinkSync,
-  renameSync,
-  type Stats,
-  unlinkSync,
-} from "node:fs";
+import { closeSync, constants, fstatSync, ftruncateSync, linkSync, openSync, renameSync, type Stats, unlinkSync } from "node:fs";
 import { FILE_MODE, lockDirOf } from "../paths.js";
+import { machineIdentity, procStat } from "../process-info.js";
 import { moveAside } from "./aside.js";
 import { describeKind, lstatOrNull, ownedByThisUser, readTextFile } from "./safe-open.js";
 import { FileTooLargeError, LockLostError, LockTimeoutError, NotRegularFileError } from "./errors.js";
@@ -605,30 +594,14 @@ function describeHolder(verdict: LockVerdict): string {
 
 let identity: { machine: string | null; started: string | null } | undefined;
 
-/** This process's machine (boot id and pid namespace) and start time, read once. */
+/** This process's machine (boot id and pid namespace, ../process-info.ts) and start time, read once. */
 function thisProcess(): { machine: string | null; started: string | null } {
   if (!identity) {
-    let machine: string | null = null;
-    try {
-      machine = `${readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()} ${readlinkSync("/proc/self/ns/pid")}`;
-    } catch {
-      // Not Linux: holders are judged by their beats only.
-    }
+    // Off Linux there is neither: holders are judged by their beats only.
+    const machine = machineIdentity();
     identity = { machine, started: machine === null ? null : (procStat(process.pid)?.started ?? null) };
   }
   return identity;
-}
-
-/** The state and start time (field 22, clock ticks since boot) of a process, from /proc/<pid>/stat. */
-function procStat(pid: number): { state: string; started: string } | null {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) is in parentheses and may hold spaces: fields are counted after it.
-    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    return fields.length > 19 ? { state: fields[0]!, started: fields[19]! } : null;
-  } catch {
-    return null;
-  }
 }
 
 /** Writes a new file (never one that exists, never through a link), mode 0600. */

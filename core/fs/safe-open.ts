@@ -21,11 +21,12 @@
  * user's own processes can change what the path names in between, and they are trusted
  * (SECURITY.md).
  */
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, type Stats, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
 import { userInfo } from "node:os";
-import { isAbsolute, join, relative, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { FILE_MODE, FOLDER_MODE, FORBIDDEN_MODE_BITS } from "../paths.js";
 import { moveAside } from "./aside.js";
+import { makeFolder, syncFolder } from "./durable.js";
 import { FileTooLargeError, NotRegularFileError, UnsafeLayoutError } from "./errors.js";
 
 /** How a folder is reached: a writer makes what is missing and moves aside what is in the way; a reader only looks. */
@@ -41,8 +42,8 @@ const UID = process.geteuid?.();
 
 /**
  * Checks every folder from the data directory down to `folder` (the data directory or a
- * folder below it). A writer makes what is missing (mode 0700) and moves aside what is
- * not a folder; a reader refuses it.
+ * folder below it). A writer makes what is missing (mode 0700, durably: ./durable.ts)
+ * and moves aside what is not a folder; a reader refuses it.
  * @returns false when a folder is missing and `access` does not create.
  * @throws UnsafeLayoutError; NotRegularFileError (readers: a link or a file where a folder belongs); I/O errors.
  */
@@ -63,7 +64,7 @@ function checkDataDir(dataDir: string, access: FolderAccess): boolean {
   let stats = statOrNull(dataDir);
   if (!stats) {
     if (!access.create) return false;
-    mkdirSync(dataDir, { recursive: true, mode: FOLDER_MODE });
+    makeFolder(dataDir, { mode: FOLDER_MODE, parents: true });
     stats = statSync(dataDir);
   }
   if (!stats.isDirectory()) throw new NotRegularFileError(dataDir, describeKind(stats), "a folder (the data directory)");
@@ -83,11 +84,13 @@ function checkFolder(path: string, access: FolderAccess): boolean {
   if (!stats) {
     if (!access.create) return false;
     try {
-      mkdirSync(path, { mode: FOLDER_MODE });
+      makeFolder(path, { mode: FOLDER_MODE });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       if (movedAside) access.warn(movedAside);
-      return checkFolder(path, access); // another process made it meanwhile: check what it made
+      // Another process made it meanwhile and may not have synced its entry yet (./durable.ts): this one's writes depend on it too.
+      syncFolder(dirname(path));
+      return checkFolder(path, access);
     }
     // Said only once the folder exists: whoever reads the warning may look at once.
     if (movedAside) access.warn(`${movedAside}, and made a folder in its place`);

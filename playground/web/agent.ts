@@ -127,11 +127,15 @@ export function startAgentPanel(
       onerror(error as Error);
     }
     let cursor = 0;
+    // The cursor's epoch: a queue that started again (protocol/epoch.ts) begins its seqs anew.
+    let epoch: string | undefined;
     for (let failures = 0; !stopped; ) {
       try {
-        const result = await call("poll_agent_messages", { after: cursor, wait_ms: 25_000 });
+        const result = await call("poll_agent_messages", { after: cursor, ...(epoch === undefined ? {} : { epoch }), wait_ms: 25_000 });
         if (stopped) break;
         failures = 0;
+        if (epoch !== undefined && result.epoch !== epoch) cursor = 0;
+        epoch = typeof result.epoch === "string" ? result.epoch : undefined;
         for (const message of result.messages as QueueMessage[]) {
           if (message.seq <= cursor) continue;
           cursor = message.seq;

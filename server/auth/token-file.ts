@@ -9,11 +9,12 @@
  * it is made, and never stored.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { z } from "zod";
 import { CallerError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs/atomic-write.js";
+import { makeFolder } from "../../core/fs/durable.js";
 import { withLock } from "../../core/fs/lock.js";
 import { InvalidPrincipalError, PRINCIPAL_PATTERN } from "./principal.js";
 
@@ -90,7 +91,7 @@ const TOKEN_LOCK_STALE_MS = 5000;
  */
 export async function addToken(path: string, principal: string): Promise<string> {
   if (!PRINCIPAL_PATTERN.test(principal)) throw new InvalidPrincipalError(principal);
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  makeFolder(dirname(path), { mode: 0o700, parents: true });
   const token = `bc_${randomBytes(32).toString("base64url")}`;
   await withLock(path, { staleMs: TOKEN_LOCK_STALE_MS }, (lock) => {
     const file = readTokenFile(path, true);

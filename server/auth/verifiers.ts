@@ -8,7 +8,7 @@
  *   (signature, `iss`, `aud` = this server's public URL, `exp`); the principal is `sub`.
  */
 import { type AuthInfo, OAuthError, OAuthErrorCode, type OAuthTokenVerifier } from "@modelcontextprotocol/server";
-import { createRemoteJWKSet, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
+import { createRemoteJWKSet, decodeJwt, errors as joseErrors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { withPrincipal } from "./principal.js";
 import { principalOfToken, readTokenFile } from "./token-file.js";
 
@@ -19,11 +19,29 @@ const STATIC_TOKEN_VALIDITY_S = 60;
 export const REQUIRED_SCOPE = "backchannel";
 
 /**
- * How long a failed discovery of the issuer's keys is remembered: requests in that time
- * fail at once instead of each asking the issuer again (an unreachable issuer would
- * otherwise cost two fetches per request, and a flood of requests a flood of fetches).
+ * How long a failure to get the issuer's keys (its metadata or its key set) is
+ * remembered: requests in that time fail at once instead of each asking the issuer again
+ * (an unreachable issuer would otherwise cost two fetches per request, and a flood of
+ * requests a flood of fetches).
  */
-const DISCOVERY_RETRY_MS = 30_000;
+const KEYS_RETRY_MS = 30_000;
+
+/**
+ * The issuer's signing keys could not be had (its metadata or key set unreachable,
+ * refused or malformed): the token can be neither accepted nor refused now. Not the
+ * caller's fault, and not for good: the gate answers 503 with `Retry-After`.
+ */
+export class KeysUnavailableError extends Error {
+  override readonly name = "KeysUnavailableError";
+  constructor(
+    /** When asking again can succeed, in ms from now. */
+    readonly retryAfterMs: number,
+    /** What failed, for the server's log; `undefined` when the failure is one remembered from an earlier request (already logged). */
+    readonly failure?: Error,
+  ) {
+    super(`could not get the signing keys of the token's issuer${failure ? `: ${failure.message}` : " (an earlier attempt failed)"}`);
+  }
+}
 
 /**
  * A verifier of the static tokens in the token file at `path`, read again on every
@@ -62,12 +80,15 @@ export interface JwtVerifierOptions {
  * @throws (when verifying) OAuthError invalid_token for a token that is not one of the issuer's, expired, or for another audience.
  */
 export function jwtVerifier(options: JwtVerifierOptions): OAuthTokenVerifier {
-  const keySet = issuerKeys(options);
+  const keys = issuerKeys(options);
   return {
     async verifyAccessToken(token: string): Promise<AuthInfo> {
       let payload: JWTPayload;
       try {
-        ({ payload } = await jwtVerify(token, await keySet(), {
+        // Read before any key is asked for (jose verifies a signature before it reads the
+        // payload): a token that is not a JWT never costs a fetch, nor waits on the issuer.
+        decodeJwt(token);
+        ({ payload } = await jwtVerify(token, keys, {
           issuer: options.issuer,
           audience: options.resource.href,
           requiredClaims: ["exp", "sub"],
@@ -93,21 +114,33 @@ export function jwtVerifier(options: JwtVerifierOptions): OAuthTokenVerifier {
 }
 
 /**
- * The issuer's key set, found once: `options.jwksUrl`, else discovered. Concurrent
- * requests share one discovery; a failed one is remembered for {@link DISCOVERY_RETRY_MS}.
- * @throws (when called) the discovery's error while it is remembered.
+ * The issuer's key set, asked for only when a token needs a key: `options.jwksUrl`, else
+ * discovered once (concurrent requests share one discovery). A failure to discover or
+ * fetch the keys is remembered for {@link KEYS_RETRY_MS}; a key the set does not hold is
+ * the token's fault (jose's `JWKSNoMatchingKey`), not a failure.
+ * @throws (when called) KeysUnavailableError for a failure, now or remembered.
  */
-function issuerKeys(options: JwtVerifierOptions): () => Promise<ReturnType<typeof createRemoteJWKSet>> {
-  let keys: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
-  return () => {
-    keys ??= (options.jwksUrl ? Promise.resolve(options.jwksUrl) : discoverJwksUrl(options.issuer)).then(
+function issuerKeys(options: JwtVerifierOptions): JWTVerifyGetKey {
+  let keySet: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
+  let failedUntil = 0;
+  return async (header, token) => {
+    if (Date.now() < failedUntil) throw new KeysUnavailableError(failedUntil - Date.now());
+    keySet ??= (options.jwksUrl ? Promise.resolve(options.jwksUrl) : discoverJwksUrl(options.issuer)).then(
       (url) => createRemoteJWKSet(url),
       (error: unknown) => {
-        setTimeout(() => (keys = undefined), DISCOVERY_RETRY_MS).unref();
+        // Discovered again once the failure is forgotten; a key set that failed to load fetches again by itself.
+        keySet = undefined;
         throw error;
       },
     );
-    return keys;
+    try {
+      return await (await keySet)(header, token);
+    } catch (error) {
+      if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWKSMultipleMatchingKeys) throw error;
+      if (Date.now() < failedUntil) throw new KeysUnavailableError(failedUntil - Date.now());
+      failedUntil = Date.now() + KEYS_RETRY_MS;
+      throw new KeysUnavailableError(KEYS_RETRY_MS, error instanceof Error ? error : new Error(String(error)));
+    }
   };
 }
 

@@ -24,7 +24,7 @@ export interface AgentInboxOptions {
 
 interface Watched {
   stop: AbortController;
-  /** The seqs last seen, joined: a cheap identity of the waiting messages. */
+  /** The epoch and seqs last seen, joined: a cheap identity of the waiting messages. */
   seen: string;
   messages: readonly QueueMessage[];
 }
@@ -103,13 +103,15 @@ export class AgentInbox {
 
   private async check(channelId: string, entry: Watched): Promise<void> {
     let messages: QueueMessage[];
+    let epoch: string;
     try {
-      messages = await this.store.peek(channelId, "agent");
+      ({ messages, epoch } = await this.store.snapshot(channelId, "agent"));
     } catch (error) {
       this.warn(`could not read the agent queue of ${channelId}: ${(error as Error).message}`);
       return;
     }
-    const seen = messages.map((message) => message.seq).join(",");
+    // The seqs with their epoch: a queue that started again may show the same seqs for other messages.
+    const seen = messages.length === 0 ? "" : `${epoch}:${messages.map((message) => message.seq).join(",")}`;
     if (seen === entry.seen || entry.stop.signal.aborted) return;
     entry.seen = seen;
     entry.messages = messages;

@@ -9,7 +9,8 @@
 import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
 import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
 import type { QueueName } from "../../core/paths.js";
-import type { JsonValue, QueueMessage } from "../../protocol/message.js";
+import type { JsonValue } from "../../protocol/message.js";
+import { NO_EPOCH } from "../../protocol/epoch.js";
 import type { ChannelStore, PollResult } from "../../store/store.js";
 import type { Wall } from "../../protocol/wall.js";
 import { Awareness } from "../awareness/awareness.js";
@@ -75,7 +76,7 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       // Loaded, not deferred behind tool search: a woken agent answers in one call.
       _meta: { "anthropic/alwaysLoad": true },
     },
-    async ({ channel_id, event, data, ack }) => {
+    async ({ channel_id, event, data, ack, ack_epoch }) => {
       const { result, seq } = await notify(store, channel_id, "ui", event, data);
       if (seq === undefined) return result;
       await awareness.useChannel(channel_id, "channel");
@@ -84,7 +85,7 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       const kept = await keepAnswer(store, channel_id, event, data, seq);
       if (ack === undefined && kept === "") return result;
       const sent = result.content[0]?.type === "text" ? result.content[0].text : "";
-      const cleared = ack === undefined ? "" : ` ${await acknowledge(store, awareness, channel_id, ack)}`;
+      const cleared = ack === undefined ? "" : ` ${await acknowledge(store, awareness, channel_id, ack, ack_epoch)}`;
       return { ...result, content: [{ type: "text" as const, text: `${sent}${kept}${cleared}` }] };
     },
   );
@@ -100,11 +101,12 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       // stale description: this one's description is how the model learns what waits.
       _meta: { "anthropic/alwaysLoad": true },
     },
-    async ({ channel_id, after, wait_ms }, ctx) => {
+    async ({ channel_id, after, epoch, wait_ms }, ctx) => {
       await awareness.useChannel(channel_id, "channel");
       const result = await poll(store, "agent", {
         channelId: channel_id,
         after,
+        epoch,
         waitMs: wait_ms,
         ctx,
         progressIntervalMs: options.progressIntervalMs,
@@ -127,8 +129,8 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       outputSchema: compactSchema(uiPollOutput),
       _meta: APP_ONLY,
     },
-    ({ channel_id, after, wait_ms }, ctx) =>
-      pollUi(store, awareness, { channelId: channel_id, after, waitMs: wait_ms, ctx, waitSlots: options.waitSlots }, options.waitingPolls),
+    ({ channel_id, after, epoch, wait_ms }, ctx) =>
+      pollUi(store, awareness, { channelId: channel_id, after, epoch, waitMs: wait_ms, ctx, waitSlots: options.waitSlots }, options.waitingPolls),
   );
 
   registerAppTool(
@@ -190,14 +192,17 @@ async function keepAnswer(store: ChannelStore, channelId: string, event: string,
 }
 
 /**
- * Clears the agent queue of `channelId` up to `ack`, after the answer was sent: a
+ * Clears the agent queue of `channelId` up to `ack` (of epoch `epoch`, when given: an
+ * ack of a queue that started again since clears nothing), after the answer was sent: a
  * message is gone only once it is answered, as the answer is in the app's queue first.
  * @returns the sentence that says what was cleared, or why nothing was (the messages
  *   then still wait; the answer stays sent).
  */
-async function acknowledge(store: ChannelStore, awareness: Awareness, channelId: string, ack: number): Promise<string> {
+async function acknowledge(store: ChannelStore, awareness: Awareness, channelId: string, ack: number, epoch: string | undefined): Promise<string> {
   try {
-    const { pending } = await store.poll(channelId, "agent", { after: ack });
+    const { pending, epoch: current } = await store.poll(channelId, "agent", { after: ack, epoch });
+    if (epoch !== undefined && epoch !== current)
+      return `Cleared nothing: the app's queue started again since #${ack} was read (${pending} waiting; read them with poll_agent_messages).`;
     await awareness.refresh(channelId);
     return `Cleared the app's messages up to #${ack} (${pending} still waiting).`;
   } catch (error) {
@@ -210,6 +215,8 @@ async function acknowledge(store: ChannelStore, awareness: Awareness, channelId:
 interface PollCall {
   channelId: string;
   after: number | undefined;
+  /** The epoch `after` came from, when the caller gave it. */
+  epoch: string | undefined;
   waitMs: number | undefined;
   ctx: ServerContext;
   /** How often a waiting poll sends progress; see {@link ChannelToolOptions.progressIntervalMs}. */
@@ -232,7 +239,7 @@ async function poll(store: ChannelStore, queue: QueueName, call: PollCall) {
   try {
     giveBack = takeWaitSlot(call);
     const result = await waitingPoll(store, queue, call, call.ctx.mcpReq.signal);
-    return toolResult({ ...result }, describePoll(result.messages, result.cursor, result.pending));
+    return toolResult({ ...result }, describePoll(result));
   } catch (error) {
     return toolError(error);
   } finally {
@@ -271,9 +278,9 @@ async function waitingUiPoll(store: ChannelStore, awareness: Awareness, call: Po
     if (key !== null && (call.waitMs ?? 0) > 0) await session.followWall(key, stop.signal, cancel);
     // No progress here, even when the call carries a progress token (ext-apps' App puts
     // one on every call): the app does not need it, and hosts log every notification.
-    const result = await store.poll(call.channelId, "ui", { after: call.after, waitMs: call.waitMs, signal: stop.signal });
+    const result = await store.poll(call.channelId, "ui", { after: call.after, epoch: call.epoch, waitMs: call.waitMs, signal: stop.signal });
     const wall = key === null ? null : await session.wallOf(key);
-    return toolResult({ ...result, wall }, describePoll(result.messages, result.cursor, result.pending) + describeWall(wall));
+    return toolResult({ ...result, wall }, describePoll(result) + describeWall(wall));
   } catch (error) {
     return toolError(error);
   } finally {
@@ -285,11 +292,11 @@ async function waitingUiPoll(store: ChannelStore, awareness: Awareness, call: Po
 
 /** A store poll that sends progress while it waits (when the call has a progress token) and ends when `signal` aborts. */
 async function waitingPoll(store: ChannelStore, queue: QueueName, call: PollCall, signal: AbortSignal): Promise<PollResult> {
-  const { channelId, after, waitMs, ctx } = call;
+  const { channelId, after, epoch, waitMs, ctx } = call;
   const reader = queue === "agent" ? "the app" : "the agent";
   const progress = progressTicker(ctx, waitMs ?? 0, (seconds) => `waiting for ${reader} on ${channelId} (${seconds} s)`, call.progressIntervalMs);
   try {
-    return await store.poll(channelId, queue, { after, waitMs, signal, onWaiting: progress.start });
+    return await store.poll(channelId, queue, { after, epoch, waitMs, signal, onWaiting: progress.start });
   } finally {
     progress.stop();
   }
@@ -299,10 +306,11 @@ function describeWall(wall: Wall | null): string {
   return wall ? `\nWall until ${wall.until}: ${wall.text}` : "";
 }
 
-/** The text of a poll result: a count line, then one JSON line per message (the data the model needs). */
-function describePoll(messages: QueueMessage[], cursor: number, pending: number): string {
+/** The text of a poll result: a count line (with the cursor and its epoch), then one JSON line per message (the data the model needs). */
+function describePoll({ messages, cursor, pending, epoch }: PollResult): string {
   const more = pending > 0 ? `; ${pending} more waiting, poll again` : "";
-  if (messages.length === 0) return `No messages (cursor ${cursor}${more}).`;
-  const head = `${messages.length} message${messages.length === 1 ? "" : "s"} (cursor ${cursor}${more}):`;
+  const position = epoch === NO_EPOCH ? `cursor ${cursor}` : `cursor ${cursor}, epoch ${epoch}`;
+  if (messages.length === 0) return `No messages (${position}${more}).`;
+  const head = `${messages.length} message${messages.length === 1 ? "" : "s"} (${position}${more}):`;
   return [head, ...messages.map((message) => JSON.stringify(message))].join("\n");
 }

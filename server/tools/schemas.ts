@@ -6,6 +6,7 @@
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { CHANNEL_ID_PATTERN, CHANNEL_ID_RULE, EVENT_PATTERN, WINDOWS_DEVICE_NAME } from "../../core/ids.js";
+import { EPOCH_PATTERN } from "../../protocol/epoch.js";
 import { isJsonValue, MAX_JSON_DEPTH } from "../../core/json.js";
 import { characterCount } from "../../core/text.js";
 
@@ -49,6 +50,9 @@ export const cursorSchema = z
   .max(2 ** 50)
   .describe("Your last poll's cursor (acknowledges up to it).");
 
+/** The epoch a cursor came from (protocol/epoch.ts): the `epoch` of the poll that gave it. */
+export const epochSchema = z.string().regex(EPOCH_PATTERN, 'an epoch is the "epoch" of a poll result: up to 32 letters, digits, "_" and "-"');
+
 /** How long a poll may wait for a message, up to `maxMs`. */
 export function waitSchema(maxMs: number) {
   return z.number().int().min(0).max(maxMs);
@@ -73,6 +77,7 @@ export const notifyInput = z.object({
 /** The input of `notify_ui`: `notify_agent`'s, and `ack`, which clears what the agent handled. */
 export const notifyUiInput = notifyInput.extend({
   ack: cursorSchema.optional().describe("Also clear the app's messages up to this seq (those you handled)."),
+  ack_epoch: epochSchema.optional().describe("The epoch that came with ack's seq."),
 });
 
 /** The output of `notify_ui` and `notify_agent`. */
@@ -83,7 +88,12 @@ export const notifyOutput = z.object({
 
 /** The input of `poll_agent_messages` and `poll_ui_messages`. */
 export function pollInput(maxWaitMs: number) {
-  return z.object({ channel_id: channelIdSchema, after: cursorSchema.optional(), wait_ms: waitSchema(maxWaitMs).optional() });
+  return z.object({
+    channel_id: channelIdSchema,
+    after: cursorSchema.optional(),
+    epoch: epochSchema.optional().describe("Your last poll's epoch, with after."),
+    wait_ms: waitSchema(maxWaitMs).optional(),
+  });
 }
 
 /** One message, as polls return it. */
@@ -99,6 +109,7 @@ export const pollOutput = z.object({
   messages: z.array(messageSchema),
   cursor: z.number().int().describe("Pass as `after` next time."),
   pending: z.number().int().describe("Messages still waiting after this poll."),
+  epoch: z.string().describe("Pass with cursor next time; a new one means the queue started again."),
 });
 
 /** A wall as tools return it. */

@@ -1,15 +1,22 @@
 /**
- * The cap on waiting calls (docs/ARCHITECTURE.md, "Limits per principal"): each call that
- * may wait (`poll_agent_messages` and `poll_ui_messages` with `wait_ms`,
- * `watch_agent_messages` with `wait_ms`) takes a slot for as long as it runs, from its
- * caller's slots and the process's. A waiting call costs the server a connection, a
- * server instance and its timers (about 120 KiB over HTTP): without a cap one principal's
- * thousands of waits made every other caller's calls take seconds.
+ * The caps on calls at once (docs/ARCHITECTURE.md, "Limits per principal"), each a count
+ * of slots of a caller inside the process's:
  *
- * A call past the cap is refused at once with {@link WaitLimitError}, having read and
- * acknowledged nothing. It is refused rather than answered at once with what waits:
- * an empty answer would look like "no message yet", and a client that loops on its
- * waits would ask again at once, turning each wait into a busy loop.
+ * - waiting calls (`poll_agent_messages` and `poll_ui_messages` with `wait_ms`,
+ *   `watch_agent_messages` with `wait_ms`): a call that may wait takes a slot for as long
+ *   as it runs. A waiting call costs the server a connection, a server instance and its
+ *   timers (about 120 KiB over HTTP): without a cap one principal's thousands of waits
+ *   made every other caller's calls take seconds;
+ * - active calls, over HTTP: every other call takes a slot from its arrival until its
+ *   answer is sent (server/transports/admission.ts). An answer is held in memory until
+ *   the client reads it, and a poll's can be three times its messages' bytes (its text
+ *   repeats them, escaped): without a cap one principal's unread polls of a full queue
+ *   grew the server by gigabytes.
+ *
+ * A call past a cap is refused at once ({@link WaitLimitError}, {@link CallLimitError}),
+ * having read and acknowledged nothing. It is refused rather than answered at once with
+ * what waits: an empty answer would look like "no message yet", and a client that loops
+ * on its waits would ask again at once, turning each wait into a busy loop.
  */
 import { CallerError } from "../../core/errors.js";
 
@@ -43,47 +50,85 @@ export class WaitLimitError extends CallerError {
   }
 }
 
-/** A count of waiting calls with a cap, inside an optional outer one (a principal's inside the process's). */
-export class WaitSlots {
-  private waiting = 0;
+/** Too many calls are answered at once: the caller's or the process's cap on active calls would be passed. */
+export class CallLimitError extends CallerError {
+  override readonly name = "CallLimitError";
+  override readonly code = "CALL_LIMIT";
+  constructor(
+    readonly scope: WaitScope,
+    readonly max: number,
+    /** How many calls the refused request holds (a JSON-RPC batch holds several). */
+    readonly calls: number,
+  ) {
+    const who =
+      scope === "account" ? `your account may have at most ${max} answered at once on this server` : `this server answers at most ${max} at once`;
+    const held = calls > 1 ? `this request holds ${calls} calls, and ${who}` : who;
+    const remedy =
+      calls > max
+        ? "Send fewer calls per request (one is best)"
+        : "Read the answers of your calls (a call counts until its answer is sent), or try again in a moment";
+    super(`too many calls at once: ${held}; nothing was done. ${remedy}`);
+  }
+}
+
+/** A count of calls with a cap, inside an optional outer one (a principal's inside the process's). */
+abstract class Slots<Outer extends Slots<Outer>> {
+  private taken = 0;
 
   /**
-   * @param max the most calls that may wait here at once.
+   * @param max the most slots that may be taken here at once.
    * @param scope whose slots these are, for the error.
    * @param outer slots every slot taken here also takes (the process's).
    */
   constructor(
-    private readonly max: number,
-    private readonly scope: WaitScope,
-    private readonly outer?: WaitSlots,
+    protected readonly max: number,
+    protected readonly scope: WaitScope,
+    private readonly outer?: Outer,
   ) {}
 
-  /** How many calls wait here now. */
+  /** The error this cap gives for a request of `count` calls. */
+  protected abstract limitError(count: number): CallerError;
+
+  /** How many slots are taken here now. */
   get size(): number {
-    return this.waiting;
+    return this.taken;
   }
 
-  /** The error {@link take} would throw now, or `undefined` when a slot is free here and in the outer slots. */
-  refusal(): WaitLimitError | undefined {
-    if (this.waiting >= this.max) return new WaitLimitError(this.scope, this.max);
-    return this.outer?.refusal();
+  /** The error {@link take} would throw now for `count` slots, or `undefined` when they are free here and in the outer slots. */
+  refusal(count = 1): CallerError | undefined {
+    if (this.taken + count > this.max) return this.limitError(count);
+    return this.outer?.refusal(count);
   }
 
   /**
-   * Takes a slot here and in the outer slots.
-   * @returns the function that gives it back (calling it again does nothing).
-   * @throws WaitLimitError when this cap or an outer one is reached (nothing taken).
+   * Takes `count` slots here and in the outer slots, all or none.
+   * @returns the function that gives them back (calling it again does nothing).
+   * @throws the cap's error (WaitLimitError, CallLimitError) when this cap or an outer one would be passed (nothing taken).
    */
-  take(): () => void {
-    if (this.waiting >= this.max) throw new WaitLimitError(this.scope, this.max);
-    const giveBackOuter = this.outer?.take();
-    this.waiting += 1;
+  take(count = 1): () => void {
+    if (this.taken + count > this.max) throw this.limitError(count);
+    const giveBackOuter = this.outer?.take(count);
+    this.taken += count;
     let given = false;
     return () => {
       if (given) return;
       given = true;
-      this.waiting -= 1;
+      this.taken -= count;
       giveBackOuter?.();
     };
+  }
+}
+
+/** Slots of calls that may wait ({@link callMayWait}). */
+export class WaitSlots extends Slots<WaitSlots> {
+  protected limitError(): WaitLimitError {
+    return new WaitLimitError(this.scope, this.max);
+  }
+}
+
+/** Slots of the calls answered at once over HTTP, waiting calls aside, each held until its answer is sent. */
+export class ActiveSlots extends Slots<ActiveSlots> {
+  protected limitError(count: number): CallLimitError {
+    return new CallLimitError(this.scope, this.max, count);
   }
 }

@@ -13,12 +13,12 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { MAX_REMOTE_WAIT_MS } from "../../core/limits.js";
-import type { QueueMessage } from "../../protocol/message.js";
 import { changes } from "../../store/changes.js";
 import { channelTitle } from "../../store/channel-title.js";
-import type { ChannelReader } from "../../store/store.js";
+import { afterSeqIn, NO_EPOCH } from "../../protocol/epoch.js";
+import type { ChannelReader, QueueSnapshot } from "../../store/store.js";
 import { toolError, toolResult } from "./results.js";
-import { channelIdSchema, compactSchema, messageSchema, waitSchema } from "./schemas.js";
+import { channelIdSchema, compactSchema, epochSchema, messageSchema, waitSchema } from "./schemas.js";
 import type { WaitSlots } from "./wait-slots.js";
 
 /** The tool's name. */
@@ -37,6 +37,7 @@ export const watchInput = z.object({
     .max(2 ** 50)
     .optional()
     .describe("Return only messages with a higher seq. Default 0."),
+  epoch: epochSchema.optional().describe("The epoch after_seq came from: when the queue's is another, every waiting message is returned."),
   wait_ms: waitSchema(MAX_REMOTE_WAIT_MS).optional().describe(`Wait up to this long for one. Default 0, at most ${MAX_REMOTE_WAIT_MS}.`),
   with_title: z
     .boolean()
@@ -47,7 +48,9 @@ export const watchInput = z.object({
 /** The output of `watch_agent_messages`. */
 export const watchOutput = z.object({
   messages: z.array(messageSchema).describe("The messages waiting in the agent queue with seq > after_seq, left in place."),
+  epoch: z.string().describe("The agent queue's epoch: pass it with after_seq next time."),
   title: z.string().optional().describe("The channel's title, with with_title, when it has one."),
+  exists: z.boolean().describe("Whether the channel exists (an app or the agent opened it or wrote to it): a watcher given a mistyped id ends."),
 });
 
 /** Registers `watch_agent_messages` on `server`, reading `reader`; a call with `wait_ms` takes one of `waitSlots` while it runs. */
@@ -63,17 +66,18 @@ export function registerWatchTools(server: McpServer, reader: ChannelReader, wai
       _meta: { ui: { visibility: ["app"] } },
       annotations: { readOnlyHint: true },
     },
-    async ({ channel_id, after_seq = 0, wait_ms = 0, with_title = false }, ctx) => {
+    async ({ channel_id, after_seq = 0, epoch, wait_ms = 0, with_title = false }, ctx) => {
       let giveBack = () => {};
       try {
         if (wait_ms > 0) giveBack = waitSlots.take();
-        const messages = await waitForMessages(reader, channel_id, after_seq, wait_ms, ctx.mcpReq.signal);
+        const { messages, epoch: current } = await waitForMessages(reader, channel_id, { seq: after_seq, epoch }, wait_ms, ctx.mcpReq.signal);
         const text =
           messages.length === 0
             ? `No new message on ${channel_id}.`
             : `${messages.length} waiting on ${channel_id} (last seq ${messages.at(-1)!.seq}).`;
         const title = with_title ? await channelTitle(reader, channel_id) : undefined;
-        return toolResult(title === undefined ? { messages } : { messages, title }, text);
+        const exists = messages.length > 0 || (await reader.hasChannel(channel_id));
+        return toolResult(title === undefined ? { messages, epoch: current, exists } : { messages, epoch: current, title, exists }, text);
       } catch (error) {
         return toolError(error);
       } finally {
@@ -83,18 +87,23 @@ export function registerWatchTools(server: McpServer, reader: ChannelReader, wai
   );
 }
 
-/** Peeks at the agent queue until it holds a message above `afterSeq`, `waitMs` passes or `signal` aborts. */
+/**
+ * Peeks at the agent queue until it holds a message above `after` (every message when
+ * the queue's epoch is not `after.epoch`), `waitMs` passes or `signal` aborts.
+ * @returns those messages (none at the timeout) and the queue's epoch.
+ */
 async function waitForMessages(
   reader: ChannelReader,
   channelId: string,
-  afterSeq: number,
+  after: { seq: number; epoch: string | undefined },
   waitMs: number,
   signal: AbortSignal,
-): Promise<QueueMessage[]> {
-  let fresh: QueueMessage[] = [];
+): Promise<QueueSnapshot> {
+  let fresh: QueueSnapshot = { messages: [], epoch: after.epoch ?? NO_EPOCH };
   for await (const _wake of changes(reader.watchQueue(channelId, "agent"), { fallbackMs: FALLBACK_MS, deadline: Date.now() + waitMs, signal })) {
-    fresh = (await reader.peek(channelId, "agent")).filter((message) => message.seq > afterSeq);
-    if (fresh.length > 0) break;
+    const { messages, epoch } = await reader.snapshot(channelId, "agent");
+    fresh = { messages: messages.filter((message) => message.seq > afterSeqIn(epoch, after)), epoch };
+    if (fresh.messages.length > 0) break;
   }
   return fresh;
 }

@@ -4,6 +4,8 @@
  * the verifier and checks the token's resource, scope and expiry;
  * `bearerAuthChallengeResponse` answers a refusal (401 `invalid_token` or 403
  * `insufficient_scope`, with `WWW-Authenticate: Bearer … resource_metadata="…"`).
+ * A token that cannot be judged because the issuer's keys cannot be had is neither: it
+ * gets 503 with `Retry-After`, so that a client tries again rather than drop its token.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
@@ -14,7 +16,7 @@ import {
   type OAuthTokenVerifier,
   verifyBearerToken,
 } from "@modelcontextprotocol/server";
-import { REQUIRED_SCOPE } from "../auth/verifiers.js";
+import { KeysUnavailableError, REQUIRED_SCOPE } from "../auth/verifiers.js";
 import { sendResponse } from "./send-response.js";
 
 /** Checks a request's bearer token: resolves with what it proves, or answers the refusal itself and resolves with `undefined`. */
@@ -26,7 +28,7 @@ export interface BearerGateOptions {
   verifier: OAuthTokenVerifier;
   /** This server's public URL: the resource every token must be for. */
   resource: URL;
-  /** Told of a failure that is not the caller's (an unusable token file, an issuer that cannot be reached): the caller gets a bare 500. */
+  /** Told of a failure that is not the caller's: an unusable token file (the caller gets a bare 500), an issuer whose keys cannot be had (503). */
   onerror: (error: Error) => void;
 }
 
@@ -45,9 +47,24 @@ export function bearerGate(options: BearerGateOptions): BearerGate {
     try {
       return await verifyBearerToken(req.headers.authorization, check);
     } catch (error) {
+      if (error instanceof KeysUnavailableError) {
+        if (error.failure) options.onerror(error);
+        await sendResponse(res, keysUnavailableResponse(error));
+        return undefined;
+      }
       if (!(error instanceof OAuthError)) options.onerror(error instanceof Error ? error : new Error(String(error)));
       await sendResponse(res, bearerAuthChallengeResponse(error, check));
       return undefined;
     }
   };
+}
+
+/** 503 with `Retry-After` (whole seconds, at least 1) and an OAuth error body that says when to try again. */
+function keysUnavailableResponse(error: KeysUnavailableError): Response {
+  const seconds = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
+  const description = `could not get the signing keys of the token's issuer; try again in ${seconds} s`;
+  return Response.json(
+    { error: "temporarily_unavailable", error_description: description },
+    { status: 503, headers: { "retry-after": String(seconds) } },
+  );
 }

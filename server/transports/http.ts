@@ -18,10 +18,7 @@ import { type AuthInfo, createMcpHandler, localhostAllowedOrigins, type OAuthTok
 import { limitsFromEnv, MAX_REMOTE_WAIT_MS } from "../../core/limits.js";
 import { resolveDataDir } from "../../core/paths.js";
 import { createServer, type ServerOptions } from "../server.js";
-import { WaitingPolls } from "../tools/waiting-polls.js";
 import { WaitSlots } from "../tools/wait-slots.js";
-import { PrincipalUsage, withPrincipalLimits } from "../../store/principal-limits.js";
-import type { ChannelStore } from "../../store/store.js";
 import { startIdleSweep } from "../idle-sweep.js";
 import { bannerLocation, openStore, type StoreLocation, storeLocationFromEnv, watcherWhere } from "../../store/open.js";
 import { VERSION } from "../../core/package.js";
@@ -31,7 +28,8 @@ import { principalNamespace, principalOf } from "../auth/principal.js";
 import { defaultTokenFile, readTokenFile } from "../auth/token-file.js";
 import { jwtVerifier, staticTokenVerifier } from "../auth/verifiers.js";
 import { BindAddressError, bindRefusal } from "./bind-address.js";
-import { refuseWaitWithoutSlot } from "./wait-refusal.js";
+import { admit } from "./admission.js";
+import { type Caller, Callers } from "./callers.js";
 import { type BearerGate, bearerGate } from "./bearer-gate.js";
 import { isMetadataPath, protectedResourceMetadata, sendMetadata } from "./protected-resource.js";
 
@@ -69,19 +67,13 @@ export interface McpListenerOptions extends ServerOptions {
  */
 export function createMcpRequestListener(options: McpListenerOptions, onerror: (error: Error) => void = logError): RequestListener {
   const { authenticate, publicUrl, ...serverOptions } = options;
-  // One entry per principal seen (or one for everyone, without authentication), kept for the life of the process.
-  const callers = new Map<string, Caller>();
-  // The waiting calls of every caller of this listener together (../tools/wait-slots.ts).
-  const processSlots = new WaitSlots(serverOptions.store.limits.maxWaitingCalls, "server");
-  const callerOf = (authInfo: AuthInfo | undefined): Caller => {
-    const namespace = callerNamespace(authInfo, authenticate !== undefined);
-    const caller = callers.get(namespace ?? "") ?? newCaller(serverOptions.store, namespace, processSlots);
-    callers.set(namespace ?? "", caller);
-    return caller;
-  };
+  const callers = new Callers(serverOptions.store);
+  // Admission counts the waiting calls (./admission.ts): the tools' own count takes no cap here.
+  const uncounted = new WaitSlots(Number.POSITIVE_INFINITY, "server");
+  const callerOf = (authInfo: AuthInfo | undefined): Caller => callers.of(callerNamespace(authInfo, authenticate !== undefined));
   const handler = createMcpHandler(
     ({ authInfo }) => {
-      const { store, waitingPolls, waitSlots } = callerOf(authInfo);
+      const { store, waitingPolls } = callerOf(authInfo);
       const server = createServer({
         readLocalFiles: false,
         watchChannels: false,
@@ -89,7 +81,7 @@ export function createMcpRequestListener(options: McpListenerOptions, onerror: (
         ...serverOptions,
         store,
         waitingPolls,
-        waitSlots,
+        waitSlots: uncounted,
       });
       // A 2025-11-25 client's cancel comes in a request of its own, to this fresh instance: end the poll it names (see waiting-polls.ts).
       server.server.setNotificationHandler("notifications/cancelled", (notification) => {
@@ -106,8 +98,8 @@ export function createMcpRequestListener(options: McpListenerOptions, onerror: (
     sendStreamHeadersAtOnce(res);
     const auth = authenticate ? await authenticate(req, res) : undefined;
     if (authenticate && !auth) return;
-    const notRefused = await refuseWaitWithoutSlot(req, res, callerOf(auth).waitSlots);
-    if (notRefused) await serve(Object.assign(req, auth ? { auth } : {}), res, notRefused.parsedBody);
+    const admitted = await admit(req, res, callerOf(auth).slots);
+    if (admitted) await serve(Object.assign(req, auth ? { auth } : {}), res, admitted.parsedBody);
   };
 }
 
@@ -133,29 +125,6 @@ function sendStreamHeadersAtOnce(res: ServerResponse): void {
 /** Whether a content-type header value names an event stream (`text/event-stream`, any parameters). */
 function isEventStream(contentType: unknown): boolean {
   return typeof contentType === "string" && contentType.toLowerCase().startsWith("text/event-stream");
-}
-
-/**
- * What this process keeps for one caller (a principal, or everyone without
- * authentication), across its requests.
- */
-interface Caller {
-  /** The caller's view of the store: a principal's own, behind its limits; else the whole store. */
-  store: ChannelStore;
-  /** Its waiting polls: a cancel names a request id, which each client picks, so one principal cannot end another's waits. */
-  waitingPolls: WaitingPolls;
-  /** The slots its waiting calls take: a principal's own inside the process's; without authentication, the process's. */
-  waitSlots: WaitSlots;
-}
-
-function newCaller(store: ChannelStore, namespace: string | undefined, processSlots: WaitSlots): Caller {
-  const waitingPolls = new WaitingPolls();
-  if (namespace === undefined) return { store, waitingPolls, waitSlots: processSlots };
-  return {
-    store: withPrincipalLimits(store.forPrincipal(namespace), new PrincipalUsage(store.limits)),
-    waitingPolls,
-    waitSlots: new WaitSlots(store.limits.maxPrincipalWaitingCalls, "account", processSlots),
-  };
 }
 
 /**

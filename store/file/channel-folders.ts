@@ -22,6 +22,7 @@ import { isChannelId } from "../../core/ids.js";
 import { channelDir, channelsDir } from "../../core/paths.js";
 import type { ChannelInfo } from "../store.js";
 import { moveAside } from "../../core/fs/aside.js";
+import { syncFolder } from "../../core/fs/durable.js";
 import { describeKind, type FolderAccess, lstatOrNull, READ_ONLY, reachFolder } from "../../core/fs/safe-open.js";
 
 /** How often a poll marks its channel as in use, per process and channel, at most (and at least four times per TTL). */
@@ -95,15 +96,8 @@ export class ChannelFolders {
   }
 
   /** Every channel folder, with its last activity (the folder's mtime, set by the file system's clock). */
-  async list(): Promise<ChannelInfo[]> {
-    const root = channelsDir(this.dataDir);
-    if (!reachFolder(this.dataDir, root, this.writer)) return [];
-    const channels: ChannelInfo[] = [];
-    for (const name of (await readdir(root)).filter(isChannelId)) {
-      const stats = lstatOrNull(join(root, name));
-      if (stats?.isDirectory()) channels.push({ id: name, lastActivity: stats.mtime });
-    }
-    return channels;
+  list(): Promise<ChannelInfo[]> {
+    return listChannelFolders(this.dataDir, this.writer);
   }
 
   /** The total size of the state documents of channel `channelId` (regular files `state.<name>.json`; links are not followed). */
@@ -152,6 +146,7 @@ export class ChannelFolders {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
       throw error;
     }
+    syncFolder(root);
     this.touched.delete(dir);
     // rm lstats every entry and unlinks links rather than following them; the trash
     // itself is the real folder checked above, in a folder nobody else can write.
@@ -164,4 +159,21 @@ function touchFolder(dir: string): void {
   const entry = join(dir, `${TOUCH_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
   mkdirSync(entry);
   rmdirSync(entry);
+}
+
+/**
+ * Every channel folder of `dataDir`, with its last activity (the folder's mtime, set by
+ * the file system's clock); `channels/` is reached with `access` (READ_ONLY for readers:
+ * nothing made or moved aside).
+ * @throws UnsafeLayoutError; NotRegularFileError; I/O errors.
+ */
+export async function listChannelFolders(dataDir: string, access: FolderAccess): Promise<ChannelInfo[]> {
+  const root = channelsDir(dataDir);
+  if (!reachFolder(dataDir, root, access)) return [];
+  const channels: ChannelInfo[] = [];
+  for (const name of (await readdir(root)).filter(isChannelId)) {
+    const stats = lstatOrNull(join(root, name));
+    if (stats?.isDirectory()) channels.push({ id: name, lastActivity: stats.mtime });
+  }
+  return channels;
 }

@@ -6,12 +6,15 @@
  * file-system helpers of core/fs/ (safe open, locks, atomic writes).
  */
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
+import { readdirSync, rmdirSync } from "node:fs";
 import { readdir } from "node:fs/promises";
+import { join } from "node:path";
 import { PRINCIPAL_NAMESPACE_PATTERN } from "../../core/ids.js";
 import { principalDir, principalsDir, QUEUE_NAMES, type QueueName, queueFile, queueSeqFile, resolveDataDir, stateFile } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { pollWithWait } from "../changes.js";
-import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store.js";
+import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult, QueueSnapshot } from "../store.js";
+import { NO_EPOCH } from "../../protocol/epoch.js";
 import { checkCursor, checkMessage, messageBytes } from "../validate.js";
 import { ChannelFolders } from "./channel-folders.js";
 import { appendMessage, drain, type QueueLogContext, readAfter } from "./queue-log.js";
@@ -63,6 +66,12 @@ export class FileStore implements ChannelStore {
   /** The store's own data directory (the same as {@link dataDir} but in a principal's view). */
   private readonly rootDir: string;
   private readonly reserve: SpaceReserve;
+  /**
+   * Makes a principal's view's own folder, reached from the store's data directory as
+   * every folder below it is (made 0700, never through a link), before anything is made
+   * in it: a principal's folder is made by its first write, never by a read.
+   */
+  private readonly reachOwnFolder: () => void;
 
   constructor(options: FileStoreOptions | FileStoreViewOptions = {}) {
     this.dataDir = options.dataDir ?? resolveDataDir();
@@ -71,8 +80,9 @@ export class FileStore implements ChannelStore {
     this.warn = options.warn ?? warnOnStderr;
     this.reserve = "reserve" in options ? options.reserve : new SpaceReserve(this.rootDir, this.warn);
     this.fallbackWakeMs = options.fallbackWakeMs ?? FILE_FALLBACK_WAKE_MS;
-    this.sessions = new SessionFiles(this.dataDir, this.limits.lockStaleMs, this.warn);
-    this.apps = new SavedAppFiles(this.dataDir, this.warn);
+    this.reachOwnFolder = this.isView() ? () => reachFolder(this.rootDir, this.dataDir, { create: true, warn: this.warn }) : () => undefined;
+    this.sessions = new SessionFiles(this.dataDir, this.limits.lockStaleMs, this.warn, this.reachOwnFolder);
+    this.apps = new SavedAppFiles(this.dataDir, this.warn, this.reachOwnFolder);
     this.reader = new FileQueueReader(this.dataDir, this.limits);
     this.folders = new ChannelFolders(this.dataDir, this.limits.channelTtlMs, this.warn);
   }
@@ -80,6 +90,7 @@ export class FileStore implements ChannelStore {
   async append(channelId: string, queue: QueueName, event: string, data: JsonValue = {}): Promise<AppendResult> {
     const log = this.queueLog(channelId, queue);
     checkMessage(event, data, this.limits);
+    this.reachOwnFolder();
     this.folders.ensure(channelId);
     // Writers take back the room an acknowledgement used, so that they are refused before the reserve is.
     this.reserve.refill();
@@ -88,11 +99,14 @@ export class FileStore implements ChannelStore {
 
   async poll(channelId: string, queue: QueueName, options: PollOptions = {}): Promise<PollResult> {
     const log = this.queueLog(channelId, queue);
-    const { after, waitMs = 0, signal, onWaiting } = options;
-    checkCursor(after);
+    const { after, epoch, waitMs = 0, signal, onWaiting } = options;
+    checkCursor(after, epoch);
+    const read = () => (after === undefined ? drain(log) : readAfter(log, after, epoch));
+    // A read that does not wait makes nothing: a channel nobody made reads as an empty queue.
+    if (waitMs <= 0 && this.channelIsMissing(channelId)) return read();
+    this.reachOwnFolder();
     const dir = this.folders.ensure(channelId);
     this.folders.markInUse(dir);
-    const read = () => (after === undefined ? drain(log) : readAfter(log, after));
     if (waitMs <= 0) return read();
     // A waiting poll keeps its channel marked in use at every wake-up, so that the idle
     // sweep never takes it; waking at least once per touch interval keeps the mark fresh
@@ -103,7 +117,7 @@ export class FileStore implements ChannelStore {
     };
     const fallbackMs = Math.min(this.fallbackWakeMs, this.folders.touchIntervalMs);
     const result = await pollWithWait(this.reader.watchQueue(channelId, queue), pollOnce, { waitMs, fallbackMs, signal, onWaiting });
-    return result ?? { messages: [], cursor: after ?? 0, pending: 0 };
+    return result ?? { messages: [], cursor: after ?? 0, pending: 0, epoch: epoch ?? NO_EPOCH };
   }
 
   async readState(channelId: string, name: string): Promise<JsonValue | null> {
@@ -120,6 +134,7 @@ export class FileStore implements ChannelStore {
 
   async updateState(channelId: string, name: string, update: (current: JsonValue | null) => JsonValue): Promise<JsonValue> {
     const path = stateFile(this.dataDir, channelId, name);
+    this.reachOwnFolder();
     this.folders.ensure(channelId);
     const lock = { staleMs: this.limits.lockStaleMs, remakeFolder: () => this.folders.ensure(channelId), warn: this.warn };
     return updateStateFile(path, name, this.limits, lock, update);
@@ -133,32 +148,38 @@ export class FileStore implements ChannelStore {
     return this.reader.peek(channelId, queue);
   }
 
+  snapshot(channelId: string, queue: QueueName): Promise<QueueSnapshot> {
+    return this.reader.snapshot(channelId, queue);
+  }
+
   hasChannel(channelId: string): Promise<boolean> {
     return this.reader.hasChannel(channelId);
   }
 
-  listChannels(): Promise<ChannelInfo[]> {
-    return this.folders.list();
+  async listChannels(): Promise<ChannelInfo[]> {
+    return this.hasOwnFolder() ? this.folders.list() : [];
   }
 
-  remove(channelId: string): Promise<void> {
-    return this.folders.remove(channelId);
+  async remove(channelId: string): Promise<void> {
+    if (this.hasOwnFolder()) await this.folders.remove(channelId);
   }
 
   /**
    * Removes channels idle for longer than the channel TTL (see ./sweep.ts). Idleness is
    * judged by the file system's clock, never this process's, so the file store takes no `now`.
+   * A principal's view then removes its own folder when nothing is left in it.
    */
-  removeIdleChannels(): Promise<string[]> {
-    return removeIdle(this.folders, this.limits);
+  async removeIdleChannels(): Promise<string[]> {
+    if (!this.hasOwnFolder()) return [];
+    const removed = await removeIdle(this.folders, this.limits);
+    if (this.isView()) this.removeOwnFolderIfEmpty();
+    return removed;
   }
 
+  /** A principal's view; its folder is made by its first write (see {@link reachOwnFolder}). */
   forPrincipal(namespace: string): FileStore {
-    const dataDir = principalDir(this.rootDir, namespace);
-    // The principal's folder is reached like every folder below the data directory: made 0700, never through a link.
-    reachFolder(this.rootDir, dataDir, { create: true, warn: this.warn });
     return new FileStore({
-      dataDir,
+      dataDir: principalDir(this.rootDir, namespace),
       rootDir: this.rootDir,
       reserve: this.reserve,
       limits: this.limits,
@@ -170,7 +191,7 @@ export class FileStore implements ChannelStore {
   /** The live messages of every queue (store/validate.ts `messageBytes`, as the Redis store's `bytes:<queue>` counts them), the state documents and the saved apps; a queue that cannot be read counts nothing. */
   async usedBytes(): Promise<number> {
     let bytes = 0;
-    for (const { id } of await this.folders.list()) {
+    for (const { id } of await this.listChannels()) {
       for (const queue of QUEUE_NAMES) {
         const messages = await this.reader.peek(id, queue).catch((error: Error) => {
           if (error instanceof CorruptQueueFileError) return [];
@@ -187,6 +208,41 @@ export class FileStore implements ChannelStore {
     const dir = principalsDir(this.rootDir);
     if (!reachFolder(this.rootDir, dir, READ_ONLY)) return [];
     return (await readdir(dir)).filter((name) => PRINCIPAL_NAMESPACE_PATTERN.test(name));
+  }
+
+  /** Whether this is a principal's view (its data directory is a folder of the store's). */
+  private isView(): boolean {
+    return this.rootDir !== this.dataDir;
+  }
+
+  /** Whether this store's data directory exists: always for the store itself (its readers handle a missing one), for a view once it wrote. */
+  private hasOwnFolder(): boolean {
+    return !this.isView() || reachFolder(this.rootDir, this.dataDir, READ_ONLY);
+  }
+
+  /** Whether nothing is where the channel's folder would be; something else in the way counts as there (a write moves it aside). */
+  private channelIsMissing(channelId: string): boolean {
+    try {
+      return !this.hasOwnFolder() || this.folders.find(channelId) === null;
+    } catch (error) {
+      if (error instanceof NotRegularFileError) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Removes this view's folder when it holds nothing but empty folders (after the sweep:
+   * no channel, session or saved app), so that the principal no longer counts among
+   * the store's. Only `rmdir`, which removes an empty folder and nothing else: a write
+   * that raced with it either keeps the folder or fails before anything was written.
+   */
+  private removeOwnFolderIfEmpty(): void {
+    try {
+      for (const name of readdirSync(this.dataDir)) rmdirSync(join(this.dataDir, name));
+      rmdirSync(this.dataDir);
+    } catch {
+      // Something is left in it (or it went meanwhile): it stays.
+    }
   }
 
   /** The queue log of a channel; builds its paths, so checks the id first. */

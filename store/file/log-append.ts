@@ -13,17 +13,22 @@
  * writer reads it whole and cuts it under the lock before appending (./queue-log.ts
  * `readLocked`): no record is ever glued onto a torn one.
  *
+ * A log written from its start (a new log: its name may be new to its folder) has its
+ * folder fsynced too, with the same sync (core/fs/durable.ts).
+ *
  * The fsync is left to the caller, to run once the lock is released:
  * several writers' fsyncs then share one journal commit, and the lock is held for
  * microseconds instead of the millisecond an fsync takes.
  */
 import { closeSync, fdatasyncSync, fstatSync, ftruncateSync, type Stats } from "node:fs";
+import { dirname } from "node:path";
+import { syncFolder } from "../../core/fs/durable.js";
 import { openFile } from "../../core/fs/safe-open.js";
 import { writeAll } from "../../core/fs/write-all.js";
 
 /** A write that is done but not yet durable. */
 export interface PendingSync {
-  /** Makes the write durable (fdatasync) and closes the file. Call it exactly once, after releasing the lock. */
+  /** Makes the write durable (fdatasync, and the folder's fsync for a new log) and closes the file. Call it exactly once, after releasing the lock. */
   sync(): void;
 }
 
@@ -64,6 +69,7 @@ export function appendToLog(path: string, text: string, validBytes: number): App
       } finally {
         closeSync(fd);
       }
+      if (validBytes === 0) syncFolder(dirname(path));
     },
   };
   return { stats, pending };

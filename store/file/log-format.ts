@@ -3,7 +3,7 @@
  *
  * A queue file is a log of JSON lines (format 2), each line one record:
  *
- *     {"version":2,"next_seq":<int>}                     the header, always the first line
+ *     {"version":2,"next_seq":<int>,"epoch":"…"}         the header, always the first line
  *     {"seq":<int>,"event":…,"data":…,"ts":…}            a message
  *     {"ack":<int>}                                      every message with seq <= ack is gone
  *
@@ -17,6 +17,9 @@
  * - messages are in strictly increasing `seq` order;
  * - `next_seq` is greater than every `seq` and every ack in the file, and only ever
  *   grows, so a `seq` is never handed out twice, not even after the queue drains;
+ * - `epoch` (../../protocol/epoch.ts) is minted when a log is started from nothing (its
+ *   seq counter may begin again) and kept by every rewrite of the same queue; a header
+ *   without one (a log written before epochs) has NO_EPOCH;
  * - every record is one write ending in a newline: a reader without the lock ignores
  *   a last line without one (a write in progress, or cut by a full disk), and never
  *   acts on a torn record; whole-file replacements are renames, so such a reader sees
@@ -29,6 +32,7 @@
  */
 import { EVENT_PATTERN } from "../../core/ids.js";
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
+import { isEpoch, NO_EPOCH } from "../../protocol/epoch.js";
 import type { QueueMessage } from "../../protocol/message.js";
 import { CorruptQueueFileError } from "../errors.js";
 import { readTextFile } from "../../core/fs/safe-open.js";
@@ -47,10 +51,11 @@ export function maxQueueFileBytes(limits: Pick<Limits, "maxQueueBytes" | "maxMes
   return 2 * (2 * limits.maxQueueBytes + COMPACT_SLACK_BYTES + 2 * (limits.maxMessageBytes + 1024));
 }
 
-/** What a queue holds: its live messages and the next seq. */
+/** What a queue holds: its live messages, the next seq, and the epoch its seqs belong to. */
 export interface QueueFile {
   next_seq: number;
   messages: QueueMessage[];
+  epoch: string;
 }
 
 /** A queue as read from its file, with what the store needs to append to it. */
@@ -64,9 +69,9 @@ export interface ParsedQueue {
   liveBytes: number;
 }
 
-/** The text that starts every log: its header with `next_seq`, as one line. */
-export function logHeader(nextSeq: number): string {
-  return `{"version":2,"next_seq":${nextSeq}}\n`;
+/** The text that starts every log: its header with `next_seq` and `epoch` (left out when it is NO_EPOCH), as one line. */
+export function logHeader(nextSeq: number, epoch: string): string {
+  return epoch === NO_EPOCH ? `{"version":2,"next_seq":${nextSeq}}\n` : `{"version":2,"next_seq":${nextSeq},"epoch":"${epoch}"}\n`;
 }
 
 /** One record as a line of the log. */
@@ -81,12 +86,12 @@ export function recordMessageBytes(line: string): number {
 
 /** The whole log of `queue`, compacted: its header and its live messages. */
 export function serializeLog(queue: QueueFile): string {
-  return logHeader(queue.next_seq) + queue.messages.map(logRecord).join("");
+  return logHeader(queue.next_seq, queue.epoch) + queue.messages.map(logRecord).join("");
 }
 
-/** The content of a queue that has never been written. */
-export function emptyQueue(nextSeq = 1): QueueFile {
-  return { next_seq: nextSeq, messages: [] };
+/** The content of a queue with no message: one never written (NO_EPOCH), or one started anew with `epoch`. */
+export function emptyQueue(nextSeq = 1, epoch = NO_EPOCH): QueueFile {
+  return { next_seq: nextSeq, messages: [], epoch };
 }
 
 /**
@@ -104,6 +109,8 @@ export function parseQueueText(text: string, path = "queue file"): ParsedQueue {
   const lines = text.slice(0, end).split("\n");
   const header = parseLine(lines[0]!, path);
   if (header.version !== 2 || !isSeq(header.next_seq)) throw new CorruptQueueFileError(path, "its first line is not a version 2 header");
+  const epoch = header.epoch ?? NO_EPOCH;
+  if (!isEpoch(epoch)) throw new CorruptQueueFileError(path, "its header's epoch is not one");
   const messages: QueueMessage[] = [];
   const sizes: number[] = [];
   let first = 0; // messages before this index were acknowledged
@@ -128,7 +135,7 @@ export function parseQueueText(text: string, path = "queue file"): ParsedQueue {
   const live = messages.slice(first);
   const liveBytes = sizes.slice(first).reduce((sum, size) => sum + size, 0);
   return {
-    queue: { next_seq: nextSeq, messages: live },
+    queue: { next_seq: nextSeq, messages: live, epoch },
     validBytes: totalBytes - Buffer.byteLength(text.slice(end + 1)),
     totalBytes,
     liveBytes,

@@ -28,6 +28,10 @@
  * - a cursor moves nothing but acknowledgements up to itself, and never past the last
  *   seq handed out: a cursor above it (a hostile caller, or a reader of a queue that was
  *   deleted) acknowledges nothing and gets the queue's messages from its start;
+ * - a log started from nothing (no file, or an empty one), or again after corruption,
+ *   gets a new epoch (../../protocol/epoch.ts); every rewrite of a log keeps its epoch.
+ *   A cursor of another epoch than the log's acknowledges nothing and gets the queue's
+ *   messages from its start, whatever its number;
  * - a write refused for a limit changes nothing already queued;
  * - acknowledging needs no free room: a read that acknowledges and fails for lack of
  *   room runs once more on the data directory's space reserve (./space-reserve.ts),
@@ -45,7 +49,8 @@ import type { QueueName } from "../../core/paths.js";
 import type { JsonValue } from "../../protocol/message.js";
 import { CorruptQueueFileError, QueueFullError } from "../errors.js";
 import type { AppendResult, PollResult } from "../store.js";
-import { messageBytes, takeBatch } from "../validate.js";
+import { messageBytes, mintEpoch, takeBatch } from "../validate.js";
+import { NO_EPOCH } from "../../protocol/epoch.js";
 import { moveAside } from "../../core/fs/aside.js";
 import { writeFileAtomic } from "../../core/fs/atomic-write.js";
 import { type HeldLock, type LockOptions, withLock } from "../../core/fs/lock.js";
@@ -104,7 +109,8 @@ export async function appendMessage(log: QueueLogContext, event: string, data: J
       const bytes = state.bytes + recordMessageBytes(record);
       if (bytes > limits.maxQueueBytes) throw new QueueFullError(log.channelId, log.queue, "bytes", limits.maxQueueBytes);
       lock.assertHeld();
-      const appended = appendToLog(log.path, size === 0 ? logHeader(seq) + record : record, size);
+      // A log started here begins an epoch: its seq counter may start again (no mark, or a folder made anew).
+      const appended = appendToLog(log.path, size === 0 ? logHeader(seq, mintEpoch()) + record : record, size);
       const count = state.count + 1;
       writeMark(log, mark, { seq, count, bytes }, appended.stats);
       return { result: { seq, pending: count }, pending: appended.pending };
@@ -133,12 +139,14 @@ function queueState(log: QueueLogContext, mark: QueueMark): { state: QueueState;
 /**
  * Acknowledges every message with `seq <= after`, then returns a batch of those after it
  * (at-least-once: they stay until a later cursor passes them). A cursor above the last
- * seq this queue handed out acknowledges nothing and changes nothing: the batch then
- * starts at the queue's first message, and its `cursor` is below `after`.
+ * seq this queue handed out, or one of another epoch than the queue's (`epoch`, when
+ * given), acknowledges nothing and changes nothing: the batch then starts at the
+ * queue's first message, and its `cursor` is below `after`.
  * @throws LockTimeoutError, I/O errors.
  */
-export async function readAfter(log: QueueLogContext, after: number): Promise<PollResult> {
+export async function readAfter(log: QueueLogContext, after: number, epoch?: string): Promise<PollResult> {
   let current = (await readUnlocked(log)) ?? emptyQueue();
+  if (epoch !== undefined && epoch !== current.epoch) return fromStart(log, current, current.next_seq - 1);
   if (after >= current.next_seq) {
     const last = Math.max(current.next_seq - 1, readMarkSeq(log.seqPath) ?? 0);
     if (after > last) return fromStart(log, current, last);
@@ -149,7 +157,9 @@ export async function readAfter(log: QueueLogContext, after: number): Promise<Po
     const acknowledged = await log.reserve
       .withRoom(() =>
         withQueueLocked(log, (locked, mark, lock) => {
-          if (after >= locked.queue.next_seq) return { queue: locked.queue, pending: ALREADY_DURABLE, ahead: true };
+          // Replaced since the read without the lock (started again, or raised above its mark): nothing is acknowledged.
+          if (after >= locked.queue.next_seq || (epoch !== undefined && epoch !== locked.queue.epoch))
+            return { queue: locked.queue, pending: ALREADY_DURABLE, ahead: true };
           lock.assertHeld();
           return { ...acknowledge(log, mark, locked, after), ahead: false };
         }),
@@ -169,13 +179,13 @@ export async function readAfter(log: QueueLogContext, after: number): Promise<Po
   }
   const unread = current.messages.filter((message) => message.seq > after);
   const batch = takeBatch(unread, log.limits.maxBatchBytes);
-  return { messages: batch, cursor: batch.at(-1)?.seq ?? after, pending: unread.length - batch.length };
+  return { messages: batch, cursor: batch.at(-1)?.seq ?? after, pending: unread.length - batch.length, epoch: current.epoch };
 }
 
-/** The answer to a cursor above the last seq handed out (`last`): the queue from its start, nothing acknowledged. */
+/** The answer to a cursor that names no seq of this queue (above the last one handed out, `last`, or of another epoch): the queue from its start, nothing acknowledged. */
 function fromStart(log: QueueLogContext, queue: QueueFile, last: number): PollResult {
   const batch = takeBatch(queue.messages, log.limits.maxBatchBytes);
-  return { messages: batch, cursor: batch.at(-1)?.seq ?? last, pending: queue.messages.length - batch.length };
+  return { messages: batch, cursor: batch.at(-1)?.seq ?? last, pending: queue.messages.length - batch.length, epoch: queue.epoch };
 }
 
 /**
@@ -184,7 +194,8 @@ function fromStart(log: QueueLogContext, queue: QueueFile, last: number): PollRe
  */
 export async function drain(log: QueueLogContext): Promise<PollResult> {
   const current = await readUnlocked(log);
-  if (!current || current.messages.length === 0) return { messages: [], cursor: (current?.next_seq ?? 1) - 1, pending: 0 };
+  if (!current || current.messages.length === 0)
+    return { messages: [], cursor: (current?.next_seq ?? 1) - 1, pending: 0, epoch: current?.epoch ?? NO_EPOCH };
   const drained = await log.reserve.withRoom(() =>
     withQueueLocked(log, (locked, mark, lock) => {
       const batch = takeBatch(locked.queue.messages, log.limits.maxBatchBytes);
@@ -195,7 +206,7 @@ export async function drain(log: QueueLogContext): Promise<PollResult> {
   );
   drained.pending.sync();
   const { batch, queue } = drained;
-  return { messages: batch, cursor: batch.at(-1)?.seq ?? queue.next_seq - 1, pending: queue.messages.length };
+  return { messages: batch, cursor: batch.at(-1)?.seq ?? queue.next_seq - 1, pending: queue.messages.length, epoch: queue.epoch };
 }
 
 function lockOptions(log: QueueLogContext): LockOptions {
@@ -222,7 +233,7 @@ function acknowledge(log: QueueLogContext, mark: QueueMark, current: ParsedQueue
   const kept = current.queue.messages.filter((message) => message.seq > seq);
   const gone = current.queue.messages.slice(0, current.queue.messages.length - kept.length);
   const bytes = current.liveBytes - gone.reduce((sum, message) => sum + messageBytes(message), 0);
-  const queue: QueueFile = { next_seq: current.queue.next_seq, messages: kept };
+  const queue: QueueFile = { next_seq: current.queue.next_seq, messages: kept, epoch: current.queue.epoch };
   const written = writeRecord(log, current, logRecord({ ack: seq }), queue, bytes);
   writeMark(log, mark, { seq: queue.next_seq - 1, count: kept.length, bytes }, written.stats);
   return { queue, pending: written.pending };
@@ -255,7 +266,7 @@ function writeRecord(
       log.warn(`${errorText(error)}: could not compact ${path}; appended to it instead`);
     }
   }
-  const text = current.validBytes === 0 ? logHeader(current.queue.next_seq) + record : record;
+  const text = current.validBytes === 0 ? logHeader(current.queue.next_seq, current.queue.epoch) + record : record;
   return appendToLog(path, text, current.validBytes);
 }
 
@@ -320,7 +331,8 @@ function readLocked(log: QueueLogContext, mark: number | null): ParsedQueue {
     const aside = moveAside(path, "corrupt");
     log.warn(`${error.reason}: moved ${path} aside to ${aside}; the queue starts again, empty`);
     // Written at once, so that the new floor outlives this call even when the caller only reads.
-    return rewrite(path, emptyQueue(floor + 1));
+    // A new epoch: the readers' seqs of the old file may be above or below the floor.
+    return rewrite(path, emptyQueue(floor + 1, mintEpoch()));
   }
   const found = parsed?.queue ?? emptyQueue();
   if (mark !== null && found.next_seq <= mark) {
@@ -329,7 +341,8 @@ function readLocked(log: QueueLogContext, mark: number | null): ParsedQueue {
       `${path} ${what} although seq ${mark} was handed out (put back from an older copy, deleted, or cut short by a crash): ` +
         `its messages are kept, and new ones go on from seq ${mark + 1}`,
     );
-    return rewrite(path, { ...found, next_seq: mark + 1 });
+    // A file put back keeps its epoch (its seqs are the same); a missing one is a new log, with a new epoch.
+    return rewrite(path, { ...found, next_seq: mark + 1, epoch: parsed ? found.epoch : mintEpoch() });
   }
   if (!parsed) return parseQueueText("", path);
   if (parsed.totalBytes > parsed.validBytes) truncateLog(path, parsed.validBytes);

@@ -11,7 +11,9 @@ import { lstatSync } from "node:fs";
 import { DEFAULT_LIMITS, type Limits } from "../../core/limits.js";
 import { channelDir, channelsDir, queueFile, queueFileName, type QueueName, stateFile } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
-import type { ChangeSubscription, ChannelReader, SessionReader } from "../store.js";
+import type { ChangeSubscription, ChannelInfo, ChannelReader, QueueSnapshot, SessionReader } from "../store.js";
+import { NO_EPOCH } from "../../protocol/epoch.js";
+import { listChannelFolders } from "./channel-folders.js";
 import { FILE_FALLBACK_WAKE_MS, subscribeToFile } from "./folder-watch.js";
 import { maxQueueFileBytes, readQueue } from "./log-format.js";
 import { READ_ONLY, reachFolder } from "../../core/fs/safe-open.js";
@@ -40,12 +42,21 @@ export class FileQueueReader implements ChannelReader {
   }
 
   async peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
-    if (!reachFolder(this.dataDir, channelDir(this.dataDir, channelId), READ_ONLY)) return [];
-    return readQueue(queueFile(this.dataDir, channelId, queue), this.maxQueueFileBytes)?.queue.messages ?? [];
+    return (await this.snapshot(channelId, queue)).messages;
+  }
+
+  async snapshot(channelId: string, queue: QueueName): Promise<QueueSnapshot> {
+    if (!reachFolder(this.dataDir, channelDir(this.dataDir, channelId), READ_ONLY)) return { messages: [], epoch: NO_EPOCH };
+    const parsed = readQueue(queueFile(this.dataDir, channelId, queue), this.maxQueueFileBytes);
+    return parsed ? { messages: parsed.queue.messages, epoch: parsed.queue.epoch } : { messages: [], epoch: NO_EPOCH };
   }
 
   async hasChannel(channelId: string): Promise<boolean> {
     return reachFolder(this.dataDir, channelDir(this.dataDir, channelId), READ_ONLY);
+  }
+
+  listChannels(): Promise<ChannelInfo[]> {
+    return listChannelFolders(this.dataDir, READ_ONLY);
   }
 
   watchQueue(channelId: string, queue: QueueName): ChangeSubscription {

@@ -15,7 +15,7 @@
  *   nobody else, as every folder and file of the layout (core/fs/safe-open.ts);
  * - no path is built from a name before the name is checked.
  */
-import { closeSync, lstatSync, mkdirSync, readSync, type Stats } from "node:fs";
+import { closeSync, lstatSync, readSync, type Stats } from "node:fs";
 import { lstat, readdir, rm } from "node:fs/promises";
 import { SAVED_APP_MAX_BYTES } from "../../core/limits.js";
 import { appsDir, FOLDER_MODE, savedAppFile } from "../../core/paths.js";
@@ -34,6 +34,7 @@ import {
   type SavedAppSummary,
 } from "../saved-app.js";
 import { writeFileAtomic } from "../../core/fs/atomic-write.js";
+import { makeFolder } from "../../core/fs/durable.js";
 import { checkOwnerAndMode, openFile, READ_ONLY, reachFolder, readTextFile } from "../../core/fs/safe-open.js";
 import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js";
 import { type Warn, warnOnStderr } from "../../core/warn.js";
@@ -43,10 +44,12 @@ export class SavedAppFiles implements SavedAppStore {
   /**
    * @param dataDir the data directory.
    * @param warn where a saved app that cannot be read is reported while listing. Default: one line on stderr.
+   * @param reachDataDir makes the data directory before anything is made in it (a principal's folder, reached from the store's; ./file-store.ts). Default: nothing to do.
    */
   constructor(
     private readonly dataDir: string,
     private readonly warn: Warn = warnOnStderr,
+    private readonly reachDataDir: () => void = () => undefined,
   ) {}
 
   async read(name: string): Promise<SavedApp | null> {
@@ -142,8 +145,9 @@ export class SavedAppFiles implements SavedAppStore {
 
   /** Creates `apps/` (0700) when missing. @throws UnsafeAppsFolderError when something other than a real folder is in its place. */
   private ensureDir(): void {
+    this.reachDataDir();
     reachFolder(this.dataDir, this.dataDir, { create: true, warn: this.warn });
-    if (!this.checkDir()) mkdirSync(appsDir(this.dataDir), { mode: FOLDER_MODE });
+    if (!this.checkDir()) makeFolder(appsDir(this.dataDir), { mode: FOLDER_MODE });
   }
 
   /**

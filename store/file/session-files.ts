@@ -25,11 +25,13 @@ export class SessionFiles extends SessionFileReader implements SessionStore {
    * @param dataDir the data directory.
    * @param lockStaleMs how long a waiter must see a session file's lock unchanged before breaking it (core/fs/lock.ts).
    * @param warn where something moved aside from the way is reported.
+   * @param reachDataDir makes the data directory before anything is made in it (a principal's folder, reached from the store's; ./file-store.ts). Default: nothing to do.
    */
   constructor(
     dataDir: string,
     private readonly lockStaleMs: number,
     private readonly warn: (message: string) => void,
+    private readonly reachDataDir: () => void = () => undefined,
   ) {
     super(dataDir);
   }
@@ -51,6 +53,7 @@ export class SessionFiles extends SessionFileReader implements SessionStore {
   }
 
   private ensureFolder(): void {
+    this.reachDataDir();
     reachFolder(this.dataDir, sessionsDir(this.dataDir), { create: true, warn: this.warn });
   }
 }

@@ -112,9 +112,12 @@ async function removeOrphans(dir: string, now: number): Promise<void> {
   }
 }
 
+/** A session key as versions before the digest wrote it (`claude-<pid>`): its files are swept like the others once idle. */
+const FORMER_SESSION_KEY = /^(claude|pid)-[0-9]{1,10}$/;
+
 /**
  * Removes session files not written for longer than `ttlMs` (by the file system's clock);
- * only regular files whose names are session keys.
+ * only regular files whose names are session keys (or were, {@link FORMER_SESSION_KEY}).
  * @returns how many were removed.
  */
 async function removeIdleSessions(folders: ChannelFolders, ttlMs: number, now: number): Promise<number> {
@@ -122,7 +125,9 @@ async function removeIdleSessions(folders: ChannelFolders, ttlMs: number, now: n
   if (!reachFolder(folders.dataDir, dir, folders.writer)) return 0;
   let removed = 0;
   for (const name of await readdir(dir)) {
-    if (!name.endsWith(".json") || !SESSION_KEY_PATTERN.test(name.slice(0, -".json".length))) continue;
+    if (!name.endsWith(".json")) continue;
+    const key = name.slice(0, -".json".length);
+    if (!SESSION_KEY_PATTERN.test(key) && !FORMER_SESSION_KEY.test(key)) continue;
     const path = join(dir, name);
     const stats = lstatOrNull(path);
     if (stats?.isFile() && now - stats.mtimeMs > ttlMs) {

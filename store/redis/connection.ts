@@ -14,9 +14,14 @@
  *   connection is remade, and calls fail at once until Redis answers again;
  * - an outage and the recovery are reported once each through `warn`, never per retry;
  * - an error reply of Redis becomes a {@link StoreRefusedError} with Redis's own words, but
- *   OOM (Redis at its maxmemory) a {@link StoreFullError} that says what still works.
+ *   OOM (Redis at its maxmemory) a {@link StoreFullError} that says what still works;
+ * - the node the URL names is asked whether it is in cluster mode (`INFO cluster`) before
+ *   any call goes out: a cluster node makes the connection node-redis's cluster client
+ *   (every node found from that one, commands routed by their keys' slot, MOVED and ASK
+ *   followed, SCAN chained over every primary). On a cluster a node that fails fails
+ *   only the calls to its slots (each within the ready wait), never the whole store.
  */
-import { createClient, ErrorReply } from "@redis/client";
+import { createClient, createCluster, ErrorReply } from "@redis/client";
 import { callerErrorCode } from "../../core/errors.js";
 import { StoreFullError, StoreRefusedError, StoreUnavailableError } from "./errors.js";
 import type { RedisAddress } from "./location.js";
@@ -36,8 +41,8 @@ export interface ConnectionOptions {
   commandTimeoutMs?: number;
 }
 
-/** The node-redis client of a store, with the store's scripts as methods. */
-export type StoreClient = ReturnType<typeof createStoreClient>;
+/** The node-redis client of a store, with the store's scripts as methods: one node's, or a Redis Cluster's. */
+export type StoreClient = ReturnType<typeof createStoreClient> | ReturnType<typeof createStoreCluster>;
 
 /** Longest pause between two attempts to reconnect. */
 const MAX_RECONNECT_PAUSE_MS = 500;
@@ -65,12 +70,48 @@ function createStoreClient(options: ConnectionOptions) {
   });
 }
 
+/**
+ * The cluster client for the cluster whose node `options.address` names: every node is
+ * reached with the URL's user, password and TLS; a topology refresh follows a node that
+ * stopped answering within a quarter second (a failover then routes its slots to the
+ * promoted replica).
+ */
+function createStoreCluster(options: ConnectionOptions) {
+  const { address } = options;
+  const url = new URL(address.url);
+  return createCluster({
+    rootNodes: [{ url: address.url }],
+    RESP: 3,
+    scripts: SCRIPTS,
+    topologyRefreshOnReconnectionAttemptStrategy: 250,
+    commandOptions: { timeout: options.commandTimeoutMs ?? 5000 },
+    defaults: {
+      name: options.name,
+      ...(url.username === "" ? {} : { username: decodeURIComponent(url.username) }),
+      ...(url.password === "" ? {} : { password: decodeURIComponent(url.password) }),
+      disableOfflineQueue: true,
+      socket: {
+        ...(address.tls ? { tls: true as const } : {}),
+        connectTimeout: options.commandTimeoutMs ?? 5000,
+        reconnectStrategy: (retries: number) => Math.min(25 * 2 ** retries, MAX_RECONNECT_PAUSE_MS) + Math.floor(Math.random() * 50),
+      },
+    },
+  });
+}
+
 /** A store's connection to Redis. */
 export class RedisConnection {
   /** The client; use it through {@link run}, which turns failures into errors for the caller. */
-  readonly client: StoreClient;
+  client: StoreClient;
+  /** Whether the URL's node is in cluster mode; `undefined` until it has answered. */
+  private clusterMode: boolean | undefined;
+  private readonly options: ConnectionOptions;
   /** The store's URL without its password. */
   readonly shown: string;
+  /** The Redis user the store connects as (`default` when the URL names none). */
+  readonly user: string;
+  /** The client's name in `CLIENT LIST`. */
+  readonly name: string;
   private readonly warn: (message: string) => void;
   private readonly readyWaitMs: number;
   private readonly commandTimeoutMs: number;
@@ -81,16 +122,27 @@ export class RedisConnection {
   private closed = false;
   /** When the connection was last dropped because Redis stopped answering (0: never). */
   private droppedAt = 0;
+  /** On a cluster: whether a node's failure was reported and its recovery not yet. */
+  private nodeTrouble = false;
+  /** Waiting for {@link modeKnown}. */
+  private modeWaiters: (() => void)[] = [];
 
   constructor(options: ConnectionOptions) {
+    this.options = options;
     this.shown = options.address.shown;
+    this.user = options.address.user;
+    this.name = options.name;
     this.warn = options.warn ?? (() => undefined);
     this.readyWaitMs = options.readyWaitMs ?? 2000;
     this.commandTimeoutMs = options.commandTimeoutMs ?? 5000;
     this.outage = { since: Date.now(), reason: "still connecting", failed: false, reported: false };
-    this.client = createStoreClient(options);
-    this.client.on("error", (error: Error) => this.wentDown(describeFailure(error)));
-    this.client.on("ready", () => this.cameUp());
+    const client = createStoreClient(options);
+    this.client = client;
+    client.on("error", (error: Error) => this.wentDown(describeFailure(error)));
+    client.on("ready", () => {
+      if (this.clusterMode === undefined) this.learnMode(client);
+      else if (this.clusterMode === false) this.cameUp();
+    });
     // connect() settles when the first connection is ready, or rejects once the client is
     // closed; failures before that arrive as "error" events, handled above. A connection
     // that comes up after close() (node-redis finishes one destroyed while being made) is
@@ -101,6 +153,30 @@ export class RedisConnection {
       },
       () => undefined,
     );
+  }
+
+  /** Whether the store is a Redis Cluster (known once Redis first answered). */
+  get isCluster(): boolean {
+    return this.clusterMode === true;
+  }
+
+  /** Resolves once Redis has said whether it is a cluster (at once after that), or the connection is closed. */
+  modeKnown(): Promise<void> {
+    if (this.clusterMode !== undefined || this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.modeWaiters.push(resolve));
+  }
+
+  /**
+   * A second client to the same Redis (one node, or the same cluster), for subscribing:
+   * its offline queue on, so that a subscription asked for while Redis is away is made
+   * when it returns. It emits `ready` whenever it (a node of it, on a cluster) is ready again.
+   */
+  subscriber(name: string): StoreClient {
+    if (this.clusterMode !== true) return (this.client as ReturnType<typeof createStoreClient>).duplicate({ disableOfflineQueue: false, name });
+    const cluster = createStoreCluster({ ...this.options, name });
+    // Each node's client keeps its offline queue, and a node that is ready again counts as the whole being ready again.
+    cluster.on("node-ready", () => cluster.emit("ready"));
+    return cluster;
   }
 
   /** Whether commands can be sent now. */
@@ -145,12 +221,82 @@ export class RedisConnection {
     }
   }
 
+  /**
+   * Asks the node that just answered whether it is in cluster mode; on a cluster node,
+   * the store's client becomes the cluster's (the node's own client is closed), and the
+   * store is up once the cluster client has found the cluster.
+   */
+  private learnMode(node: ReturnType<typeof createStoreClient>): void {
+    node.info("cluster").then(
+      (info) => {
+        if (this.closed) return;
+        this.clusterMode = /cluster_enabled:1/.test(String(info));
+        for (const wake of this.modeWaiters.splice(0)) wake();
+        if (!this.clusterMode) return this.cameUp();
+        if (this.options.address.db !== 0) {
+          this.wentDown(`${this.shown} is a Redis Cluster node: a cluster has database 0 only; give the URL without a database number`);
+          return;
+        }
+        node.destroy();
+        const cluster = createStoreCluster(this.options);
+        this.client = cluster;
+        cluster.on("error", (error: Error) => this.warnNode(describeFailure(error)));
+        cluster.on("node-error", (error: Error) => this.warnNode(describeFailure(error)));
+        // A node that drops or comes back: waiters read again (what was published meanwhile is lost).
+        cluster.on("node-disconnect", () => this.nodeChanged(false));
+        cluster.on("node-ready", () => this.nodeChanged(true));
+        this.connectCluster(cluster);
+      },
+      // An INFO refused (an ACL user without it) is taken as a single node: a cluster node's MOVED replies would say otherwise.
+      (error: unknown) => {
+        this.clusterMode = false;
+        for (const wake of this.modeWaiters.splice(0)) wake();
+        if (!(error instanceof ErrorReply))
+          this.warn(`could not ask ${this.shown} whether it is a cluster node (${String(error)}); taking it as a single node`);
+        this.cameUp();
+      },
+    );
+  }
+
+  /** Connects the cluster client, retrying every half second until the cluster is found; up once it is. */
+  private connectCluster(cluster: ReturnType<typeof createStoreCluster>): void {
+    cluster.connect().then(
+      () => {
+        if (this.closed) cluster.destroy();
+        else this.cameUp();
+      },
+      (error: Error) => {
+        if (this.closed) return;
+        this.wentDown(describeFailure(error));
+        setTimeout(() => this.connectCluster(cluster), MAX_RECONNECT_PAUSE_MS).unref();
+      },
+    );
+  }
+
+  /** A node of the cluster failed: reported once until the cluster answers again (the calls to its slots fail on their own). */
+  private warnNode(reason: string): void {
+    if (this.nodeTrouble || this.closed) return;
+    this.nodeTrouble = true;
+    this.warn(`a node of the Redis Cluster at ${this.shown} failed (${reason}); calls to its slots fail until it or its replica answers`);
+  }
+
+  /** A node of the cluster dropped (`false`) or is ready again (`true`): the state listeners hear it, as of a single node. */
+  private nodeChanged(up: boolean): void {
+    if (this.closed || this.outage !== undefined) return;
+    if (up && this.nodeTrouble) {
+      this.nodeTrouble = false;
+      this.warn(`the Redis Cluster at ${this.shown} answers again`);
+    }
+    for (const listener of this.stateListeners) listener(up);
+  }
+
   /** Closes the connection; calls after it fail with StoreUnavailableError. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.client.destroy();
     for (const wake of this.readyWaiters) wake();
+    for (const wake of this.modeWaiters.splice(0)) wake();
   }
 
   /** The error a failed command becomes. */
@@ -197,7 +343,8 @@ export class RedisConnection {
    */
   private stalled(sentAt: number): StoreUnavailableError {
     const reason = `no answer for ${this.readyWaitMs} ms`;
-    if (this.outage === undefined && !this.closed) {
+    // On a cluster one node's silence is that node's: its client reconnects by itself, and a failover moves its slots.
+    if (this.outage === undefined && !this.closed && this.clusterMode !== true) {
       this.wentDown(reason, sentAt);
       this.droppedAt = Date.now();
       this.client.destroy();

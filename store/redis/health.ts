@@ -9,7 +9,10 @@
  * - `appendonly no` with no `save` points keeps everything in memory only: a restart of
  *   Redis loses every channel. With snapshots only, or `appendfsync` other than
  *   `always`, a crash loses what was acknowledged since the last write to disk.
+ * - a user without the rights to the wake channels (Redis 7 ACLs give none by default)
+ *   cannot wake waiters: see {@link wakeRightsRefusal}.
  */
+import { ErrorReply } from "@redis/client";
 import type { StoreClient } from "./connection.js";
 
 /** The settings read, as Redis reports them. */
@@ -35,7 +38,8 @@ export function settingsWarnings(settings: RedisSettings): string[] {
   const snapshots = settings.save !== undefined && settings.save.trim() !== "";
   if (settings.appendonly !== undefined && !aof && !snapshots) {
     warnings.push(
-      'persistence is off (appendonly no, no save points): a restart of Redis loses every channel. Set "appendonly yes" and "appendfsync always"',
+      "persistence is off (appendonly no, no save points): a restart of Redis loses every message not yet read, every document and every session record " +
+        '(what is sent after it is delivered, from seq 1 again). Set "appendonly yes" and "appendfsync always"',
     );
   } else if (settings.appendonly !== undefined && !aof) {
     warnings.push(
@@ -62,4 +66,23 @@ export async function readSettings(client: StoreClient): Promise<RedisSettings> 
     if (value !== undefined) settings[name] = value;
   }
   return settings;
+}
+
+/** The pub/sub channel the start check publishes on: nobody listens, and `&bc:*` covers it as it covers every wake channel. */
+const RIGHTS_PROBE_CHANNEL = "bc:rights-probe";
+
+/**
+ * Whether the store's Redis user may publish its wake-ups (Redis 7 gives a new ACL user
+ * no pub/sub channel, and every change of the store publishes one).
+ * @returns Redis's refusal in its own words, or `undefined` when it may.
+ * @throws whatever else the publish throws (the caller ignores it: a store away is reported elsewhere).
+ */
+export async function wakeRightsRefusal(client: StoreClient): Promise<string | undefined> {
+  try {
+    await client.sPublish(RIGHTS_PROBE_CHANNEL, "");
+    return undefined;
+  } catch (error) {
+    if (error instanceof ErrorReply && /^NOPERM\b/.test(error.message)) return error.message;
+    throw error;
+  }
 }

@@ -30,6 +30,8 @@ export interface RedisAddress {
   db: number;
   /** Whether the connection uses TLS (`rediss://`). */
   tls: boolean;
+  /** The Redis user the URL names, or `default` (Redis's own) when it names none. */
+  user: string;
 }
 
 /** True when `setting` names a Redis store (starts with `redis://` or `rediss://`, in any case). */
@@ -57,7 +59,8 @@ export function parseRedisUrl(setting: string): RedisAddress {
   const path = url.pathname.replace(/^\//, "");
   if (path !== "" && !/^[0-9]{1,5}$/.test(path))
     throw new InvalidStoreUrlError(shown, `its path ${JSON.stringify(url.pathname)} is not a database number`);
-  return { url: text, shown, db: path === "" ? 0 : Number(path), tls: url.protocol === "rediss:" };
+  const user = url.username === "" ? "default" : decodeURIComponent(url.username);
+  return { url: text, shown, db: path === "" ? 0 : Number(path), tls: url.protocol === "rediss:", user };
 }
 
 /** `url` as text with its password (if any) replaced by `***`. */

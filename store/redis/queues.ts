@@ -7,7 +7,9 @@ import type { Limits } from "../../core/limits.js";
 import type { QueueName } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { QueueFullError } from "../errors.js";
-import type { AppendResult, PollResult } from "../store.js";
+import type { AppendResult, PollResult, QueueSnapshot } from "../store.js";
+import { mintEpoch } from "../validate.js";
+import { isEpoch, NO_EPOCH } from "../../protocol/epoch.js";
 import type { RedisConnection } from "./connection.js";
 import { type ChannelKeys, type KeySpace, keyList } from "./keys.js";
 
@@ -16,6 +18,9 @@ export interface Upkeep {
   ttlMs: number;
   touchEveryMs: number;
 }
+
+/** What the read script takes for "no epoch given": the cursor is taken as it is (no epoch is `*`). */
+const ANY_EPOCH = "*";
 
 /** How often a read that changes nothing marks its channel as used, at most (less for a short TTL). */
 const TOUCH_EVERY_MS = 60_000;
@@ -35,6 +40,8 @@ export interface QueueContext {
   wake: string;
   limits: Readonly<Limits>;
   upkeep: Upkeep;
+  /** Called when a script's wake-up was refused (an ACL user without the channel's rights): the change stands, but no waiter heard of it. */
+  wakeRefused: () => void;
 }
 
 /**
@@ -48,8 +55,9 @@ export function queueContext(
   queue: QueueName,
   limits: Readonly<Limits>,
   upkeep: Upkeep,
+  wakeRefused: () => void,
 ): QueueContext {
-  return { connection, channelId, queue, keys: space.channel(channelId), wake: space.queueWake(channelId, queue), limits, upkeep };
+  return { connection, channelId, queue, keys: space.channel(channelId), wake: space.queueWake(channelId, queue), limits, upkeep, wakeRefused };
 }
 
 /**
@@ -69,29 +77,32 @@ export async function appendMessage(context: QueueContext, event: string, json: 
       limits.maxQueueMessages,
       limits.maxQueueBytes,
       context.wake,
+      mintEpoch(),
     ]),
   );
-  const [status, first, second] = asArray(reply);
+  const [status, first, second, , woke] = asArray(reply);
   if (status === "full") {
     const limit = first === "bytes" ? "bytes" : "messages";
     throw new QueueFullError(context.channelId, queue, limit, limit === "bytes" ? limits.maxQueueBytes : limits.maxQueueMessages);
   }
   if (status !== "ok") throw unexpected(reply);
+  if (woke === "0") context.wakeRefused();
   return { seq: asNumber(first), pending: asNumber(second) };
 }
 
 /**
  * Acknowledges every message with `seq <= after`, then returns a batch of those after it.
- * A cursor above the last seq handed out acknowledges nothing, moves no seq, and gets
- * the queue from its start (its cursor: the last seq returned, else the last handed out).
+ * A cursor above the last seq handed out, or of another epoch than the queue's (`epoch`,
+ * when given), acknowledges nothing, moves no seq, and gets the queue from its start
+ * (its cursor: the last seq returned, else the last handed out).
  * @throws StoreUnavailableError, StoreRefusedError.
  */
-export async function readAfter(context: QueueContext, after: number): Promise<PollResult> {
+export async function readAfter(context: QueueContext, after: number, epoch?: string): Promise<PollResult> {
   const { keys, queue, limits, upkeep } = context;
   const reply = await context.connection.run((client) =>
-    client.bcReadAfter(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, queue, after, limits.maxBatchBytes, context.wake]),
+    client.bcReadAfter(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, queue, after, limits.maxBatchBytes, context.wake, epoch ?? ANY_EPOCH]),
   );
-  return pollResult(reply);
+  return pollResult(context, reply);
 }
 
 /**
@@ -103,20 +114,17 @@ export async function drain(context: QueueContext): Promise<PollResult> {
   const reply = await context.connection.run((client) =>
     client.bcDrain(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, queue, limits.maxBatchBytes, context.wake]),
   );
-  return pollResult(reply);
+  return pollResult(context, reply);
 }
 
 /**
- * The messages waiting in a queue, changing nothing.
+ * The messages waiting in a queue and its epoch, read at one instant (one script on the
+ * channel's slot), changing nothing.
  * @throws InvalidChannelIdError, StoreUnavailableError, StoreRefusedError.
  */
-export async function peekQueue(connection: RedisConnection, space: KeySpace, channelId: string, queue: QueueName): Promise<QueueMessage[]> {
-  const stream = space.channel(channelId)[queue];
-  const entries = await connection.run((client) => client.xRange(stream, "-", "+"));
-  return (entries ?? []).map((entry) => {
-    const message = entry.message as Record<string, string | undefined>;
-    return toMessage(Number.parseInt(entry.id, 10), message.event, message.data, message.ts);
-  });
+export async function snapshotQueue(connection: RedisConnection, space: KeySpace, channelId: string, queue: QueueName): Promise<QueueSnapshot> {
+  const values = asArray(await connection.run((client) => client.bcSnapshot(keyList(space.channel(channelId)), [queue])));
+  return { messages: messagesOf(values, 1), epoch: asEpoch(values[0]) };
 }
 
 /** Whether channel `channelId` of `space` has keys: its meta (made by its first write) or its state documents. */
@@ -125,14 +133,25 @@ export async function channelExists(connection: RedisConnection, space: KeySpace
   return (await connection.run((client) => client.exists([keys.meta, keys.state]))) > 0;
 }
 
-/** A poll script's reply, `{cursor, pending, seq, event, data, ts, …}`. */
-function pollResult(reply: unknown): PollResult {
+/** A poll script's reply, `{cursor, pending, epoch, woke, seq, event, data, ts, …}`. */
+function pollResult(context: QueueContext, reply: unknown): PollResult {
   const values = asArray(reply);
+  if (values[3] === "0") context.wakeRefused();
+  return { messages: messagesOf(values, 4), cursor: asNumber(values[0]), pending: asNumber(values[1]), epoch: asEpoch(values[2]) };
+}
+
+/** The messages of a script's reply from index `from` on: seq, event, data, ts, … */
+function messagesOf(values: unknown[], from: number): QueueMessage[] {
   const messages: QueueMessage[] = [];
-  for (let index = 2; index + 3 < values.length; index += 4) {
+  for (let index = from; index + 3 < values.length; index += 4) {
     messages.push(toMessage(asNumber(values[index]), values[index + 1], values[index + 2], values[index + 3]));
   }
-  return { messages, cursor: asNumber(values[0]), pending: asNumber(values[1]) };
+  return messages;
+}
+
+/** An epoch from a script's reply; a value that is not one (a field written by hand) reads as NO_EPOCH, which readers take as a new epoch. */
+function asEpoch(value: unknown): string {
+  return isEpoch(value) ? value : NO_EPOCH;
 }
 
 /** A message from its stored fields. Data that does not parse (written by hand) is kept as its text. */

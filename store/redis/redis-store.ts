@@ -25,14 +25,15 @@ import { warnOnStderr } from "../../core/warn.js";
 import type { QueueName } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { pollWithWait } from "../changes.js";
-import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult } from "../store.js";
+import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult, QueueSnapshot } from "../store.js";
+import { NO_EPOCH } from "../../protocol/epoch.js";
 import { checkCursor, checkMessage } from "../validate.js";
 import { listChannels, listPrincipals, removeChannel, sweepIdle, usedBytes } from "./channels.js";
 import { RedisConnection } from "./connection.js";
-import { readSettings, settingsWarnings } from "./health.js";
+import { readSettings, settingsWarnings, wakeRightsRefusal } from "./health.js";
 import { type KeySpace, principalKeys, ROOT_KEYS } from "./keys.js";
 import { parseRedisUrl } from "./location.js";
-import { appendMessage, channelExists, drain, peekQueue, type QueueContext, queueContext, readAfter, type Upkeep, upkeepOf } from "./queues.js";
+import { appendMessage, channelExists, drain, type QueueContext, queueContext, readAfter, snapshotQueue, type Upkeep, upkeepOf } from "./queues.js";
 import { RedisSavedApps } from "./saved-apps.js";
 import { RedisSessions } from "./sessions.js";
 import { readStateDoc, updateStateDoc } from "./state-docs.js";
@@ -65,6 +66,8 @@ interface Shared {
   upkeep: Upkeep;
   fallbackWakeMs: number;
   warn: (message: string) => void;
+  /** A script says Redis refused its wake-up (see ./wake-hub.ts `refuse`). */
+  wakeRefused: () => void;
 }
 
 /** The Redis-backed {@link ChannelStore} over one key space; {@link RedisStore} is the store's own, opened from a URL. */
@@ -95,9 +98,9 @@ export class RedisStoreView implements ChannelStore {
 
   async poll(channelId: string, queue: QueueName, options: PollOptions = {}): Promise<PollResult> {
     const context = this.queue(channelId, queue);
-    const { after, waitMs = 0, signal, onWaiting } = options;
-    checkCursor(after);
-    const pollOnce = () => (after === undefined ? drain(context) : readAfter(context, after));
+    const { after, epoch, waitMs = 0, signal, onWaiting } = options;
+    checkCursor(after, epoch);
+    const pollOnce = () => (after === undefined ? drain(context) : readAfter(context, after, epoch));
     if (waitMs <= 0) return pollOnce();
     const result = await pollWithWait(this.watchQueue(channelId, queue), pollOnce, {
       waitMs,
@@ -105,7 +108,7 @@ export class RedisStoreView implements ChannelStore {
       signal,
       onWaiting,
     });
-    return result ?? { messages: [], cursor: after ?? 0, pending: 0 };
+    return result ?? { messages: [], cursor: after ?? 0, pending: 0, epoch: epoch ?? NO_EPOCH };
   }
 
   readState(channelId: string, name: string): Promise<JsonValue | null> {
@@ -116,8 +119,12 @@ export class RedisStoreView implements ChannelStore {
     return updateStateDoc(this.shared.connection, this.space, channelId, name, this.limits.maxStateBytes, this.shared.upkeep, update);
   }
 
-  peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
-    return peekQueue(this.shared.connection, this.space, channelId, queue);
+  async peek(channelId: string, queue: QueueName): Promise<QueueMessage[]> {
+    return (await this.snapshot(channelId, queue)).messages;
+  }
+
+  snapshot(channelId: string, queue: QueueName): Promise<QueueSnapshot> {
+    return snapshotQueue(this.shared.connection, this.space, channelId, queue);
   }
 
   hasChannel(channelId: string): Promise<boolean> {
@@ -159,7 +166,7 @@ export class RedisStoreView implements ChannelStore {
 
   /** The context of a queue; checks the channel id first. */
   private queue(channelId: string, queue: QueueName): QueueContext {
-    return queueContext(this.shared.connection, this.space, channelId, queue, this.limits, this.shared.upkeep);
+    return queueContext(this.shared.connection, this.space, channelId, queue, this.limits, this.shared.upkeep, this.shared.wakeRefused);
   }
 }
 
@@ -174,8 +181,10 @@ export class RedisStore extends RedisStoreView {
     const limits = Object.freeze({ ...DEFAULT_LIMITS, ...options.limits });
     const warn = options.warn ?? warnOnStderr;
     const connection = new RedisConnection({ address, name: "backchannel:store", warn, readyWaitMs: options.readyWaitMs });
-    const hub = new WakeHub(connection);
-    super({ connection, hub, limits, upkeep: upkeepOf(limits), fallbackWakeMs: options.fallbackWakeMs ?? REDIS_FALLBACK_WAKE_MS, warn }, ROOT_KEYS);
+    const hub = new WakeHub(connection, warn);
+    const wakeRefused = () => hub.refuse("a publish on a wake channel was refused");
+    const fallbackWakeMs = options.fallbackWakeMs ?? REDIS_FALLBACK_WAKE_MS;
+    super({ connection, hub, limits, upkeep: upkeepOf(limits), fallbackWakeMs, warn, wakeRefused }, ROOT_KEYS);
     this.shown = address.shown;
     if (options.checkSettings ?? true) this.warnAboutSettingsOnce(warn);
   }
@@ -186,12 +195,22 @@ export class RedisStore extends RedisStoreView {
     await this.shared.connection.close();
   }
 
-  /** Once Redis first answers, reads its settings and warns about those that could lose data. */
+  /**
+   * Once Redis first answers, reads its settings and warns about those that could lose
+   * data, and checks that its user may publish the store's wake-ups (else waiters read
+   * again on a short timer, ./wake-hub.ts).
+   */
   private warnAboutSettingsOnce(warn: (message: string) => void): void {
     const connection = this.shared.connection;
     const stop = connection.onStateChange((up) => {
       if (!up) return;
       stop();
+      wakeRightsRefusal(connection.client).then(
+        (refusal) => {
+          if (refusal !== undefined) this.shared.hub.refuse(refusal);
+        },
+        () => undefined,
+      );
       readSettings(connection.client).then(
         (settings) => {
           for (const warning of settingsWarnings(settings)) warn(`the Redis store at ${this.shown}: ${warning}`);

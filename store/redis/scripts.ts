@@ -23,7 +23,16 @@
  * - a cursor above the last seq handed out moves nothing (no seq, no acknowledgement);
  * - a channel's keys expire (after the TTL) only while both its queues are empty: a
  *   channel holding an unread message is never dropped by Redis or by the sweep;
- * - every change to a queue publishes on its wake channel, after the change.
+ * - `epoch:<queue>` (protocol/epoch.ts) is minted, from the caller's candidate, by the
+ *   append that starts a queue from nothing (no seq recorded, no stream): Redis
+ *   restarted empty, the channel expired or removed. A meta hash rebuilt from its stream
+ *   has none (NO_EPOCH), which readers also see as a new epoch. A cursor of another
+ *   epoch than the queue's moves nothing;
+ * - every change to a queue publishes on its wake channel, after the change, and a
+ *   publish Redis refuses (an ACL user without the channel's rights) never fails a
+ *   script that has written: {@link wake} swallows it, and the reply says so, so that a
+ *   write is never reported refused once it is made and a read never fails after it
+ *   deleted what it would have returned.
  *
  * Seqs, cursors and counts are returned as decimal text: node-redis decodes integer
  * replies with a float sum that is off near 2^53 (the largest cursor a caller may pass).
@@ -34,10 +43,28 @@ import { type CommandParser, defineScript } from "@redis/client";
 const WRITES = "#!lua";
 /** The first line of a script that only reads or frees memory: Redis runs it when out of memory too. */
 const FREES = "#!lua flags=allow-oom";
+/** The first line of a script that only reads: Redis refuses any write in it, and runs it when out of memory too. */
+const READS = "#!lua flags=no-writes";
 
 /** What every channel script has after its first line: its helpers. */
 const CHANNEL_PRELUDE = `
 local function num(value) return tonumber(value) or 0 end
+
+-- '1' while every wake-up of this script was published, '0' once Redis refused one.
+local woke = '1'
+
+-- Says on a sharded pub/sub channel that something changed. Redis does not undo a
+-- script's writes when it fails, so a refused publish (an ACL user without the
+-- channel's rights) must not fail it: it is swallowed and the reply says so.
+local function wake(channel, what)
+  local reply = redis.pcall('SPUBLISH', channel, what)
+  if type(reply) == 'table' and reply.err then woke = '0' end
+end
+
+-- The epoch of a queue (protocol/epoch.ts); '' (NO_EPOCH) when none is recorded.
+local function epoch_of(queue)
+  return redis.call('HGET', KEYS[1], 'epoch:' .. queue) or ''
+end
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -147,38 +174,44 @@ end
 
 /**
  * Appends a message. ARGV: ttl, touch, queue, event, data (JSON), ts, max messages,
- * max bytes, wake channel.
- * Returns `{"ok", seq, pending}` or `{"full", "messages" | "bytes"}` (nothing changed).
+ * max bytes, wake channel, epoch to mint if the queue starts from nothing.
+ * Returns `{"ok", seq, pending, epoch, woke}` or `{"full", "messages" | "bytes"}` (nothing changed).
  */
 const APPEND_LUA = `${WRITES}${CHANNEL_PRELUDE}
 local queue, event, data, ts = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local stream = stream_of(queue)
 local count = redis.call('XLEN', stream)
 if count >= tonumber(ARGV[7]) then return {'full', 'messages'} end
+local fresh = redis.call('HEXISTS', KEYS[1], 'seq:' .. queue) == 0 and redis.call('EXISTS', stream) == 0
 local seq_text = string.format('%d', last_seq(queue, stream) + 1)
 local bytes = num(redis.call('HGET', KEYS[1], 'bytes:' .. queue)) + message_bytes(seq_text, event, data, ts)
 if bytes > tonumber(ARGV[8]) then return {'full', 'bytes'} end
 redis.call('XADD', stream, seq_text .. '-0', 'event', event, 'data', data, 'ts', ts)
 redis.call('HSET', KEYS[1], 'seq:' .. queue, seq_text, 'bytes:' .. queue, bytes)
+if fresh then redis.call('HSET', KEYS[1], 'epoch:' .. queue, ARGV[10]) end
 settle(true, true)
-redis.call('SPUBLISH', ARGV[9], seq_text)
-return {'ok', seq_text, string.format('%d', count + 1)}
+wake(ARGV[9], seq_text)
+return {'ok', seq_text, string.format('%d', count + 1), epoch_of(queue), woke}
 `;
 
 /**
  * Reads with a cursor: deletes every message with seq <= after, then returns a batch of
- * those after it. A cursor above the last seq handed out (a queue emptied under its
- * reader, or a made-up cursor) moves nothing: it acknowledges nothing, and gets the
- * queue from its start with the cursor to go on with. ARGV: ttl, touch, queue, after,
- * max batch bytes, wake channel. Returns `{cursor, pending, seq, event, data, ts, …}`.
+ * those after it. A cursor that names no seq of the queue (above the last seq handed
+ * out: a queue emptied under its reader, or a made-up cursor; or of another epoch than
+ * the queue's) moves nothing: it acknowledges nothing, and gets the queue from its start
+ * with the cursor to go on with. ARGV: ttl, touch, queue, after, max batch bytes, wake
+ * channel, the cursor's epoch ('*': none given, the cursor is taken as it is).
+ * Returns `{cursor, pending, epoch, woke, seq, event, data, ts, …}`.
  */
 const READ_AFTER_LUA = `${FREES}${CHANNEL_PRELUDE}
-local queue, after = ARGV[3], tonumber(ARGV[4])
+local queue, after, given = ARGV[3], tonumber(ARGV[4]), ARGV[7]
 local stream = stream_of(queue)
 local last_handed_out = last_seq(queue, stream)
+local epoch = epoch_of(queue)
+local void = after > last_handed_out or (given ~= '*' and given ~= epoch)
 local changed = false
 local from = string.format('%d-0', after + 1)
-if after > last_handed_out then
+if void then
   from = '-'
 elseif after > 0 then
   local gone, bytes = bytes_upto(stream, after)
@@ -189,18 +222,19 @@ elseif after > 0 then
 end
 local out, count, last = take_batch(stream, from, tonumber(ARGV[5]))
 settle(changed)
-if changed then redis.call('SPUBLISH', ARGV[6], 'ack') end
-local cursor = math.min(after, last_handed_out)
+if changed then wake(ARGV[6], 'ack') end
+local cursor = after
+if void then cursor = last_handed_out end
 if count > 0 then cursor = last end
-local reply = {string.format('%d', cursor), string.format('%d', redis.call('XLEN', stream) - count)}
+local reply = {string.format('%d', cursor), string.format('%d', redis.call('XLEN', stream) - count), epoch, woke}
 for _, value in ipairs(out) do reply[#reply + 1] = value end
 return reply
 `;
 
 /**
  * Reads and clears a batch. ARGV: ttl, touch, queue, max batch bytes, wake channel.
- * Returns `{cursor, pending, seq, event, data, ts, …}`; the cursor is the last seq
- * handed out when nothing was waiting.
+ * Returns `{cursor, pending, epoch, woke, seq, event, data, ts, …}`; the cursor is the
+ * last seq handed out when nothing was waiting.
  */
 const DRAIN_LUA = `${FREES}${CHANNEL_PRELUDE}
 local queue = ARGV[3]
@@ -210,13 +244,31 @@ local cursor = last
 if count > 0 then
   forget(queue, stream, last, bytes)
   settle(true)
-  redis.call('SPUBLISH', ARGV[5], 'ack')
+  wake(ARGV[5], 'ack')
 else
   cursor = last_seq(queue, stream)
   settle(false)
 end
-local reply = {string.format('%d', cursor), string.format('%d', redis.call('XLEN', stream))}
+local reply = {string.format('%d', cursor), string.format('%d', redis.call('XLEN', stream)), epoch_of(queue), woke}
 for _, value in ipairs(out) do reply[#reply + 1] = value end
+return reply
+`;
+
+/**
+ * What waits in a queue and its epoch, read at one instant, changing nothing (one script
+ * rather than a transaction: a script is routed by its keys on a Redis Cluster).
+ * ARGV: queue. Returns `{epoch, seq, event, data, ts, …}`.
+ */
+const SNAPSHOT_LUA = `${READS}${CHANNEL_PRELUDE}
+local queue = ARGV[1]
+local reply = {epoch_of(queue)}
+for _, entry in ipairs(redis.call('XRANGE', stream_of(queue), '-', '+')) do
+  local f = entry[2]
+  reply[#reply + 1] = string.match(entry[1], '^(%d+)')
+  reply[#reply + 1] = f[2]
+  reply[#reply + 1] = f[4]
+  reply[#reply + 1] = f[6]
+end
 return reply
 `;
 
@@ -237,8 +289,8 @@ return 1
 /** Removes a channel. ARGV: ttl, touch, wake channel of ui, of agent. Returns 1 when it existed. */
 const REMOVE_LUA = `${FREES}${CHANNEL_PRELUDE}
 local existed = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-redis.call('SPUBLISH', ARGV[3], 'removed')
-redis.call('SPUBLISH', ARGV[4], 'removed')
+wake(ARGV[3], 'removed')
+wake(ARGV[4], 'removed')
 if existed > 0 then return 1 end
 return 0
 `;
@@ -253,14 +305,19 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if redis.call('XLEN', KEYS[2]) + redis.call('XLEN', KEYS[3]) > 0 then return 0 end
 if now_ms() + tonumber(ARGV[3]) - num(redis.call('HGET', KEYS[1], 'touched')) <= tonumber(ARGV[1]) then return 0 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-redis.call('SPUBLISH', ARGV[4], 'removed')
-redis.call('SPUBLISH', ARGV[5], 'removed')
+wake(ARGV[4], 'removed')
+wake(ARGV[5], 'removed')
 return 1
 `;
 
 /** What session scripts start with. KEYS[1] is the session record; ARGV[1] the TTL. */
 const SESSION_PRELUDE = `
 local function num(value) return tonumber(value) or 0 end
+
+-- As the channel scripts' wake: a refused publish never fails a script that has written.
+local function wake(channel, what)
+  redis.pcall('SPUBLISH', channel, what)
+end
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -277,7 +334,7 @@ local version = num(redis.call('HGET', KEYS[1], 'v'))
 if version ~= tonumber(ARGV[2]) then return 0 end
 redis.call('HSET', KEYS[1], 'json', ARGV[3], 'v', version + 1, 'touched', now_ms())
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
-redis.call('SPUBLISH', ARGV[4], 'changed')
+wake(ARGV[4], 'changed')
 return 1
 `;
 
@@ -308,6 +365,7 @@ export const SCRIPTS = {
   bcAppend: script(APPEND_LUA, 4),
   bcReadAfter: script(READ_AFTER_LUA, 4),
   bcDrain: script(DRAIN_LUA, 4),
+  bcSnapshot: script(SNAPSHOT_LUA, 4),
   bcStateSet: script(STATE_SET_LUA, 4),
   bcRemove: script(REMOVE_LUA, 4),
   bcSweep: script(SWEEP_LUA, 4),

@@ -14,8 +14,13 @@
  *   away fails at once with a clear error, which ends a long-poll instead of leaving it
  *   hanging); a subscription that failed meanwhile is asked for again;
  * - a channel nobody waits on any more stays subscribed for {@link LINGER_MS}, so that a
- *   long-poll loop that re-arms at once does not unsubscribe and subscribe every time.
+ *   long-poll loop that re-arms at once does not unsubscribe and subscribe every time;
+ * - once Redis refuses a wake-up (a publish or a subscription: an ACL user without the
+ *   rights to the wake channels), wake-ups cannot be counted on: every waiter reads
+ *   again at least every {@link UNWOKEN_FALLBACK_WAKE_MS}, for the life of the hub, and
+ *   the refusal is reported once with the grant that ends it.
  */
+import { ErrorReply } from "@redis/client";
 import type { ChangeSubscription, WakeReason } from "../store.js";
 import type { RedisConnection, StoreClient } from "./connection.js";
 
@@ -29,12 +34,22 @@ export const REDIS_FALLBACK_WAKE_MS = 30_000;
 /** How long a channel with no waiter stays subscribed. */
 export const LINGER_MS = 10_000;
 
+/** How often a waiter reads again once Redis has refused a wake-up: the store then works as a polling one. */
+export const UNWOKEN_FALLBACK_WAKE_MS = 1_000;
+
 /** One waiter. */
 class Waiter implements ChangeSubscription {
   private pending = false;
   private wake: (() => void) | undefined;
 
-  constructor(private readonly leave: (waiter: Waiter) => void) {}
+  /**
+   * @param leave called by {@link close}.
+   * @param longestWait the longest a wait may last now (shorter once wake-ups are refused).
+   */
+  constructor(
+    private readonly leave: (waiter: Waiter) => void,
+    private readonly longestWait: (maxMs: number) => number,
+  ) {}
 
   /** Records a change, waking the waiter if it waits. */
   notify(): void {
@@ -57,7 +72,7 @@ class Waiter implements ChangeSubscription {
         resolve(reason);
       };
       const onAbort = () => finish("aborted");
-      const timer = setTimeout(() => finish("timeout"), maxMs);
+      const timer = setTimeout(() => finish("timeout"), this.longestWait(maxMs));
       signal?.addEventListener("abort", onAbort, { once: true });
       this.wake = () => finish("changed");
     });
@@ -84,19 +99,47 @@ interface Channel {
 export class WakeHub {
   private readonly channels = new Map<string, Channel>();
   private subscriber: StoreClient | undefined;
+  /** Settles once the subscriber client has connected (a cluster client: found the cluster), or failed to for good. */
+  private clusterFound: Promise<void> = Promise.resolve();
   private readonly stopWatching: () => void;
   private closed = false;
+  /** Set once Redis refused a wake-up: waits are then capped at {@link UNWOKEN_FALLBACK_WAKE_MS}. */
+  private refused = false;
+  private readonly longestWait = (maxMs: number): number => (this.refused ? Math.min(maxMs, UNWOKEN_FALLBACK_WAKE_MS) : maxMs);
 
-  /** @param connection the store's command connection (duplicated for subscribing, and watched for outages). */
-  constructor(private readonly connection: RedisConnection) {
+  /**
+   * @param connection the store's command connection (duplicated for subscribing, and watched for outages).
+   * @param warn where a refused wake-up is reported, once. Default: nowhere.
+   */
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly warn: (message: string) => void = () => undefined,
+  ) {
     // An outage or a recovery of Redis wakes everyone (see the invariants above). The
     // subscriber connection shares the command connection's fate: same server, same network.
     this.stopWatching = connection.onStateChange(() => this.wakeAll());
   }
 
+  /** Whether Redis has refused a wake-up of this store (waiters then read again every {@link UNWOKEN_FALLBACK_WAKE_MS}). */
+  get wakeupsRefused(): boolean {
+    return this.refused;
+  }
+
+  /**
+   * Redis refused a wake-up (`reason`, in Redis's words): from now on every waiter reads
+   * again at least every {@link UNWOKEN_FALLBACK_WAKE_MS}, and those waiting now at once.
+   * Reported once, with the grant that ends it.
+   */
+  refuse(reason: string): void {
+    if (this.refused || this.closed) return;
+    this.refused = true;
+    this.warn(wakeRefusalMessage(this.connection.shown, this.connection.user, reason));
+    this.wakeAll();
+  }
+
   /** Subscribes to wake-ups on `channel` (a wake channel of ./keys.ts). */
   listen(channel: string): ChangeSubscription {
-    if (this.closed) return new Waiter(() => undefined);
+    if (this.closed) return new Waiter(() => undefined, this.longestWait);
     let entry = this.channels.get(channel);
     if (!entry) {
       entry = { waiters: new Set(), confirmed: false, subscribing: false };
@@ -105,7 +148,7 @@ export class WakeHub {
     }
     clearTimeout(entry.linger);
     entry.linger = undefined;
-    const waiter = new Waiter((left) => this.leave(channel, left));
+    const waiter = new Waiter((left) => this.leave(channel, left), this.longestWait);
     entry.waiters.add(waiter);
     return waiter;
   }
@@ -126,24 +169,39 @@ export class WakeHub {
   }
 
   private subscribe(channel: string, entry: Channel): void {
-    const subscriber = this.connect();
     entry.subscribing = true;
+    // Which client subscribes (one node's, or the cluster's) is known once Redis first answered.
+    void this.connection.modeKnown().then(() => {
+      if (this.closed || this.channels.get(channel) !== entry) return;
+      this.subscribeNow(channel, entry);
+    });
+  }
+
+  private subscribeNow(channel: string, entry: Channel): void {
+    const subscriber = this.connect();
     const confirmed = () => {
       entry.subscribing = false;
       if (this.channels.get(channel) !== entry) return;
       entry.confirmed = true;
       for (const waiter of entry.waiters) waiter.notify();
     };
-    const failed = () => {
+    const failed = (error: unknown) => {
       // node-redis forgets a subscription that failed (it timed out in the offline queue
       // during an outage, say): it is asked for again when the connection is next ready,
-      // and meanwhile the waiters read again (and then on their fallback timer).
+      // and meanwhile the waiters read again (and then on their fallback timer). One Redis
+      // refused outright (NOPERM: the user lacks the channel's rights) will not come: the
+      // waiters read on a short timer instead.
       entry.subscribing = false;
+      if (error instanceof ErrorReply && /^NOPERM\b/.test(error.message)) this.refuse(error.message);
       for (const waiter of entry.waiters) waiter.notify();
     };
-    // Queued by node-redis until the subscriber connection is ready; once confirmed, made
-    // again by node-redis after every reconnection.
-    subscriber.sSubscribe(channel, this.onMessage).then(confirmed, failed);
+    // Queued by node-redis until the subscriber connection is ready (a cluster client
+    // queues nothing before it has found the cluster: it is asked once it has); once
+    // confirmed, made again by node-redis after every reconnection.
+    const asked = this.connection.isCluster
+      ? this.clusterFound.then(() => subscriber.sSubscribe(channel, this.onMessage))
+      : subscriber.sSubscribe(channel, this.onMessage);
+    asked.then(confirmed, failed);
   }
 
   /** The subscriber connection is ready (again): asks again for the subscriptions that failed, and wakes every waiter. */
@@ -177,17 +235,15 @@ export class WakeHub {
   private connect(): StoreClient {
     if (this.subscriber) return this.subscriber;
     // The offline queue stays on here: a subscription asked for while Redis is away is
-    // made when it returns, and node-redis renews every subscription after a reconnection.
-    const subscriber = this.connection.client.duplicate({
-      disableOfflineQueue: false,
-      name: `${this.connection.client.options.name ?? "backchannel"}:wake`,
-    });
+    // made when it returns, and node-redis renews every subscription after a reconnection
+    // (on a cluster, on the node that owns the channel's slot, following it when it moves).
+    const subscriber = this.connection.subscriber(`${this.connection.name}:wake`);
     subscriber.on("error", () => undefined);
     subscriber.on("ready", this.onReady);
     // node-redis finishes a connection that was destroyed while it was being made, and the
     // open socket would keep the process alive (a watcher that found its message at once
     // never exited): one that comes up after close() is destroyed then.
-    subscriber.connect().then(
+    this.clusterFound = subscriber.connect().then(
       () => {
         if (this.subscriber !== subscriber) subscriber.destroy();
       },
@@ -196,4 +252,17 @@ export class WakeHub {
     this.subscriber = subscriber;
     return subscriber;
   }
+}
+
+/**
+ * What a store says when Redis refuses its wake-ups: what it means, and the grant that
+ * ends it (Redis 7 gives a new ACL user no pub/sub channel; `&` patterns cover sharded
+ * channels too).
+ */
+export function wakeRefusalMessage(shown: string, user: string, reason: string): string {
+  return (
+    `the Redis user ${JSON.stringify(user)} of ${shown} may not publish or subscribe on backchannel's wake channels (${reason}): ` +
+    `messages are kept and delivered, but waiting calls read again every ${UNWOKEN_FALLBACK_WAKE_MS / 1000} s instead of being woken. ` +
+    `Grant the channels: ACL SETUSER ${user} &bc:* (or allchannels), then restart backchannel`
+  );
 }

@@ -3,7 +3,7 @@
 # exact-pinned by test/support/<host>/cli/package-lock.json, for backchannel's tests of
 # that host only (test/<host>-*.test.ts): into a cache folder outside the project's
 # node_modules, so that `npm ci && npm start` never fetches them (Codex alone is 424 MB).
-# Run as `npm run hosts:install`; the tests find them there (test/support/host-cli.ts).
+# Run as `npm run hosts:install`; the tests find them there (test/support/host-install.ts).
 # The folder of each: $BACKCHANNEL_HOSTS_DIR/<host>, default ${XDG_CACHE_HOME:-~/.cache}/backchannel/<host>.
 set -eu
 here="$(cd "$(dirname "$0")" && pwd)"

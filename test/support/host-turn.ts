@@ -5,15 +5,13 @@
  * its wire format and its tool names, so that one policy (wake-policy.ts) serves both.
  */
 import { answerFromWake } from "./claude-code/plugin-policy.js";
+import type { Action, Reply } from "./scripted-model.js";
 
 /** What the model does in one reply: say a text, call one of backchannel's tools (bare name: `notify_ui`), or a host's own tool. */
-export type HostAction =
-  | { text: string }
-  | { backchannel: string; input: Record<string, unknown> }
-  | { tool: string; input: Record<string, unknown> };
+export type HostAction = Action | { backchannel: string; input: Record<string, unknown> };
 
 /** A policy's answer: one action, several (calls in one reply), or `undefined` to end the turn with "Done.". */
-export type HostReply = HostAction | HostAction[] | undefined;
+export type HostReply = Reply<HostAction>;
 
 /** A main-loop request as a policy reads it. */
 export interface HostTurn {
@@ -34,10 +32,8 @@ export interface HostTurn {
 /** A test's model: given a turn, what to do. It may be async. */
 export type HostPolicy = (turn: HostTurn) => HostReply | Promise<HostReply>;
 
-/** The actions of a policy's reply. */
-export function actionsOf(reply: HostReply): HostAction[] {
-  return reply === undefined ? [{ text: "Done." }] : Array.isArray(reply) ? reply : [reply];
-}
+/** What a policy's `undefined` (the end of the turn) sends. */
+export const END_OF_TURN: HostAction = { text: "Done." };
 
 /** Options of {@link wakePolicy}. */
 export interface WakePolicyOptions {

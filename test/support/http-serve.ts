@@ -5,7 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { CLI } from "./helpers.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CLI, tempDataDir } from "./helpers.js";
 
 /** A running `serve --http` and what it printed. */
 export interface Served {
@@ -50,4 +52,32 @@ export function addToken(tokens: string, principal: string): string {
   const run = spawnSync(process.execPath, [CLI, "token", "add", principal, "--tokens", tokens], { encoding: "utf8", timeout: 20_000 });
   assert.equal(run.status, 0, run.stderr);
   return run.stdout.trim().split(/\s+/).at(-1)!;
+}
+
+/** A `serve --http --auth tokens` on a data directory of its own, and a token of each principal named. */
+export interface ServedWithTokens<Principal extends string> extends Served {
+  /** The data directory. */
+  dir: string;
+  /** Each principal's token, by name. */
+  tokens: Record<Principal, string>;
+  /** Removes the data directory (stop the server first, or leave it to {@link stopHttpServers}). */
+  cleanup(): Promise<void>;
+}
+
+/** Starts `serve --http --auth tokens` on a fresh data directory, with a token for each of `principals` and `env` beside the test's own. */
+export async function serveWithTokens<Principal extends string>(
+  principals: readonly Principal[],
+  env: Record<string, string> = {},
+): Promise<ServedWithTokens<Principal>> {
+  const { dir, cleanup } = await tempDataDir();
+  const file = join(dir, "tokens.json");
+  const tokens = Object.fromEntries(principals.map((principal) => [principal, addToken(file, principal)])) as Record<Principal, string>;
+  const served = await serveHttp(["--auth", "tokens", "--tokens", file], { BACKCHANNEL_HOME: dir, ...env });
+  return { ...served, dir, tokens, cleanup };
+}
+
+/** The resident memory of process `pid`, in MiB. */
+export function rssMiB(pid: number): number {
+  const kib = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+  return Math.round(kib / 1024);
 }

@@ -552,7 +552,7 @@ function parseSent(body: string | null): SentMessage | undefined {
 }
 
 /** A child process in its own process group, its output collected. */
-interface Child {
+export interface Child {
   process: ChildProcess;
   output(): string;
   /** Resolves with the match once the output (stdout and stderr) matches `pattern`. */
@@ -567,7 +567,8 @@ process.on("exit", () => {
   for (const pid of running) killGroup(pid, "SIGKILL");
 });
 
-function startChild(name: string, command: string, args: string[], env: Record<string, string>): Child {
+/** Starts `command` in a process group of its own (see {@link Child}), `env` added to this process's; `name` is for errors. */
+export function startChild(name: string, command: string, args: string[], env: Record<string, string>): Child {
   const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
   const pid = child.pid!;
   running.add(pid);

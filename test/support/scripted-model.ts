@@ -1,21 +1,38 @@
 /**
- * What every scripted model has in common, whichever host's API it speaks (Claude Code's
- * Messages API, Codex's Responses API, Gemini CLI's Gemini API): a local HTTP server on a
- * free port of 127.0.0.1 that records every request with its arrival time, hands the
- * main-loop requests (the model's turns) to a policy, and lets a test wait for a turn.
- * The wire format (which requests are turns, how a reply is written) is the host's
- * module's: claude-code/model-server.ts, codex/model-server.ts, gemini/model-server.ts.
+ * The scripted model every host's tests talk to, whatever API the host speaks: a local
+ * HTTP server that records each request with its arrival time, hands the main-loop
+ * requests ("turns") to a test's policy, writes the policy's actions in the host's API,
+ * and lets a test wait for a turn. A stand-in for the model only: the host that calls it
+ * is real.
+ *
+ * This module owns the HTTP side (the server, the recording, the turns and the wait,
+ * ids, the policy's failures, CORS, JSON and server-sent events); a dialect says which
+ * requests are turns and how a reply looks in its API:
+ * - test/support/claude-code/model-server.ts: Anthropic Messages (Claude Code);
+ * - test/support/codex/model-server.ts: OpenAI Responses (Codex CLI);
+ * - test/support/gemini/model-server.ts: the Gemini API (Gemini CLI);
+ * - test/support/mcp-use/model-server.ts: OpenAI Chat Completions, called from a browser
+ *   page, so with CORS (mcp-use's inspector).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { nextWake } from "./claude-code/next-wake.js";
+
+/** What the model does in one reply: say a text, or call a tool (`id`: the call's id, made up when absent). */
+export type Action = { text: string } | { tool: string; input: Record<string, unknown>; id?: string };
+
+/**
+ * A policy's answer: one action, several (tool calls in one reply), or `undefined` to end
+ * the turn (each dialect says what it sends then).
+ */
+export type Reply<A = Action> = A | A[] | undefined;
 
 /** One request the server received. */
 export interface RecordedRequest<Body> {
   /** `performance.now()` when its body had arrived. */
   at: number;
   method: string;
-  /** The path with its query. */
+  /** The path with its query, e.g. `/v1/messages?beta=true`. */
   url: string;
   /** The parsed JSON body (`undefined` when it had none or was not JSON). */
   body: Body | undefined;
@@ -23,88 +40,120 @@ export interface RecordedRequest<Body> {
   main: boolean;
 }
 
-/** A host's API as the scripted model speaks it. */
-export interface WireFormat<Body, Turn, Action> {
-  /** Whether a request is one of the model's turns (given to the policy). */
-  isMain(method: string, path: string, body: Body | undefined): boolean;
-  /** The turn of a main-loop request. */
-  turn(body: Body, index: number, at: number): Turn;
-  /** Writes the reply to a main-loop request: the policy's actions. `nextId` makes ids unique to the server. */
-  reply(res: ServerResponse, body: Body, actions: Action[], nextId: (prefix: string) => string): void;
-  /** Answers any other request (side calls, unknown paths); `raw` is its body as text. */
-  other(res: ServerResponse, method: string, path: string, body: Body | undefined, raw: string): void;
-  /** Answers a main-loop request whose policy threw. */
-  failed(res: ServerResponse, message: string): void;
+/** A request as the dialect sees it. */
+export interface ModelRequest<Body> {
+  method: string;
+  /** The path without its query. */
+  path: string;
+  /** The body as received. */
+  raw: string;
+  /** The body parsed as JSON, `undefined` when it had none or was not JSON. */
+  body: Body | undefined;
+}
+
+/** Makes an id unique to the server: `<prefix>_000001`, `<prefix>_000002`… */
+export type NextId = (prefix: string) => string;
+
+/** How one model API is spoken: `Body` a request's body, `T` a turn as its policy reads it, `A` the policy's actions. */
+export interface ModelDialect<Body, T, A> {
+  /** Answer the browser's CORS preflight, and allow any origin on every answer (for a model called from a page). Default false. */
+  cors?: boolean;
+  /** Whether `request` (whose body parsed as JSON) is a main-loop request; if so {@link turn} makes its turn. */
+  isTurn(request: ModelRequest<Body>): boolean;
+  /** The turn of a main-loop request: `index` its place among them (0 first), `at` its arrival (`performance.now()`). */
+  turn(body: Body, index: number, at: number): T;
+  /** Writes the reply to a turn (`request.body` is set): `actions`, what the policy decided. */
+  answerTurn(res: ServerResponse, actions: A[], request: ModelRequest<Body>, nextId: NextId): void;
+  /** Answers any other request (side calls, model lists, token counts, unknown paths). */
+  answerOther(res: ServerResponse, request: ModelRequest<Body>, nextId: NextId): void;
+  /** The JSON body of an HTTP 500 that says `message`, in this API's error shape. */
+  errorBody(message: string): unknown;
 }
 
 /** The running server. */
-export interface ScriptedModel<Body, Turn> {
+export interface ScriptedModel<Body, T> {
   /** `http://127.0.0.1:<port>`. */
   url: string;
   /** Every request so far, in order of arrival. */
   requests: RecordedRequest<Body>[];
   /** The main-loop requests so far. */
-  turns(): Turn[];
+  turns(): T[];
   /**
-   * Resolves with the first turn (at or after `from`, an index into {@link turns}) that
-   * `match` accepts.
+   * Resolves with the first main-loop request (at or after `from`, an index into
+   * {@link turns}) that `match` accepts.
    * @throws when `timeoutMs` (default 60,000) passes first.
    */
-  waitForTurn(match?: (turn: Turn) => boolean, options?: { from?: number; timeoutMs?: number }): Promise<Turn>;
-  /** Errors thrown by the policy (each also answered as a failure of the API). */
+  waitForTurn(match?: (turn: T) => boolean, options?: { from?: number; timeoutMs?: number }): Promise<T>;
+  /** Errors thrown by the policy or while answering (each also answered with HTTP 500, in the API's error shape). */
   errors: Error[];
   close(): Promise<void>;
 }
 
+/** Headers that let a page of any origin call the model (a local stand-in only). */
+const CORS_HEADERS = {
+  "access-control-allow-origin": "*",
+  "access-control-allow-headers": "*",
+  "access-control-allow-methods": "GET, POST, OPTIONS",
+  "access-control-max-age": "600",
+};
+
 /**
- * Starts a scripted model speaking `format`; `decide` is asked for each turn's actions.
- * A request whose body is not JSON is recorded with no body.
+ * Starts a scripted model speaking `dialect` on a free port of 127.0.0.1; `decide` gives
+ * each turn's actions (`nextId` for the ids it makes up). A throw of `decide` is recorded
+ * in `errors` and answered as "policy failed: …".
  */
-export async function startScriptedModel<Body, Turn, Action>(
-  format: WireFormat<Body, Turn, Action>,
-  decide: (turn: Turn) => Action[] | Promise<Action[]>,
-): Promise<ScriptedModel<Body, Turn>> {
+export async function startScriptedModel<Body, T, A>(
+  dialect: ModelDialect<Body, T, A>,
+  decide: (turn: T, nextId: NextId) => A[] | Promise<A[]>,
+): Promise<ScriptedModel<Body, T>> {
   const requests: RecordedRequest<Body>[] = [];
-  const turns: Turn[] = [];
+  const turns: T[] = [];
   const errors: Error[] = [];
   const waiters = new Set<() => void>();
   let ids = 0;
-  const nextId = (prefix: string) => `${prefix}_${String(++ids).padStart(6, "0")}`;
+  const nextId: NextId = (prefix) => `${prefix}_${String(++ids).padStart(6, "0")}`;
 
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString("utf8");
-    let body: Body | undefined;
-    try {
-      body = raw ? (JSON.parse(raw) as Body) : undefined;
-    } catch {
-      body = undefined;
+  /** Answers `request`, which arrived at `at`; `main` whether it is a turn (its body is then set). */
+  const answer = async (request: ModelRequest<Body>, main: boolean, at: number, res: ServerResponse) => {
+    if (dialect.cors && request.method === "OPTIONS") {
+      res.writeHead(204);
+      res.end();
+      return;
     }
-    const method = req.method ?? "";
-    const path = (req.url ?? "").split("?")[0]!;
-    const main = body !== undefined && format.isMain(method, path, body);
-    const at = performance.now();
-    requests.push({ at, method, url: req.url ?? "", body, main });
-    if (!main) return format.other(res, method, path, body, raw);
-    const turn = format.turn(body!, turns.length, at);
+    if (!main) return dialect.answerOther(res, request, nextId);
+    const turn = dialect.turn(request.body as Body, turns.length, at);
     turns.push(turn);
     for (const wake of waiters) wake();
-    let actions: Action[];
+    let actions: A[];
     try {
-      actions = await decide(turn);
+      actions = await decide(turn, nextId);
     } catch (error) {
-      errors.push(error as Error);
-      return format.failed(res, `policy failed: ${(error as Error).message}`);
+      throw new Error(`policy failed: ${(error as Error).message}`);
     }
-    format.reply(res, body!, actions, nextId);
+    dialect.answerTurn(res, actions, request, nextId);
   };
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((error: Error) => {
-      errors.push(error);
-      if (!res.headersSent) format.failed(res, error.message);
-      else res.end();
+    if (dialect.cors) for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks).toString("utf8");
+      let body: Body | undefined;
+      try {
+        body = raw ? (JSON.parse(raw) as Body) : undefined;
+      } catch {
+        body = undefined;
+      }
+      const request: ModelRequest<Body> = { method: req.method ?? "", path: (req.url ?? "").split("?")[0] ?? "", raw, body };
+      const main = body !== undefined && request.method !== "OPTIONS" && dialect.isTurn(request);
+      const at = performance.now();
+      requests.push({ at, method: request.method, url: req.url ?? "", body, main });
+      answer(request, main, at, res).catch((error: Error) => {
+        errors.push(error);
+        if (!res.headersSent) sendJson(res, 500, dialect.errorBody(error.message));
+        else res.end();
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -133,13 +182,31 @@ export async function startScriptedModel<Body, Turn, Action>(
   };
 }
 
-/** Answers `res` with `value` as JSON. */
+/** The actions of a policy's `reply`; `undefined` (the end of the turn) becomes `ended`. */
+export function actionsOf<A>(reply: Reply<A>, ended: A): A[] {
+  return reply === undefined ? [ended] : Array.isArray(reply) ? reply : [reply];
+}
+
+/** Answers `value` as JSON with `status` (headers set before, such as CORS, are kept). */
 export function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(value));
 }
 
-/** Starts an SSE response. */
+/** Starts a server-sent event stream on `res`. */
 export function startEventStream(res: ServerResponse): void {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+}
+
+/** Writes one server-sent event: `data` as JSON, named `event` when given. */
+export function sendEvent(res: ServerResponse, data: unknown, event?: string): void {
+  res.write(`${event === undefined ? "" : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`);
+}
+
+/** Characters per token: the usual estimate, for the `usage` the servers report. */
+export const CHARS_PER_TOKEN = 4;
+
+/** Estimated tokens of `text` ({@link CHARS_PER_TOKEN}). */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / CHARS_PER_TOKEN);
 }

@@ -9,7 +9,10 @@ import { readdir, utimes } from "node:fs/promises";
 import { channelDir, sessionFile } from "../../core/paths.js";
 import type { Limits } from "../../core/limits.js";
 import { FileStore } from "../../store/file/file-store.js";
-import { ROOT_KEYS } from "../../store/redis/keys.js";
+import { randomBytes } from "node:crypto";
+import { createCluster } from "@redis/client";
+import { type RunningRedisCluster, startRedisCluster } from "../../deploy/redis-cluster.js";
+import { type KeySpace, principalKeys, ROOT_KEYS } from "../../store/redis/keys.js";
 import { RedisStore } from "../../store/redis/redis-store.js";
 import type { ChannelStore } from "../../store/store.js";
 import type { QueueMessage } from "../../protocol/message.js";
@@ -25,7 +28,7 @@ export interface OpenOptions {
 
 /** One store to test, empty when made. */
 export interface StoreFixture {
-  kind: "file" | "redis";
+  kind: "file" | "redis" | "redis-cluster";
   /** A data directory of its own (the file store's channels; for Redis, only what else a server keeps there). */
   dataDir: string;
   /** The environment that points a child process (server, writer, watcher) at this store. */
@@ -46,7 +49,7 @@ export interface StoreFixture {
 
 /** A kind of store: how to make a fixture, or why it cannot run here. */
 export interface StoreKind {
-  name: "file" | "redis";
+  name: "file" | "redis" | "redis-cluster";
   /** Why its tests are skipped here; `undefined` when they run. */
   skip: string | undefined;
   start(): Promise<StoreFixture>;
@@ -131,6 +134,89 @@ async function startRedisFixture(): Promise<StoreFixture> {
       if (fixtures === 0 && server) {
         const stopping = server;
         server = undefined;
+        await stopping.stop();
+      }
+    },
+  };
+}
+
+/**
+ * The Redis store on a real Redis Cluster of three primaries and three replicas
+ * (deploy/redis-cluster.ts), started once per test process. A cluster has one database,
+ * so its fixtures are apart by key space: the first uses the store's own, each `fresh()`
+ * one a principal's view of its own (`bc:p:<namespace>:…`, store/redis/keys.ts), where
+ * listing and the sweep see only that view's keys.
+ */
+export function clusterStoreKind(): StoreKind {
+  return { name: "redis-cluster", skip: redisSkipReason(), start: () => startClusterFixture(ROOT_KEYS) };
+}
+
+/** A plain cluster client, for what a test does to the cluster behind the store's back. */
+function clusterAdmin(url: string) {
+  return createCluster({ rootNodes: [{ url }], RESP: 3 });
+}
+
+type ClusterAdmin = ReturnType<typeof clusterAdmin>;
+
+/** The Redis Cluster of this test process, shared by its cluster fixtures. */
+let cluster: RunningRedisCluster | undefined;
+let clusterFixtures = 0;
+
+async function startClusterFixture(space: KeySpace, namespace?: string): Promise<StoreFixture> {
+  cluster ??= await startRedisCluster();
+  clusterFixtures += 1;
+  const running = cluster;
+  const { dir, cleanup } = await tempDataDir();
+  const stores: RedisStore[] = [];
+  const others: StoreFixture[] = [];
+  const admin = async <T>(commands: (client: ClusterAdmin) => Promise<T>): Promise<T> => {
+    const client = clusterAdmin(running.url);
+    client.on("error", () => undefined);
+    await client.connect();
+    try {
+      return await commands(client);
+    } finally {
+      client.destroy();
+    }
+  };
+  const touch = async (key: string, ms: number) => {
+    await admin((client) => client.hSet(key, "touched", String(Date.now() - ms)));
+  };
+  return {
+    kind: "redis-cluster",
+    dataDir: dir,
+    env: { BACKCHANNEL_HOME: dir, BACKCHANNEL_STORE: running.url },
+    open(options = {}) {
+      const store = new RedisStore({ url: running.url, checkSettings: false, ...options });
+      stores.push(store);
+      return namespace === undefined ? store : store.forPrincipal(namespace);
+    },
+    async fresh() {
+      const own = randomBytes(16).toString("hex");
+      const other = await startClusterFixture(principalKeys(own), own);
+      others.push(other);
+      return other;
+    },
+    makeIdle: (channelId, ms) => touch(space.channel(channelId).meta, ms),
+    makeSessionIdle: (key, ms) => touch(space.session(key), ms),
+    contents: () =>
+      admin(async (client) => {
+        const keys: string[] = [];
+        for (const primary of client.masters) {
+          const node = await client.nodeClient(primary);
+          keys.push(...(await node.keys(`${space.prefix}*`)).map(String));
+        }
+        // The store's own key space holds the principals' too: they are other fixtures'.
+        return keys.filter((key) => namespace !== undefined || !key.startsWith("bc:p:")).sort();
+      }),
+    async stop() {
+      await Promise.all(others.map((other) => other.stop()));
+      await Promise.all(stores.map((store) => store.close()));
+      await cleanup();
+      clusterFixtures -= 1;
+      if (clusterFixtures === 0 && cluster) {
+        const stopping = cluster;
+        cluster = undefined;
         await stopping.stop();
       }
     },

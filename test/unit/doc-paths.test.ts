@@ -31,12 +31,14 @@ describe("the docs-paths check", () => {
       "The store is `store/open.ts`; a queue is `queue-log.ts`, see [security](../SECURITY.md).",
       "| `safe-read.ts` | gone |",
       "`store/file/lock.ts` and `dist/store/open.js` and [old](old.md)",
+      '<picture><source srcset="../SECURITY.md" media="(prefers-color-scheme: dark)"><img src="gone.png" alt=""></picture>',
     ].join("\n");
     await writeFile(join(root, "docs", "ARCHITECTURE.md"), doc);
     assert.deepEqual(missingPaths(root, ["docs"]), [
       "docs/ARCHITECTURE.md:2: safe-read.ts",
       "docs/ARCHITECTURE.md:3: store/file/lock.ts",
       "docs/ARCHITECTURE.md:3: old.md",
+      "docs/ARCHITECTURE.md:4: gone.png",
     ]);
   });
 

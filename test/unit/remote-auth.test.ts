@@ -1,7 +1,7 @@
 /**
  * Unit tests of the pure parts of remote serving: which `serve --http` options go
  * together and where it may listen, the key spaces of principals in Redis, and the
- * appends window of the principal limits.
+ * appends window of the principal limits and the turns of its store operations.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -97,5 +97,49 @@ describe("the appends limit of a principal", () => {
     );
     usage.admitAppend(61_000);
     assert.throws(() => usage.admitAppend(61_500), PrincipalLimitError);
+  });
+});
+
+describe("the turns of a principal's store operations", () => {
+  test("run one at a time, in order, each after a rest twice as long as the one before, and others' work runs in between", async () => {
+    const usage = new PrincipalUsage(DEFAULT_LIMITS);
+    const events: { what: string; at: number }[] = [];
+    const note = (what: string) => events.push({ what, at: performance.now() });
+    /** Holds the thread for `ms`, as a read of a full queue does. */
+    const hold = (ms: number) => {
+      const until = performance.now() + ms;
+      while (performance.now() < until);
+    };
+    const operations = [0, 1, 2, 3].map((index) =>
+      usage.inTurn(async () => {
+        note(`start ${index}`);
+        hold(20);
+        note(`end ${index}`);
+        return index;
+      }),
+    );
+    // Another caller's work, one macrotask after another, as its I/O would come.
+    let done = false;
+    const other = (async () => {
+      while (!done) {
+        await new Promise((resolve) => setImmediate(resolve));
+        note("other");
+      }
+    })();
+    assert.deepEqual(await Promise.all(operations), [0, 1, 2, 3]);
+    done = true;
+    await other;
+    const own = events.filter((event) => event.what !== "other").map((event) => event.what);
+    assert.deepEqual(own, ["start 0", "end 0", "start 1", "end 1", "start 2", "end 2", "start 3", "end 3"]);
+    for (let index = 0; index < 3; index++) {
+      const ended = events.findIndex((event) => event.what === `end ${index}`);
+      const next = events.findIndex((event) => event.what === `start ${index + 1}`);
+      assert.ok(
+        events.slice(ended, next).some((event) => event.what === "other"),
+        `nothing else ran between operations ${index} and ${index + 1}`,
+      );
+      // Timers never fire early: the rest is at least twice the 20 ms the operation held the thread (less a millisecond of rounding).
+      assert.ok(events[next]!.at - events[ended]!.at >= 39, `a rest of ${events[next]!.at - events[ended]!.at} ms after a 20 ms operation`);
+    }
   });
 });

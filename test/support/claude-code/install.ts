@@ -8,7 +8,7 @@
  * fail instead.
  */
 import { join } from "node:path";
-import { hostCacheDir, hostSkipReason } from "../host-cli.js";
+import { hostCacheDir, hostSkipReason, versionProblem } from "../host-install.js";
 
 /** The Claude Code version the tests pin (test/support/claude-code/cli/package-lock.json). */
 export const CLAUDE_CODE_VERSION = "2.1.328";
@@ -27,12 +27,12 @@ export function claudeBinary(): string {
  * Why the Claude Code tests cannot run here, or `undefined` when the pinned version is installed.
  * @throws Error when `$CI` is set and it is missing: in CI the Claude Code tests must run.
  */
-export function claudeCodeSkipReason(): string | undefined {
-  return hostSkipReason({
+export const claudeCodeSkipReason = hostSkipReason("Claude Code", () =>
+  versionProblem({
     name: "Claude Code",
     command: [claudeBinary()],
     version: CLAUDE_CODE_VERSION,
     install: "npm run claude-code:install",
     env: { DISABLE_AUTOUPDATER: "1" },
-  });
-}
+  }),
+);

@@ -3,7 +3,7 @@
  * Code calls it (`POST /v1/messages?beta=true`, streamed as server-sent events), whose
  * replies come from a small policy per test instead of a model. Every request is
  * recorded with its arrival time, so that a test can see what the model was shown and
- * when.
+ * when (the HTTP side is test/support/scripted-model.ts).
  *
  * Claude Code sends two kinds of request: the main loop (with `tools`) and side calls
  * (no tools: titles, summaries). Only main-loop requests reach the policy; side calls
@@ -11,12 +11,17 @@
  */
 import type { ServerResponse } from "node:http";
 import {
-  type RecordedRequest as ScriptedRecord,
+  type Action,
+  actionsOf,
+  estimateTokens,
+  type NextId,
+  type Reply,
+  type RecordedRequest as ScriptedRequest,
   type ScriptedModel,
+  sendEvent,
   sendJson,
   startEventStream,
   startScriptedModel,
-  type WireFormat,
 } from "../scripted-model.js";
 
 /** A content block of a message, as the Messages API has it (only the fields the tests read). */
@@ -55,16 +60,10 @@ export interface MessagesRequest {
 }
 
 /** One request the server received (`main`: a `POST /v1/messages` with tools, given to the policy). */
-export type RecordedRequest = ScriptedRecord<MessagesRequest>;
+export type RecordedRequest = ScriptedRequest<MessagesRequest>;
 
-/** What the model does in one reply: say a text, or call a tool (`id`: the call's id, made up when absent). */
-export type Action = { text: string } | { tool: string; input: Record<string, unknown>; id?: string };
-
-/**
- * A policy's answer: one action, several (tool calls in one reply), or `undefined` to end
- * the turn (sent as the text "Done.": Claude Code asks again after an empty reply).
- */
-export type Reply = Action | Action[] | undefined;
+/** What the model does in one reply; a policy's answer (`undefined` ends the turn, sent as the text "Done.": Claude Code asks again after an empty reply). */
+export type { Action, Reply };
 
 /** A main-loop request, with helpers to read it. */
 export class Turn {
@@ -155,16 +154,13 @@ export interface ModelServerOptions {
   toolSearch?: boolean;
 }
 
-/** Characters per token: the usual estimate, for the `usage` the server reports. */
-export const CHARS_PER_TOKEN = 4;
-
 /** Starts the scripted model on a free port of 127.0.0.1. */
-export async function startModelServer(policy: Policy, options: ModelServerOptions = {}): Promise<ModelServer> {
+export function startModelServer(policy: Policy, options: ModelServerOptions = {}): Promise<ModelServer> {
   const toolSearch = options.toolSearch ?? true;
   /** Calls held back while ToolSearch loads their tools, by the ToolSearch call's id. */
   const held = new Map<string, Action[]>();
-  let ids = 0;
-  const decide = async (turn: Turn): Promise<Action[]> => {
+
+  const decide = async (turn: Turn, nextId: NextId): Promise<Action[]> => {
     // A reply to ToolSearch the server made itself: make the calls it held back.
     for (const block of blocksOf(turn.last)) {
       const waiting = block.type === "tool_result" ? held.get(block.tool_use_id ?? "") : undefined;
@@ -173,38 +169,37 @@ export async function startModelServer(policy: Policy, options: ModelServerOptio
         return waiting;
       }
     }
-    const reply = await policy(turn);
-    const actions = reply === undefined ? [{ text: "Done." }] : Array.isArray(reply) ? reply : [reply];
+    // An empty reply would make Claude Code ask again: the end of a turn says something.
+    const actions = actionsOf(await policy(turn), { text: "Done." });
     if (!toolSearch) return actions;
     const missing = actions.flatMap((action) => ("tool" in action && !turn.loaded(action.tool) ? [action.tool] : []));
     if (missing.length === 0 || !turn.loaded("ToolSearch")) return actions;
     // Load the missing schemas first; the policy's whole reply follows ToolSearch's result.
-    const id = `toolu_search_${String(++ids).padStart(6, "0")}`;
+    const id = nextId("toolu");
     held.set(id, actions);
     return [{ tool: "ToolSearch", id, input: { query: `select:${[...new Set(missing)].join(",")}`, max_results: missing.length } }];
   };
-  return startScriptedModel<MessagesRequest, Turn, Action>(MESSAGES_API, decide);
+
+  return startScriptedModel<MessagesRequest, Turn, Action>(
+    {
+      isTurn: ({ method, path, body }) => method === "POST" && path === "/v1/messages" && (body?.tools?.length ?? 0) > 0,
+      turn: (body, index, at) => new Turn(body, index, at),
+      answerTurn: (res, actions, { body, raw }, nextId) => answer(res, body!, raw, actions, nextId),
+      answerOther(res, { method, path, raw, body }, nextId) {
+        if (method === "POST" && path === "/v1/messages/count_tokens") return sendJson(res, 200, { input_tokens: estimateTokens(raw) });
+        // Side calls (no tools: titles, summaries) get a short text.
+        if (method === "POST" && path === "/v1/messages" && body) return answer(res, body, raw, [{ text: "ok" }], nextId);
+        // Anything else Claude Code asks (it asks nothing else with nonessential traffic off): an API-shaped 404.
+        sendJson(res, 404, { type: "error", error: { type: "not_found_error", message: `no ${method} ${path} here` } });
+      },
+      errorBody: (message) => ({ type: "error", error: { type: "api_error", message } }),
+    },
+    decide,
+  );
 }
 
-/** The Messages API as Claude Code calls it: main-loop requests carry tools; side calls (titles, summaries) get a short text. */
-const MESSAGES_API: WireFormat<MessagesRequest, Turn, Action> = {
-  isMain: (method, path, body) => method === "POST" && path === "/v1/messages" && (body?.tools?.length ?? 0) > 0,
-  turn: (body, index, at) => new Turn(body, index, at),
-  reply: (res, body, actions, nextId) => answer(res, body, actions, nextId),
-  other(res, method, path, body, raw) {
-    if (method === "POST" && path === "/v1/messages/count_tokens") return sendJson(res, 200, { input_tokens: estimateTokens(raw) });
-    if (method === "POST" && path === "/v1/messages" && body) {
-      let side = 0;
-      return answer(res, body, [{ text: "ok" }], (prefix) => `${prefix}_side_${++side}`);
-    }
-    // Anything else Claude Code asks (it asks nothing else with nonessential traffic off): an API-shaped 404.
-    sendJson(res, 404, { type: "error", error: { type: "not_found_error", message: `no ${method} ${path} here` } });
-  },
-  failed: (res, message) => sendJson(res, 500, { type: "error", error: { type: "api_error", message } }),
-};
-
-/** Writes `actions` as one assistant message, streamed when the request asked for it. */
-function answer(res: ServerResponse, body: MessagesRequest, actions: Action[], nextId: (prefix: string) => string): void {
+/** Answers `body` (whose text is `raw`) with `actions`: one assistant message, streamed when the request asked for it. */
+function answer(res: ServerResponse, body: MessagesRequest, raw: string, actions: Action[], nextId: NextId): void {
   const blocks = actions.map((action) =>
     "text" in action
       ? { type: "text", text: action.text }
@@ -218,15 +213,10 @@ function answer(res: ServerResponse, body: MessagesRequest, actions: Action[], n
     content: blocks,
     stop_reason: blocks.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn",
     stop_sequence: null,
-    usage: { input_tokens: estimateTokens(JSON.stringify(body)), output_tokens: estimateTokens(JSON.stringify(blocks)) },
+    usage: { input_tokens: estimateTokens(raw), output_tokens: estimateTokens(JSON.stringify(blocks)) },
   };
   if (body.stream) stream(res, message);
   else sendJson(res, 200, message);
-}
-
-/** Estimated tokens of `text` ({@link CHARS_PER_TOKEN}). */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / CHARS_PER_TOKEN);
 }
 
 /** The text of a string or of a list of blocks (text, and tool results' text, joined by newlines). */
@@ -249,7 +239,7 @@ function blocksOf(message: Message): ContentBlock[] {
 /** Sends `message` as the Messages API streams it: start, each block (start, one delta, stop), delta, stop. */
 function stream(res: ServerResponse, message: { content: ContentBlock[]; usage: { output_tokens: number }; stop_reason: string }): void {
   startEventStream(res);
-  const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  const send = (event: string, data: unknown) => sendEvent(res, data, event);
   send("message_start", {
     type: "message_start",
     message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } },

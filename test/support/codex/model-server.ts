@@ -9,8 +9,17 @@
  * description is the server's instructions; a call names the namespace and the tool.
  */
 import type { ServerResponse } from "node:http";
-import { type HostAction, type HostPolicy, type HostTurn, actionsOf } from "../host-turn.js";
-import { type ScriptedModel, sendJson, startEventStream, startScriptedModel, type WireFormat } from "../scripted-model.js";
+import { END_OF_TURN, type HostAction, type HostPolicy, type HostTurn } from "../host-turn.js";
+import {
+  actionsOf,
+  type ModelDialect,
+  type NextId,
+  type ScriptedModel,
+  sendEvent,
+  sendJson,
+  startEventStream,
+  startScriptedModel,
+} from "../scripted-model.js";
 
 /** Codex's namespace of backchannel's tools. */
 export const CODEX_NAMESPACE = "mcp__backchannel";
@@ -107,28 +116,25 @@ export type CodexModel = ScriptedModel<ResponsesRequest, CodexTurn>;
 
 /** Starts the scripted model for Codex on a free port of 127.0.0.1. */
 export function startCodexModel(policy: HostPolicy): Promise<CodexModel> {
-  return startScriptedModel<ResponsesRequest, CodexTurn, HostAction>(RESPONSES_API, async (turn) => actionsOf(await policy(turn)));
+  return startScriptedModel<ResponsesRequest, CodexTurn, HostAction>(RESPONSES_API, async (turn) => actionsOf(await policy(turn), END_OF_TURN));
 }
 
-const RESPONSES_API: WireFormat<ResponsesRequest, CodexTurn, HostAction> = {
-  isMain: (method, path, body) => method === "POST" && path === "/v1/responses" && (body?.tools?.length ?? 0) > 0,
+const RESPONSES_API: ModelDialect<ResponsesRequest, CodexTurn, HostAction> = {
+  isTurn: ({ method, path, body }) => method === "POST" && path === "/v1/responses" && (body?.tools?.length ?? 0) > 0,
   turn: (body, index, at) => new CodexTurn(body, index, at),
-  reply: (res, _body, actions, nextId) => stream(res, actions, nextId),
-  other(res, method, path) {
-    if (method === "POST" && path === "/v1/responses") {
-      let side = 0;
-      return stream(res, [{ text: "ok" }], (prefix) => `${prefix}_side_${++side}`);
-    }
+  answerTurn: (res, actions, _request, nextId) => stream(res, actions, nextId),
+  answerOther(res, { method, path }, nextId) {
+    if (method === "POST" && path === "/v1/responses") return stream(res, [{ text: "ok" }], nextId);
     sendJson(res, 404, { error: { type: "not_found", message: `no ${method} ${path} here` } });
   },
-  failed: (res, message) => sendJson(res, 500, { error: { type: "server_error", message } }),
+  errorBody: (message) => ({ error: { type: "server_error", message } }),
 };
 
 /** Streams `actions` as one response: each an output item (a message or a function call). */
-function stream(res: ServerResponse, actions: HostAction[], nextId: (prefix: string) => string): void {
+function stream(res: ServerResponse, actions: HostAction[], nextId: NextId): void {
   const id = nextId("resp");
   startEventStream(res);
-  const send = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  const send = (type: string, data: Record<string, unknown>) => sendEvent(res, { type, ...data }, type);
   send("response.created", { response: { id } });
   for (const action of actions) {
     const item =
@@ -143,7 +149,7 @@ function stream(res: ServerResponse, actions: HostAction[], nextId: (prefix: str
         : {
             type: "function_call",
             id: nextId("fc"),
-            call_id: nextId("call"),
+            call_id: ("id" in action ? action.id : undefined) ?? nextId("call"),
             ...("backchannel" in action ? { namespace: CODEX_NAMESPACE, name: action.backchannel } : { name: action.tool }),
             arguments: JSON.stringify(action.input),
           };

@@ -18,7 +18,7 @@ import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CLI } from "../helpers.js";
-import { hostSkipReason, pinnedHostDir } from "../host-cli.js";
+import { hostSkipReason, pinnedHostDir, versionProblem } from "../host-install.js";
 import { endProcessesMarked } from "../leftovers.js";
 import { type Pane, startPane } from "../tmux-pane.js";
 import type { CodexModel } from "./model-server.js";
@@ -48,9 +48,9 @@ function codexPackageRoot(): string {
  * Why the Codex tests cannot run here, or `undefined`.
  * @throws Error when `$CI` is set and Codex is missing.
  */
-export function codexSkipReason(): string | undefined {
-  return hostSkipReason({ name: "Codex CLI", command: [codexBinary()], version: CODEX_VERSION, install: "npm run hosts:install" });
-}
+export const codexSkipReason = hostSkipReason("Codex CLI", () =>
+  versionProblem({ name: "Codex CLI", command: [codexBinary()], version: CODEX_VERSION, install: "npm run hosts:install" }),
+);
 
 /** Options of {@link prepareCodex}. */
 export interface CodexOptions {

@@ -8,8 +8,8 @@
  *
  * backchannel's tools reach the model as `mcp_backchannel_<tool>` function declarations.
  */
-import { type HostAction, type HostPolicy, type HostTurn, actionsOf } from "../host-turn.js";
-import { type ScriptedModel, sendJson, startEventStream, startScriptedModel, type WireFormat } from "../scripted-model.js";
+import { END_OF_TURN, type HostAction, type HostPolicy, type HostTurn } from "../host-turn.js";
+import { actionsOf, type ModelDialect, type ScriptedModel, sendEvent, sendJson, startEventStream, startScriptedModel } from "../scripted-model.js";
 
 /** Gemini CLI's name for backchannel's tool `name`. */
 export function geminiTool(name: string): string {
@@ -97,7 +97,7 @@ export type GeminiModel = ScriptedModel<GenerateRequest, GeminiTurn>;
 
 /** Starts the scripted model for Gemini CLI on a free port of 127.0.0.1. */
 export function startGeminiModel(policy: HostPolicy): Promise<GeminiModel> {
-  return startScriptedModel<GenerateRequest, GeminiTurn, HostAction>(GEMINI_API, async (turn) => actionsOf(await policy(turn)));
+  return startScriptedModel<GenerateRequest, GeminiTurn, HostAction>(GEMINI_API, async (turn) => actionsOf(await policy(turn), END_OF_TURN));
 }
 
 /** Whether a recorded request is the model router's (`:generateContent` asking for a complexity score). */
@@ -107,22 +107,20 @@ export function isRouterCall(url: string, body: GenerateRequest | undefined): bo
 
 const USAGE = { promptTokenCount: 10, candidatesTokenCount: 10, totalTokenCount: 20 };
 
-const GEMINI_API: WireFormat<GenerateRequest, GeminiTurn, HostAction> = {
-  isMain: (method, path) => method === "POST" && path.endsWith(":streamGenerateContent"),
+const GEMINI_API: ModelDialect<GenerateRequest, GeminiTurn, HostAction> = {
+  isTurn: ({ method, path }) => method === "POST" && path.endsWith(":streamGenerateContent"),
   turn: (body, index, at) => new GeminiTurn(body, index, at),
-  reply(res, _body, actions) {
+  answerTurn(res, actions) {
     startEventStream(res);
     const parts = actions.map((action) =>
       "text" in action
         ? { text: action.text }
         : { functionCall: { name: "backchannel" in action ? geminiTool(action.backchannel) : action.tool, args: action.input } },
     );
-    res.write(
-      `data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata: USAGE })}\r\n\r\n`,
-    );
+    sendEvent(res, { candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata: USAGE });
     res.end();
   },
-  other(res, method, path, body) {
+  answerOther(res, { method, path, body }) {
     if (method === "POST" && path.endsWith(":countTokens")) return sendJson(res, 200, { totalTokens: USAGE.promptTokenCount });
     if (method === "POST" && path.endsWith(":generateContent")) {
       const text = isRouterCall(path, body)
@@ -135,7 +133,7 @@ const GEMINI_API: WireFormat<GenerateRequest, GeminiTurn, HostAction> = {
     }
     sendJson(res, 404, { error: { code: 404, message: `no ${method} ${path} here`, status: "NOT_FOUND" } });
   },
-  failed: (res, message) => sendJson(res, 500, { error: { code: 500, message, status: "INTERNAL" } }),
+  errorBody: (message) => ({ error: { code: 500, message, status: "INTERNAL" } }),
 };
 
 /** A function response's output as the model got it (`response.output`, else the response as JSON). */

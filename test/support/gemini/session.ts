@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { endProcessTree } from "../claude-code/session.js";
 import { readJsonLines, type StreamEvent } from "../json-lines.js";
-import { hostSkipReason, pinnedHostDir } from "../host-cli.js";
+import { hostSkipReason, pinnedHostDir, versionProblem } from "../host-install.js";
 import { endProcessesMarked } from "../leftovers.js";
 import type { GeminiModel } from "./model-server.js";
 
@@ -37,14 +37,9 @@ export function geminiScript(): string {
  * Why the Gemini CLI tests cannot run here, or `undefined`.
  * @throws Error when `$CI` is set and Gemini CLI is missing.
  */
-export function geminiSkipReason(): string | undefined {
-  return hostSkipReason({
-    name: "Gemini CLI",
-    command: [process.execPath, geminiScript()],
-    version: GEMINI_VERSION,
-    install: "npm run hosts:install",
-  });
-}
+export const geminiSkipReason = hostSkipReason("Gemini CLI", () =>
+  versionProblem({ name: "Gemini CLI", command: [process.execPath, geminiScript()], version: GEMINI_VERSION, install: "npm run hosts:install" }),
+);
 
 /** Options of {@link prepareGemini}. */
 export interface GeminiOptions {

@@ -1,0 +1,119 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+// The functions passed to frame.evaluate() run in the browser: they need the DOM types.
+/**
+ * Selecting a passage with the mouse, in Chromium through the playground: a real drag
+ * (mouse down, moves, up) that starts and ends inside words grows to the whole words it
+ * touches, in both directions, and that is what the Ask button names and the agent gets;
+ * a drag within one word stays as it is.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Frame, Page } from "playwright-core";
+import { browserSkipReason } from "./support/helpers.js";
+import { readerRigForSuite } from "./support/reader-page.js";
+
+const skip = browserSkipReason();
+
+/** The paragraph of the playground's sample the drags are made in. */
+const PARAGRAPH = "A message carries a sequence number that grows by one";
+
+/**
+ * Where on the page (px) the caret goes before (`side` "before") or after ("after") the
+ * character at `offset` of `word`'s first occurrence in the paragraph: just inside that
+ * side of the character's box, at its middle height.
+ */
+async function caretPoint(page: Page, frame: Frame, word: string, offset: number, side: "before" | "after"): Promise<{ x: number; y: number }> {
+  const inFrame = await frame.evaluate(
+    ({ paragraph, word, offset, side }) => {
+      const block = [...document.querySelectorAll<HTMLElement>("#doc [data-block]")].find((element) => element.textContent?.includes(paragraph))!;
+      block.scrollIntoView({ block: "center" });
+      const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode() as Text | null; node; node = walker.nextNode() as Text | null) {
+        const at = node.data.indexOf(word);
+        if (at < 0) continue;
+        const range = document.createRange();
+        range.setStart(node, at + offset);
+        range.setEnd(node, at + offset + 1);
+        const rect = range.getBoundingClientRect();
+        return { x: side === "before" ? rect.left + 1 : rect.right - 1, y: rect.top + rect.height / 2 };
+      }
+      throw new Error(`no text node holds ${word}`);
+    },
+    { paragraph: PARAGRAPH, word, offset, side },
+  );
+  const origin = await page.locator("#frame iframe").evaluate((element) => ({
+    x: element.getBoundingClientRect().left + element.clientLeft,
+    y: element.getBoundingClientRect().top + element.clientTop,
+  }));
+  return { x: origin.x + inFrame.x, y: origin.y + inFrame.y };
+}
+
+/** Drags the mouse from `from` to `to`, as a person selects. */
+async function drag(page: Page, from: { x: number; y: number }, to: { x: number; y: number }): Promise<void> {
+  await page.mouse.move(from.x, from.y);
+  await page.mouse.down();
+  await page.mouse.move(to.x, to.y, { steps: 8 });
+  await page.mouse.up();
+}
+
+/** The selection's text once it is `expected` (its text after 5 s otherwise), and whether it runs backwards (focus before anchor). */
+async function selectionOnce(frame: Frame, expected: string): Promise<{ text: string; backwards: boolean }> {
+  await frame.waitForFunction((expected) => document.getSelection()?.toString() === expected, expected, { timeout: 5_000 }).catch(() => undefined);
+  return frame.evaluate(() => {
+    const selection = document.getSelection()!;
+    const range = document.createRange();
+    range.setStart(selection.anchorNode!, selection.anchorOffset);
+    range.setEnd(selection.focusNode!, selection.focusOffset);
+    return { text: selection.toString(), backwards: range.collapsed && !selection.isCollapsed };
+  });
+}
+
+describe("selecting a passage with the mouse", { skip, timeout: 120_000 }, () => {
+  const rig = readerRigForSuite();
+
+  test("a drag from inside one word to inside another grows to the whole words, and the agent is asked about them", async () => {
+    const reader = await rig.open({ query: "?agent=off" });
+    const frame = await reader.frame();
+    // From the last letter of "carries" to the first of "one": "s a sequence number that grows by o".
+    await drag(reader.page, await caretPoint(reader.page, frame, "carries", 6, "before"), await caretPoint(reader.page, frame, "one", 0, "after"));
+    const selected = await selectionOnce(frame, "carries a sequence number that grows by one");
+    assert.equal(selected.text, "carries a sequence number that grows by one");
+    assert.equal(selected.backwards, false);
+    await frame.locator("#ask", { hasText: "Ask about this passage" }).waitFor();
+    await frame.locator("#ask").click();
+    await frame.locator(".card:has(textarea:focus)").waitFor();
+    await reader.submit("What grows?");
+    const { message } = await reader.nextMessage("ask");
+    assert.equal(message.data.quote, "carries a sequence number that grows by one", "the agent gets the whole words");
+    await reader.page.close();
+  });
+
+  test("a drag backwards grows the same way and still runs backwards; a drag within one word stays as it is", async () => {
+    const reader = await rig.open({ query: "?agent=off" });
+    const frame = await reader.frame();
+    await drag(
+      reader.page,
+      await caretPoint(reader.page, frame, "number", 2, "after"),
+      await caretPoint(reader.page, frame, "sequence", 3, "before"),
+    );
+    const backwards = await selectionOnce(frame, "sequence number");
+    assert.equal(backwards.text, "sequence number");
+    assert.equal(backwards.backwards, true, "a Shift+click then moves the end the drag ended at");
+    await frame.locator("#ask", { hasText: "Ask about these words" }).waitFor();
+
+    // "ssag" of "message": part of one word, on purpose (away from the selection, which a press inside would drag).
+    await drag(
+      reader.page,
+      await caretPoint(reader.page, frame, "message", 2, "before"),
+      await caretPoint(reader.page, frame, "message", 5, "after"),
+    );
+    assert.equal((await selectionOnce(frame, "ssag")).text, "ssag");
+    await frame.locator("#ask", { hasText: "Ask about this word" }).waitFor();
+    await reader.page.close();
+  });
+
+  test("nothing failed in the pages", () => {
+    assert.deepEqual(rig.pageErrors, []);
+  });
+});
