@@ -7,6 +7,7 @@
  */
 import { parseCommandLine } from "./args.js";
 import { THIS_INSTALLATION } from "../core/commands.js";
+import { SESSION_KEY_PATTERN } from "../core/ids.js";
 import { WAKE_HOOK_TIMEOUT_S } from "../core/limits.js";
 
 /** The wake hook's own timeout: a minute less than the hook's `timeout` in Claude Code. */
@@ -114,6 +115,8 @@ export async function run(args: string[]): Promise<number> {
       const hostPid = Number(values["host-pid"]);
       if (values.thread === undefined || values.session === undefined || !(Number.isSafeInteger(hostPid) && hostPid > 1))
         return refuse("needs --thread ID, --session KEY and --host-pid PID (codex-stop starts it with them)");
+      if (!SESSION_KEY_PATTERN.test(values.session))
+        return refuse(`--session takes a session key (${SESSION_KEY_PATTERN}), not ${JSON.stringify(values.session)}`);
       return (await import("../codex/wake.js")).runCodexWaker({ thread: values.thread, key: values.session, hostPid });
     }
     case "post-tool-use":

@@ -123,6 +123,13 @@ describe("Codex CLI's hook (codex-stop) and its waker", () => {
     assert.deepEqual(await wakers(), []);
   });
 
+  test("a waker given a --session that is no session key refuses it at once, before any path is made of it", async () => {
+    const run = await hook(["codex-wake", "--thread", "thread-1", "--session", "../../elsewhere", "--host-pid", String(process.pid)], "");
+    assert.equal(run.code, 0);
+    assert.match(run.stderr, /--session takes a session key/);
+    assert.deepEqual(await wakers(), []);
+  });
+
   test("the hook returns at once; a waker whose wake fails tries once per new message, never again for the same", { timeout: 60_000 }, async () => {
     assert.ok(key, "the session has a channel (the test before opened it)");
     const stop = await hook(["codex-stop"], JSON.stringify({ session_id: "thread-1", hook_event_name: "Stop", stop_hook_active: false }));

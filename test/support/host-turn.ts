@@ -44,27 +44,16 @@ export interface WakePolicyOptions {
 /**
  * The model of the one-install-step path, which arms nothing: its first request opens
  * the reader; a wake (the summary a hook or waker put into the conversation) is answered
- * with the `notify_ui` call written there, `ack` included (the answer's text is "Answer
- * #<seq> to <thread>", so each answer of a thread differs); every other request ends
- * the turn.
+ * with the `notify_ui` call written there (plugin-policy.ts `answerFromWake`); every
+ * other request ends the turn.
  */
 export function wakePolicy(options: WakePolicyOptions = {}): HostPolicy {
   const markdown = options.markdown ?? "# Notes\n\nThe queue is the truth.";
   return (turn) => {
     if (turn.backchannelResult("open_reader") !== undefined) return { text: "The reader is open." };
     if (turn.backchannelResult("notify_ui") !== undefined) return { text: "Answered." };
-    const wake = answerFromWake(turn.sinceLastReply);
-    if (wake) {
-      return {
-        backchannel: "notify_ui",
-        input: {
-          channel_id: wake.channel,
-          event: "answer",
-          data: { thread_id: wake.thread, text: `Answer #${wake.ack} to ${wake.thread}` },
-          ack: wake.ack,
-        },
-      };
-    }
+    const answer = answerFromWake(turn.sinceLastReply);
+    if (answer) return { backchannel: "notify_ui", input: answer };
     if (turn.index === 0) return { backchannel: "open_reader", input: { title: "Host notes", markdown } };
     return { text: "Nothing to do." };
   };

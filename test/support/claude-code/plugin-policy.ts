@@ -2,7 +2,7 @@
  * The scripted model of the plugin's path (docs/claude-code-plugin.md): it opens the
  * reader once and never arms or re-arms anything. Woken by the plugin's Stop hook, it
  * answers the ask its reminder names with the `notify_ui` call written there (with
- * `ack`), and ends the turn on that call's result. Used by test/claude-code-plugin.test.ts
+ * `ack` and `ack_epoch`), and ends the turn on that call's result. Used by test/claude-code-plugin.test.ts
  * and the Claude Code bench suite.
  */
 import { readdir, readFile } from "node:fs/promises";
@@ -29,10 +29,24 @@ export function sinceLastReply(turn: Turn): string {
     .join("\n");
 }
 
-/** The `notify_ui` call a wake's reminder names (the first, when it names several), or `undefined` when the text is no wake. */
-export function answerFromWake(text: string): { channel: string; thread: string; ack: number } | undefined {
-  const match = /"channel_id":"([^"]+)","event":"answer","data":\{"thread_id":"([^"]+)","text":"…"\},"ack":(\d+)/.exec(text);
-  return match ? { channel: match[1]!, thread: match[2]!, ack: Number(match[3]) } : undefined;
+/**
+ * The arguments of the `notify_ui` call a wake's summary names (the first, when it names
+ * several), `ack` and `ack_epoch` as written there, the answer's text "Answer #<ack> to
+ * <thread id>" (so that each answer of a thread differs); `undefined` when the text is no wake.
+ */
+export function answerFromWake(text: string): Record<string, unknown> | undefined {
+  const match = /"channel_id":"([^"]+)","event":"answer","data":\{"thread_id":"([^"]+)","text":"…"\},"ack":(\d+)(?:,"ack_epoch":"([^"]+)")?/.exec(
+    text,
+  );
+  if (!match) return undefined;
+  const [, channel, thread, ack, epoch] = match;
+  return {
+    channel_id: channel,
+    event: "answer",
+    data: { thread_id: thread, text: `Answer #${ack} to ${thread}` },
+    ack: Number(ack),
+    ...(epoch === undefined ? {} : { ack_epoch: epoch }),
+  };
 }
 
 /** Options of {@link pluginPolicy}. */
@@ -51,18 +65,8 @@ export function pluginPolicy(options: PluginPolicyOptions = {}): Policy {
   return (turn) => {
     if (turn.result(pluginTool("open_reader"))) return { text: "The reader is open." };
     if (turn.result(pluginTool("notify_ui"))) return { text: "Answered." };
-    const wake = answerFromWake(sinceLastReply(turn));
-    if (wake) {
-      return {
-        tool: pluginTool("notify_ui"),
-        input: {
-          channel_id: wake.channel,
-          event: "answer",
-          data: { thread_id: wake.thread, text: `Answer #${wake.ack} to ${wake.thread}` },
-          ack: wake.ack,
-        },
-      };
-    }
+    const answer = answerFromWake(sinceLastReply(turn));
+    if (answer) return { tool: pluginTool("notify_ui"), input: answer };
     if (turn.index === 0) return { tool: pluginTool("open_reader"), input: { title: "Plugin notes", markdown } };
     return { text: "Nothing to do." };
   };
