@@ -62,8 +62,8 @@ export interface ModelDialect<Body, T, A> {
   isTurn(request: ModelRequest<Body>): boolean;
   /** The turn of a main-loop request: `index` its place among them (0 first), `at` its arrival (`performance.now()`). */
   turn(body: Body, index: number, at: number): T;
-  /** Writes the reply to a turn (`request.body` is set): `actions`, what the policy decided. */
-  answerTurn(res: ServerResponse, actions: A[], request: ModelRequest<Body>, nextId: NextId): void;
+  /** Writes the reply to a turn: `actions`, what the policy decided. */
+  answerTurn(res: ServerResponse, actions: A[], request: ModelRequest<Body> & { body: Body }, nextId: NextId): void;
   /** Answers any other request (side calls, model lists, token counts, unknown paths). */
   answerOther(res: ServerResponse, request: ModelRequest<Body>, nextId: NextId): void;
   /** The JSON body of an HTTP 500 that says `message`, in this API's error shape. */
@@ -113,15 +113,16 @@ export async function startScriptedModel<Body, T, A>(
   let ids = 0;
   const nextId: NextId = (prefix) => `${prefix}_${String(++ids).padStart(6, "0")}`;
 
-  /** Answers `request`, which arrived at `at`; `main` whether it is a turn (its body is then set). */
+  /** Answers `request`, which arrived at `at`; `main`: whether it is a turn. */
   const answer = async (request: ModelRequest<Body>, main: boolean, at: number, res: ServerResponse) => {
     if (dialect.cors && request.method === "OPTIONS") {
       res.writeHead(204);
       res.end();
       return;
     }
-    if (!main) return dialect.answerOther(res, request, nextId);
-    const turn = dialect.turn(request.body as Body, turns.length, at);
+    if (!main || request.body === undefined) return dialect.answerOther(res, request, nextId);
+    const { body } = request;
+    const turn = dialect.turn(body, turns.length, at);
     turns.push(turn);
     for (const wake of waiters) wake();
     let actions: A[];
@@ -130,7 +131,7 @@ export async function startScriptedModel<Body, T, A>(
     } catch (error) {
       throw new Error(`policy failed: ${(error as Error).message}`);
     }
-    dialect.answerTurn(res, actions, request, nextId);
+    dialect.answerTurn(res, actions, { ...request, body }, nextId);
   };
 
   const server = createServer((req, res) => {

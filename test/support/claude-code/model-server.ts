@@ -184,7 +184,7 @@ export function startModelServer(policy: Policy, options: ModelServerOptions = {
     {
       isTurn: ({ method, path, body }) => method === "POST" && path === "/v1/messages" && (body?.tools?.length ?? 0) > 0,
       turn: (body, index, at) => new Turn(body, index, at),
-      answerTurn: (res, actions, { body, raw }, nextId) => answer(res, body!, raw, actions, nextId),
+      answerTurn: (res, actions, { body, raw }, nextId) => answer(res, body, raw, actions, nextId),
       answerOther(res, { method, path, raw, body }, nextId) {
         if (method === "POST" && path === "/v1/messages/count_tokens") return sendJson(res, 200, { input_tokens: estimateTokens(raw) });
         // Side calls (no tools: titles, summaries) get a short text.

@@ -127,7 +127,7 @@ export function startChatModel(policy: ChatPolicy): Promise<ChatModelServer> {
       cors: true,
       isTurn: ({ method, path, body }) => method === "POST" && path === "/v1/chat/completions" && (body?.tools?.length ?? 0) > 0,
       turn: (body, index, at) => new ChatTurn(body, index, at),
-      answerTurn: (res, actions, { body, raw }, nextId) => answer(res, body!, raw, actions, nextId),
+      answerTurn: (res, actions, { body, raw }, nextId) => answer(res, body, raw, actions, nextId),
       answerOther(res, { method, path, raw, body }, nextId) {
         if (method === "GET" && path === "/v1/models")
           return sendJson(res, 200, { object: "list", data: [{ id: MODEL_ID, object: "model", created: 0, owned_by: "backchannel-tests" }] });
