@@ -13,6 +13,7 @@ import { after, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { addToken, serveHttp, stopHttpServers } from "./support/http-serve.js";
 import { tempDataDir } from "./support/helpers.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 const FLOOD = 2000;
 
@@ -73,7 +74,7 @@ test(`two waves of ${FLOOD} waiting polls of one principal: the others stay fast
   const bob = addToken(tokens, "bob");
   const { url, process: child } = await serveHttp(["--auth", "tokens", "--tokens", tokens], { BACKCHANNEL_HOME: dir });
   const connect = async (token: string) => {
-    const client = new Client({ name: "waiting-calls-test", version: "0.0.0" });
+    const client = new Client({ name: "waiting-calls-test", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
     await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
     return client;
   };

@@ -33,6 +33,7 @@ import {
   type McpUiStyles,
   type McpUiTheme,
 } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { APPS_HOST_EXTENSIONS } from "../../protocol/client-capabilities.js";
 import type { ReaderState } from "../../protocol/reader.js";
 import { startAgentPanel, type AgentPanel } from "./agent.js";
 import { putInChatBox, setUpChatBox } from "./chat-box.js";
@@ -120,7 +121,11 @@ try {
 /** A client connected to this page's server, as a new session. */
 async function connect(name: string): Promise<Client> {
   // The 2026-07-28 protocol is POST-only: no GET for a server-sent stream, which this stateless server answers with 405 (two errors in the console on every load).
-  const client = new Client({ name, version: HOST_INFO.version }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  // A host that renders apps says so (the MCP Apps extension): the server offers the app-only tools only then.
+  const client = new Client(
+    { name, version: HOST_INFO.version },
+    { capabilities: { extensions: APPS_HOST_EXTENSIONS }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
   await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", location.href)));
   return client;
 }

@@ -25,6 +25,8 @@ export const openAppOutput = z.object({
   channel_id: z.string().optional(),
   title: z.string().optional(),
   watch_command: z.string().optional(),
+  app_url: z.string().optional(),
+  next_step: z.string().optional(),
   // Only for a saved app: its name and the note that says how to drive it.
   name: z.string().optional(),
   description: z.string().optional(),

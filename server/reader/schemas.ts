@@ -49,8 +49,10 @@ export const openReaderOutput = z.object({
   channel_id: z.string(),
   title: z.string(),
   words: z.number().int(),
-  // What to do with it is in the result's text and the instructions; a description here would cost context on every turn.
-  watch_command: z.string(),
+  // What to do with them is in the result's text, next_step and the instructions; a description here would cost context on every turn.
+  watch_command: z.string().optional(),
+  reader_url: z.string().optional(),
+  next_step: z.string().optional(),
 });
 
 /** Offsets of a passage in one block of the rendered document. */

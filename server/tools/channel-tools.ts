@@ -6,7 +6,6 @@
  * server's awareness which channels the model uses; a `poll_ui_messages` result carries
  * the wall of the channel's session, and a wall change ends its wait.
  */
-import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
 import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
 import type { QueueName } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
@@ -18,6 +17,7 @@ import { recordAnswer } from "../reader/reader-state.js";
 import { progressTicker } from "./progress.js";
 import type { WaitingPolls } from "./waiting-polls.js";
 import type { WaitSlots } from "./wait-slots.js";
+import { registerAppOnlyTool } from "./app-only.js";
 import { toolError, toolResult } from "./results.js";
 import { compactSchema, notifyInput, notifyOutput, notifyUiInput, pollInput, pollOutput, uiPollOutput } from "./schemas.js";
 import { DEFAULT_LIMITS } from "../../core/limits.js";
@@ -48,9 +48,6 @@ export interface ChannelToolOptions {
    */
   awareness?: Awareness;
 }
-
-/** `_meta` of a tool that only the app may call. Only hosts enforce it: such tools must be harmless for the model too. */
-const APP_ONLY = { ui: { visibility: ["app"] } } as const;
 
 /** `poll_agent_messages`'s description; what waits is added to it (see ../awareness/waiting-description.ts). */
 const POLL_AGENT_DESCRIPTION = "Read what the app sent on a channel; clears it unless after (a cursor) is given. wait_ms: wait for a message.";
@@ -117,7 +114,7 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
   );
   awareness.describeWaiting(pollAgent, POLL_AGENT_DESCRIPTION);
 
-  registerAppTool(
+  registerAppOnlyTool(
     server,
     "poll_ui_messages",
     {
@@ -125,13 +122,12 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       description: "App only: read what the agent sent on a channel, after a cursor, waiting up to wait_ms.",
       inputSchema: compactSchema(pollInput(maxUiWaitMs)),
       outputSchema: compactSchema(uiPollOutput),
-      _meta: APP_ONLY,
     },
     ({ channel_id, after, wait_ms }, ctx) =>
       pollUi(store, awareness, { channelId: channel_id, after, waitMs: wait_ms, ctx, waitSlots: options.waitSlots }, options.waitingPolls),
   );
 
-  registerAppTool(
+  registerAppOnlyTool(
     server,
     "notify_agent",
     {
@@ -139,7 +135,6 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       description: "App only: send an event to the agent on a channel.",
       inputSchema: compactSchema(notifyInput),
       outputSchema: compactSchema(notifyOutput),
-      _meta: APP_ONLY,
     },
     async ({ channel_id, event, data }) => {
       let filled: JsonValue | undefined;

@@ -5,11 +5,12 @@
  * would make it build and drop one per refused call, thousands at once, and the garbage
  * grew the server by hundreds of MiB before the collector caught up.
  *
- * So while a caller has no free slot, its requests are read here first: a `tools/call`
- * that would wait is answered at once with the same `WAIT_LIMIT` result the tool gives,
- * and anything else goes on to the SDK with the body already parsed. While a slot is free
- * nothing is read here: the tool's own check (../tools/wait-slots.ts) stays the rule, and
- * this only makes its refusal cheap.
+ * So every request's body is read and parsed here first ({@link readRequestJson}, which
+ * the transport also needs to learn what the client declares), and while a caller has no
+ * free slot a `tools/call` that would wait is answered at once with the same
+ * `WAIT_LIMIT` result the tool gives; anything else goes on to the SDK with the body
+ * already parsed. While a slot is free the tool's own check (../tools/wait-slots.ts)
+ * stays the rule: this only makes its refusal cheap.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { DEFAULT_MAX_REQUEST_BODY_SIZE } from "@modelcontextprotocol/server";
@@ -25,37 +26,44 @@ const toolCall = z.object({
   params: z.object({ name: z.string(), arguments: z.object({ wait_ms: z.unknown() }).partial().optional() }),
 });
 
-/** What the SDK handler is to be given for a request not refused here. */
-export interface NotRefused {
-  /** The request's JSON body when it was read here (the SDK must not read the stream again); else undefined. */
+/** A request's body as read here, for the SDK handler (which must not read the stream again). */
+export interface ReadBody {
+  /** The request's JSON body; undefined for a request without one (not a POST). */
   parsedBody?: unknown;
 }
 
 /**
- * Answers `req` with `WAIT_LIMIT` when it is a call that would wait and `slots` has none
- * free; a body larger than the SDK's limit (413) or not JSON (400) is answered too, as
- * the SDK would.
- * @returns `undefined` when it answered; else what to give the SDK handler.
+ * Reads and parses the JSON body of a POST; a body larger than the SDK's limit (413) or
+ * not JSON (400) is answered, as the SDK would.
+ * @returns `undefined` when it answered; else the body for the SDK handler.
  */
-export async function refuseWaitWithoutSlot(req: IncomingMessage, res: ServerResponse, slots: WaitSlots): Promise<NotRefused | undefined> {
-  const refusal = slots.refusal();
-  if (refusal === undefined || req.method !== "POST") return {};
+export async function readRequestJson(req: IncomingMessage, res: ServerResponse): Promise<ReadBody | undefined> {
+  if (req.method !== "POST") return {};
   const text = await readBody(req, DEFAULT_MAX_REQUEST_BODY_SIZE);
   if (text === undefined) {
     sendJson(res, 413, jsonRpcError(-32000, `the request body is larger than ${DEFAULT_MAX_REQUEST_BODY_SIZE} bytes`, null));
     return undefined;
   }
-  let parsedBody: unknown;
   try {
-    parsedBody = JSON.parse(text);
+    return { parsedBody: JSON.parse(text) };
   } catch {
     sendJson(res, 400, jsonRpcError(-32700, "Parse error: the request body is not valid JSON", null));
     return undefined;
   }
+}
+
+/**
+ * Answers with `WAIT_LIMIT` when `parsedBody` is a call that would wait and `slots` has
+ * none free.
+ * @returns true when it answered.
+ */
+export function refuseWaitWithoutSlot(parsedBody: unknown, res: ServerResponse, slots: WaitSlots): boolean {
+  const refusal = slots.refusal();
+  if (refusal === undefined) return false;
   const call = toolCall.safeParse(parsedBody);
-  if (!call.success || !callMayWait(call.data.params.name, call.data.params.arguments?.wait_ms)) return { parsedBody };
+  if (!call.success || !callMayWait(call.data.params.name, call.data.params.arguments?.wait_ms)) return false;
   sendJson(res, 200, { jsonrpc: "2.0", id: call.data.id, result: toolError(refusal) });
-  return undefined;
+  return true;
 }
 
 /** The body of `req` as UTF-8 text, or `undefined` once it passes `maxBytes` (the rest is not read). */

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client, type ClientCapabilities } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { APPS_HOST_EXTENSIONS } from "../../protocol/client-capabilities.js";
 
 /** The built CLI entry, `dist/cli/main.js`. */
 export const CLI = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
@@ -27,7 +28,11 @@ const serverStderr = new WeakMap<Client, () => string>();
 export interface ConnectOptions {
   /** The server's working directory. Default: this process's. */
   cwd?: string;
-  /** What the client declares it can do (e.g. `{ elicitation: {} }`). Default: nothing. */
+  /**
+   * What the client declares it can do (e.g. `{ elicitation: {} }`). Default: the MCP
+   * Apps extension, as the client of a host that shows apps, whose model and apps most
+   * tests play at once; `{}` plays a client that shows none (a terminal agent).
+   */
   capabilities?: ClientCapabilities;
   /** Called before the client connects: register request handlers here. */
   prepare?: (client: Client) => void;
@@ -52,7 +57,7 @@ export async function connectServer(dataDir: string, env: Record<string, string>
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client(
     { name: "backchannel-test", version: "0.0.0" },
-    { capabilities: options.capabilities ?? {}, ...(options.modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) },
+    { capabilities: options.capabilities ?? { extensions: APPS_HOST_EXTENSIONS }, ...(options.modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) },
   );
   options.prepare?.(client);
   await client.connect(transport);
