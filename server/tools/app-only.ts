@@ -8,14 +8,14 @@
  * it anyway through a host that shows apps.
  */
 import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
-import {
-  type CallToolResult,
-  type McpServer,
-  type RegisteredTool,
-  type ServerContext,
-  type StandardSchemaWithJSON,
-  type ToolCallback,
-  type ToolAnnotations,
+import type {
+  CallToolResult,
+  McpServer,
+  RegisteredTool,
+  ServerContext,
+  StandardSchemaWithJSON,
+  ToolAnnotations,
+  ToolCallback,
 } from "@modelcontextprotocol/server";
 import { UI_EXTENSION } from "../../protocol/client-capabilities.js";
 import { messageError } from "./results.js";

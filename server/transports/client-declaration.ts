@@ -54,7 +54,10 @@ export function declarationOf(message: unknown): DeclaredClient | undefined {
   const request = enveloped.safeParse(message);
   if (!request.success) return undefined;
   const meta = request.data.params._meta;
-  return { extensions: meta["io.modelcontextprotocol/clientCapabilities"].extensions ?? {}, name: meta["io.modelcontextprotocol/clientInfo"]?.name ?? "" };
+  return {
+    extensions: meta["io.modelcontextprotocol/clientCapabilities"].extensions ?? {},
+    name: meta["io.modelcontextprotocol/clientInfo"]?.name ?? "",
+  };
 }
 
 /** Whether `message` is (or, in a batch, holds) a 2025 `initialize` request. */

@@ -57,7 +57,10 @@ export async function connectServer(dataDir: string, env: Record<string, string>
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client(
     { name: "backchannel-test", version: "0.0.0" },
-    { capabilities: options.capabilities ?? { extensions: APPS_HOST_EXTENSIONS }, ...(options.modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) },
+    {
+      capabilities: options.capabilities ?? { extensions: APPS_HOST_EXTENSIONS },
+      ...(options.modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}),
+    },
   );
   options.prepare?.(client);
   await client.connect(transport);
