@@ -53,7 +53,7 @@ export async function openedChannel(kind: "reader" | "app", channelId: string, o
     const next_step = `This client shows no apps, and ${link.error}. ${wake}`;
     return { structured: { ...structured, next_step }, next: next_step };
   }
-  const next_step = `Give the person this link; it opens the ${kind === "reader" ? "reader" : "app"} in their browser: ${link.url} ${wake}`;
+  const next_step = `Give the person the link below: it opens the ${kind === "reader" ? "reader" : "app"} in their browser. ${wake} The link: ${link.url}`;
   const url = kind === "reader" ? { reader_url: link.url } : { app_url: link.url };
   return { structured: { ...structured, ...url, next_step }, next: `This client shows no apps. ${next_step}` };
 }

@@ -24,6 +24,7 @@ import { WaitSlots } from "../tools/wait-slots.js";
 import { PrincipalUsage, withPrincipalLimits } from "../../store/principal-limits.js";
 import type { ChannelStore } from "../../store/store.js";
 import { startIdleSweep } from "../idle-sweep.js";
+import { localBrowserHost } from "../browser-host.js";
 import { bannerLocation, openStore, type StoreLocation, storeLocationFromEnv, watcherWhere } from "../../store/open.js";
 import { VERSION } from "../../core/package.js";
 import { warnOnStderr } from "../../core/warn.js";
@@ -314,6 +315,8 @@ export async function runHttpServer(options: HttpServerOptions = {}): Promise<vo
     watcherWhere: watcherWhereFor(location, endpoint, options.publicUrl, authenticate !== undefined),
     apps: options.apps,
     wake: options.wake,
+    // Only a server on the person's own machine (loopback, no accounts) can show them an app in their browser.
+    ...(authenticate === undefined && options.publicUrl === undefined ? { browser: localBrowserHost(location) } : {}),
   });
   const metadata = protectedResourceMetadata(resource, auth);
   route = async (req, res) => {

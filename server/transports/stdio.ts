@@ -19,6 +19,7 @@ import { LineReader } from "./line-reader.js";
 import type { RequestId } from "./request-id.js";
 import { type ClientSettings, clientView, type DeclaredClient } from "../client-view.js";
 import { declarationOf } from "./client-declaration.js";
+import { localBrowserHost } from "../browser-host.js";
 
 /** Largest message read from stdin: 10 MiB, the SDK's own limit, far above any call within the store's limits. */
 export const MAX_STDIO_MESSAGE_BYTES = 10 * 1024 * 1024;
@@ -60,6 +61,8 @@ export async function runStdioServer(options: StdioServerOptions = {}): Promise<
     maxUiWaitMs: limits.maxUiWaitMs,
     claudeChannel: options.claudeChannel,
     sessionKey: key,
+    // A client that shows no apps gets a link to the reader in the person's browser, on this machine.
+    browser: localBrowserHost(location),
   };
   // The client declares itself in its first request (initialize, or the envelope of
   // server/discover); the SDK builds the connection's server when that request is read.

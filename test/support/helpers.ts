@@ -154,13 +154,13 @@ export function structured<T>(result: { structuredContent?: unknown; isError?: b
   return result.structuredContent as T;
 }
 
-/** The built playground server, `dist/playground/server.js`. */
-export const PLAYGROUND = fileURLToPath(new URL("../../playground/server.js", import.meta.url));
-
-/** A running playground (`node dist/playground/server.js --port 0`) and the URL it printed. */
+/** A running playground (`backchannel web --playground --port 0`) and the link it printed. */
 export interface PlaygroundProcess {
   child: ChildProcess;
+  /** The link it printed: its address, with the key (`?k=`). */
   url: URL;
+  /** The link to `path` (e.g. `/?agent=off#<channel>`) on the playground, with the key added to its query. */
+  page(path: string): string;
   /** Everything it printed on stderr so far. */
   stderr(): string;
   /** Stops it and waits for it to exit. */
@@ -169,7 +169,7 @@ export interface PlaygroundProcess {
 
 /** Starts the playground on a free port over `dataDir`, with `args` added and `env` (e.g. a Redis store); resolves once it prints its URL. */
 export async function startPlayground(dataDir: string, args: string[] = [], env: Record<string, string> = {}): Promise<PlaygroundProcess> {
-  const child = spawn(process.execPath, [PLAYGROUND, "--port", "0", ...args], {
+  const child = spawn(process.execPath, [CLI, "web", "--playground", "--port", "0", ...args], {
     env: { ...process.env, BACKCHANNEL_HOME: dataDir, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -188,12 +188,35 @@ export async function startPlayground(dataDir: string, args: string[] = [], env:
   return {
     child,
     url,
+    page: (path) => withKey(path, url),
     stderr: () => err,
     async stop() {
       if (child.exitCode === null) child.kill();
       await exited;
     },
   };
+}
+
+/** `path` on the browser host of `link` (one it printed, with its key), the key added to the query. */
+export function withKey(path: string, link: URL): string {
+  const page = new URL(path, link);
+  page.searchParams.set("k", link.searchParams.get("k") ?? "");
+  return page.href;
+}
+
+/**
+ * GETs a link of a browser host (its key in the query) as a browser's first load does:
+ * the key is exchanged for a session, whose page is then fetched with its cookie.
+ * @returns the page's response, and the session's address and cookie for more requests.
+ * @throws when the host does not answer the exchange with a session.
+ */
+export async function openBrowserLink(link: string): Promise<{ page: Response; session: URL; cookie: string }> {
+  const exchange = await fetch(link, { redirect: "manual" });
+  const location = exchange.headers.get("location");
+  const cookie = exchange.headers.get("set-cookie")?.split(";")[0];
+  if (exchange.status !== 303 || !location || !cookie) throw new Error(`the host answered the link with ${exchange.status}, not a session`);
+  const session = new URL(location, link);
+  return { page: await fetch(session, { headers: { cookie } }), session, cookie };
 }
 
 /** Where Debian's Chromium lives; `$CHROMIUM_PATH` overrides it. */
