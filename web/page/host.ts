@@ -54,6 +54,8 @@ let appTools: Tool[] = [];
 /** What the main frame shows now: the tool call a chat would replay when it re-renders it. */
 let shown: { call: AppCall; channelId: string; title: string } | undefined;
 let mainBridge: AppBridge | undefined;
+/** Playground: points the agent panel at the channel shown (set once the playground runs). */
+let pointAgentPanel: (channelId: string, result: CallToolResult) => void = () => undefined;
 
 document.body.dataset.mode = config.mode;
 element("rerender").addEventListener("click", () => void remount());
@@ -213,9 +215,6 @@ async function startPlayground(): Promise<void> {
     );
   await openDocument({ title: "How backchannel works", markdown: sample });
 }
-
-/** Playground: points the agent panel at the channel shown (set once the playground runs). */
-let pointAgentPanel: (channelId: string, result: CallToolResult) => void = () => undefined;
 
 /** Playground: shows the app of a model's tool call in the chat, below what is there, with a button that re-renders it. */
 async function showToolApp(name: string, call: AppCall): Promise<void> {
