@@ -38,6 +38,10 @@ export interface ConnectOptions {
   prepare?: (client: Client) => void;
   /** Speak the 2026-07-28 protocol (no server-sent requests). Default: the SDK's default, 2025-11-25. */
   modern?: boolean;
+  /** The client's name (`clientInfo.name`). Default `backchannel-test`. */
+  name?: string;
+  /** Arguments after `serve` (e.g. `["--wake", "hook"]`). Default none. */
+  args?: string[];
 }
 
 /**
@@ -48,7 +52,7 @@ export interface ConnectOptions {
 export async function connectServer(dataDir: string, env: Record<string, string> = {}, options: ConnectOptions = {}): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, "serve"],
+    args: [CLI, "serve", ...(options.args ?? [])],
     env: { ...(process.env as Record<string, string>), BACKCHANNEL_HOME: dataDir, ...env },
     stderr: "pipe",
     ...(options.cwd ? { cwd: options.cwd } : {}),
@@ -56,7 +60,7 @@ export async function connectServer(dataDir: string, env: Record<string, string>
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client(
-    { name: "backchannel-test", version: "0.0.0" },
+    { name: options.name ?? "backchannel-test", version: "0.0.0" },
     {
       capabilities: options.capabilities ?? { extensions: APPS_HOST_EXTENSIONS },
       ...(options.modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}),
