@@ -9,11 +9,11 @@
  * envelope).
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import { type CallToolResult, Client, type ClientCapabilities, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { APP_SIDE_EXTENSIONS, APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
-import { CLI, connectServer, tempDataDir } from "./support/helpers.js";
+import { stopBrowserHost } from "./support/browser-host.js";
+import { connectServer, tempDataDir } from "./support/helpers.js";
 import { serveHttp, stopHttpServers } from "./support/http-serve.js";
 
 /** The app-only tools: what no client that shows no apps may list or call. */
@@ -32,7 +32,7 @@ let cleanup: () => Promise<void>;
 before(async () => ({ dir: dataDir, cleanup } = await tempDataDir()));
 after(async () => {
   // The browser host the terminal agents' open_reader started, before its folder goes.
-  spawnSync(process.execPath, [CLI, "web", "--stop"], { env: { ...process.env, BACKCHANNEL_HOME: dataDir } });
+  stopBrowserHost({ BACKCHANNEL_HOME: dataDir });
   await stopHttpServers();
   await cleanup();
 });
