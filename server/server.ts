@@ -16,6 +16,7 @@ import { WaitSlots } from "./tools/wait-slots.js";
 import { instructions } from "./instructions.js";
 import { type ClientView, FULL_VIEW } from "./client-view.js";
 import { withholdAppOnlyTools } from "./tools/app-only.js";
+import { registerBrowserTools } from "./tools/browser-tools.js";
 import { NAME, VERSION } from "../core/package.js";
 
 /** Options of {@link createServer}. */
@@ -74,6 +75,7 @@ export function createServer(options: ServerOptions): McpServer {
   registerRecipeTools(server, { watcherWhere: options.watcherWhere });
   registerAppTools(server, options.store, { awareness, watcherWhere: options.watcherWhere, client, browser: options.browser });
   registerWatchTools(server, options.store, waitSlots);
+  if (options.browser) registerBrowserTools(server, options.browser);
   if (!client.callsAppTools) withholdAppOnlyTools(server);
   return server;
 }

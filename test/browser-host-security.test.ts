@@ -77,8 +77,9 @@ describe("the browser host lets nobody else in", { skip, timeout: 240_000 }, () 
 
   /** The questions waiting for the agent on the channel, looked at without taking them. */
   const waitingAsks = async () =>
-    structured<{ messages: { event: string }[] }>((await agent.callTool({ name: "watch_agent_messages", arguments: { channel_id: channelId } })) as CallToolResult)
-      .messages.filter((message) => message.event === "ask").length;
+    structured<{ messages: { event: string }[] }>(
+      (await agent.callTool({ name: "watch_agent_messages", arguments: { channel_id: channelId } })) as CallToolResult,
+    ).messages.filter((message) => message.event === "ask").length;
 
   before(async () => {
     ({ dir: dataDir, cleanup } = await tempDataDir());
@@ -86,7 +87,10 @@ describe("the browser host lets nobody else in", { skip, timeout: 240_000 }, () 
     await chmod(dataDir, 0o755);
     agent = await connectServer(dataDir);
     channelId = structured<{ channel_id: string }>(
-      (await agent.callTool({ name: "open_reader", arguments: { title: "Secret plans", markdown: "# Secret plans\n\nNobody else may read this." } })) as CallToolResult,
+      (await agent.callTool({
+        name: "open_reader",
+        arguments: { title: "Secret plans", markdown: "# Secret plans\n\nNobody else may read this." },
+      })) as CallToolResult,
     ).channel_id;
     // A question waits for the real agent, as one did when a hostile page took it.
     const ask = { thread_id: "t-1", quote: "Nobody", paragraph: "Nobody else may read this.", question: "Who may read it?", history: [] };
@@ -153,7 +157,13 @@ describe("the browser host lets nobody else in", { skip, timeout: 240_000 }, () 
       raw(port, "GET", `${session.pathname}channels`, own),
       raw(port, "GET", `${fakeSession}channels`, own),
       raw(port, "GET", `${session.pathname}frame`, own),
-      raw(port, "POST", `${session.pathname}mcp`, { ...own, "content-type": "application/json" }, toolCall("poll_agent_messages", { channel_id: channelId })),
+      raw(
+        port,
+        "POST",
+        `${session.pathname}mcp`,
+        { ...own, "content-type": "application/json" },
+        toolCall("poll_agent_messages", { channel_id: channelId }),
+      ),
       raw(port, "GET", `${session.pathname}channels`, { ...own, cookie: `${cookie.split("=")[0]}=${"A".repeat(43)}` }),
       raw(port, "GET", `${fakeSession}channels`, { ...own, cookie }),
       raw(port, "GET", "/nothing-here", own),
@@ -213,9 +223,13 @@ describe("the browser host lets nobody else in", { skip, timeout: 240_000 }, () 
           const results: Record<string, string> = {};
           // A call with its body as text/plain needs no preflight: the browser sends it, with the cookie; the reply is opaque.
           results.simplePost = await outcome(() =>
-            fetch(`${session}mcp`, { method: "POST", mode: "no-cors", credentials: "include", headers: { "content-type": "text/plain" }, body: call }).then(
-              (response) => response.type,
-            ),
+            fetch(`${session}mcp`, {
+              method: "POST",
+              mode: "no-cors",
+              credentials: "include",
+              headers: { "content-type": "text/plain" },
+              body: call,
+            }).then((response) => response.type),
           );
           results.corsPost = await outcome(() =>
             fetch(`${session}mcp`, {
@@ -266,7 +280,8 @@ describe("the browser host lets nobody else in", { skip, timeout: 240_000 }, () 
         assert.equal(await opened.locator("#frame").count(), 0);
         await opened.close();
       }
-      for (const frame of page.frames().filter((each) => each !== page.mainFrame())) assert.equal(await frame.locator("#frame").count(), 0, "not framed");
+      for (const frame of page.frames().filter((each) => each !== page.mainFrame()))
+        assert.equal(await frame.locator("#frame").count(), 0, "not framed");
       assert.equal(await waitingAsks(), 1, "the agent's waiting question is still there");
       assert.ok(
         hostileCookies.every((value) => !value.includes(cookie.split("=")[0]!)),
@@ -292,8 +307,12 @@ describe("the browser host lets nobody else in", { skip, timeout: 240_000 }, () 
     assert.equal(frame.headers.get("x-frame-options"), "SAMEORIGIN");
   });
 
-  test("another user of the machine reads neither the key nor the host's record, and is refused without them", { skip: otherUserSkipReason() }, () => {
-    const read = shellAsOtherUser(`cat ${join(dataDir, "browser", "secret")} ${join(dataDir, "browser", "files.json")} 2>&1; ls ${join(dataDir, "browser")} 2>&1`);
+  test("another user of the machine reads neither the key nor the host's record, and is refused without them", {
+    skip: otherUserSkipReason(),
+  }, () => {
+    const read = shellAsOtherUser(
+      `cat ${join(dataDir, "browser", "secret")} ${join(dataDir, "browser", "files.json")} 2>&1; ls ${join(dataDir, "browser")} 2>&1`,
+    );
     assert.doesNotMatch(read.stdout, new RegExp(host.link.searchParams.get("k")!));
     assert.match(read.stdout, /Permission denied/);
     const port = host.link.port;

@@ -17,7 +17,16 @@ import { connectServer, tempDataDir } from "./support/helpers.js";
 import { serveHttp, stopHttpServers } from "./support/http-serve.js";
 
 /** The app-only tools: what no client that shows no apps may list or call. */
-const APP_ONLY = ["poll_ui_messages", "notify_agent", "reader_state", "reader_record", "reader_position", "app_state", "watch_agent_messages"];
+const APP_ONLY = [
+  "poll_ui_messages",
+  "notify_agent",
+  "reader_state",
+  "reader_record",
+  "reader_position",
+  "app_state",
+  "watch_agent_messages",
+  "browser_link",
+];
 /** Every tool of the server. */
 const EVERY_TOOL = [...APP_ONLY, "notify_ui", "poll_agent_messages", "open_reader", "post_wall", "read_recipe", "open_app", "save_app"].sort();
 

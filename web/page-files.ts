@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { GUARD_HEADERS } from "./gate.js";
+import { escapeAttribute, GUARD_HEADERS } from "./gate.js";
 
 /** The folder the page was built into. */
 const PAGE_DIR = new URL("./page/", import.meta.url);
@@ -66,9 +66,4 @@ function digests(html: string, tag: "script" | "style"): string {
     .filter((match) => !/\bsrc=/i.test(match[0].slice(0, match[0].indexOf(">"))))
     .map((match) => `'sha256-${createHash("sha256").update(match[1]!).digest("base64")}'`);
   return sources.length > 0 ? sources.join(" ") : "'none'";
-}
-
-/** `text` for a double-quoted HTML attribute. */
-function escapeAttribute(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }

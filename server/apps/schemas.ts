@@ -55,4 +55,8 @@ export const channelAppSchema = z.object({
 export const appStateInput = z.object({ channel_id: channelIdSchema });
 
 /** The output of `app_state`: the channel's app, or null when none was opened on it. */
-export const appStateOutput = z.object({ channel_id: z.string(), app: channelAppSchema.nullable() });
+export const appStateOutput = z.object({
+  channel_id: z.string(),
+  app: channelAppSchema.nullable(),
+  browser_tab: z.boolean().optional().describe("Whether browser_link can open the channel in a browser tab."),
+});

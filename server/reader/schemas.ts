@@ -121,6 +121,7 @@ export const readerStateOutput = z.object({
   drafts: z.array(draftSchema),
   position: positionSchema.nullable(),
   max_message_bytes: z.number().int().describe("Largest JSON encoding of one message's data: every ask must fit in it."),
+  browser_tab: z.boolean().optional().describe("Whether browser_link can open the channel in a browser tab."),
 });
 
 /** The input of `reader_record`: one message of a thread, or its draft question, plus the passage when the thread is new. */

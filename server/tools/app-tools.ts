@@ -128,7 +128,10 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
     async ({ channel_id }) => {
       try {
         const app = await readChannelApp(store, channel_id);
-        return toolResult({ channel_id, app }, app ? `App "${app.title}" on channel ${channel_id}.` : `No app on channel ${channel_id}.`);
+        return toolResult(
+          { channel_id, app, browser_tab: options.browser !== undefined },
+          app ? `App "${app.title}" on channel ${channel_id}.` : `No app on channel ${channel_id}.`,
+        );
       } catch (error) {
         return toolError(error);
       }

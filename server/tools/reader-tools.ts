@@ -192,6 +192,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
             drafts,
             position,
             max_message_bytes: maxMessageBytes,
+            browser_tab: options.browser !== undefined,
           },
           `Reader state of channel ${channel_id}: ${summary}.`,
         );

@@ -216,9 +216,10 @@ export function withKey(path: string, link: URL): string {
  */
 export async function openBrowserLink(link: string): Promise<{ page: Response; session: URL; cookie: string }> {
   const exchange = await fetch(link, { redirect: "manual" });
-  const location = exchange.headers.get("location");
+  // The exchange's page names the session's page, where a browser goes on to (web/gate.ts).
+  const location = /<meta name="backchannel-session" content="([^"]+)">/.exec(await exchange.text())?.[1]?.replace(/&amp;/g, "&");
   const cookie = exchange.headers.get("set-cookie")?.split(";")[0];
-  if (exchange.status !== 303 || !location || !cookie) throw new Error(`the host answered the link with ${exchange.status}, not a session`);
+  if (exchange.status !== 200 || !location || !cookie) throw new Error(`the host answered the link with ${exchange.status}, not a session`);
   const session = new URL(location, link);
   return { page: await fetch(session, { headers: { cookie } }), session, cookie };
 }
