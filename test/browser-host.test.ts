@@ -109,12 +109,12 @@ describe("backchannel web", { timeout: 180_000 }, () => {
       try {
         await host.printed(new RegExp(`${opened.channel_id}\n    http`));
         assert.match(host.link.href, /^http:\/\/127\.0\.0\.1:\d+\/\?k=[A-Za-z0-9_-]{43}$/);
-        assert.match(host.stdout(), new RegExp(`Listed  ${opened.channel_id}\\n    ${escape(host.link.href)}#${opened.channel_id}\\n`));
+        assert.match(host.stdout(), new RegExp(`Listed  ${opened.channel_id}\\n    ${escapeRegExp(host.link.href)}#${opened.channel_id}\\n`));
         const second = web(env, []);
         assert.equal(second.status, 0, second.stderr);
-        assert.match(second.stdout, new RegExp(`runs at ${escape(host.link.origin)}/ \\(pid ${host.child.pid}\\)`));
+        assert.match(second.stdout, new RegExp(`runs at ${escapeRegExp(host.link.origin)}/ \\(pid ${host.child.pid}\\)`));
         assert.ok(second.stdout.includes(`${host.link.href}#${opened.channel_id}`));
-        assert.match(web(env, ["--list"]).stdout, new RegExp(escape(`${host.link.href}#${opened.channel_id}`)));
+        assert.match(web(env, ["--list"]).stdout, new RegExp(escapeRegExp(`${host.link.href}#${opened.channel_id}`)));
         const stopped = web(env, ["--stop"]);
         assert.match(stopped.stdout, /Stopped the browser host/);
         assert.equal(await host.exited, 0);
@@ -182,6 +182,6 @@ describe("over a Redis store", { skip: redisSkipReason(), timeout: 120_000 }, ()
   });
 });
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
