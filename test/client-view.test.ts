@@ -13,6 +13,7 @@ import { after, before, describe, test } from "node:test";
 import { type CallToolResult, Client, type ClientCapabilities, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { APP_SIDE_EXTENSIONS, APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 import { stopBrowserHost } from "./support/browser-host.js";
+import { AS_CLAUDE_CODE } from "./support/claude-code/session.js";
 import { connectServer, tempDataDir } from "./support/helpers.js";
 import { serveHttp, stopHttpServers } from "./support/http-serve.js";
 
@@ -31,8 +32,6 @@ const APP_ONLY = [
 const EVERY_TOOL = [...APP_ONLY, "notify_ui", "poll_agent_messages", "open_reader", "post_wall", "read_recipe", "open_app", "save_app"].sort();
 
 const IN_CHAT: ClientCapabilities = { extensions: APPS_HOST_EXTENSIONS };
-/** What Claude Code 2.1.328 declares (docs/hosts.md): roots, elicitation; no ui extension. */
-const CLAUDE_CODE: ClientCapabilities = { roots: { listChanged: true }, elicitation: { form: {}, url: {} } };
 /** What Gemini CLI 0.61 declares: roots only. */
 const GEMINI: ClientCapabilities = { roots: {} };
 
@@ -98,7 +97,7 @@ describe("a client that shows no apps (stdio)", () => {
   });
 
   test("as Claude Code opens it (2026-07-28): told to give the person the link, and open_reader returns it in structuredContent", async () => {
-    const client = await connectServer(dataDir, {}, { capabilities: CLAUDE_CODE, modern: true, name: "claude-code" });
+    const client = await connectServer(dataDir, {}, AS_CLAUDE_CODE);
     try {
       assert.equal(client.getNegotiatedProtocolVersion(), "2026-07-28");
       assert.deepEqual(
@@ -124,7 +123,7 @@ describe("a client that shows no apps (stdio)", () => {
   });
 
   test("under the plugin (serve --wake hook): never told to arm a watcher, nor handed a watch command", async () => {
-    const client = await connectServer(dataDir, {}, { capabilities: CLAUDE_CODE, modern: true, name: "claude-code", args: ["--wake", "hook"] });
+    const client = await connectServer(dataDir, {}, { ...AS_CLAUDE_CODE, args: ["--wake", "hook"] });
     try {
       const told = client.getInstructions() ?? "";
       assert.match(told, /Arm nothing: the plugin wakes you/);
