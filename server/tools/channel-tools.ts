@@ -73,7 +73,9 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       _meta: { "anthropic/alwaysLoad": true },
     },
     async ({ channel_id, event, data, ack }) => {
-      const { result, seq } = await notify(store, channel_id, "ui", event, data);
+      // A channel made by this message was opened by no app in this store (a mistyped id, or an app on another store).
+      const known = await store.hasChannel(channel_id).catch(() => true);
+      const { result, seq } = await notify(store, channel_id, "ui", event, data, known ? undefined : unopenedNote(channel_id));
       if (seq === undefined) return result;
       await awareness.useChannel(channel_id, "channel");
       // A reader's answer goes into its thread here, so the reader need not send it back
@@ -149,17 +151,27 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
   );
 }
 
-/** Queues one message: the tool's result, and the message's seq when it was queued. */
+/** What `notify_ui` says of a channel that no app opened in this store: its message waits unseen. */
+function unopenedNote(channelId: string): string {
+  return (
+    `No app has channel ${channelId} open in this store: nothing shows this message until one opens it. ` +
+    "Check the channel id; an app opened through another server shows it only when that server uses the same store (data directory or Redis)."
+  );
+}
+
+/** Queues one message: the tool's result (with `note` when given), and the message's seq when it was queued. */
 async function notify(
   store: ChannelStore,
   channelId: string,
   queue: QueueName,
   event: string,
   data: JsonValue | undefined,
+  note?: string,
 ): Promise<{ result: CallToolResult; seq?: number }> {
   try {
     const { seq, pending } = await store.append(channelId, queue, event, data);
-    return { result: toolResult({ seq, pending }, `Sent ${event} as seq ${seq} (${pending} waiting).`), seq };
+    const sent = `Sent ${event} as seq ${seq} (${pending} waiting).`;
+    return { result: toolResult(note ? { seq, pending, note } : { seq, pending }, note ? `${sent} ${note}` : sent), seq };
   } catch (error) {
     return { result: toolError(error) };
   }
