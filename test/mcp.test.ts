@@ -55,7 +55,10 @@ describe("tools/list", () => {
 describe("notify_ui on a channel no app opened", () => {
   test("says so, in the text and in structuredContent; on an opened channel it says nothing of the kind", async () => {
     const unopened = structured<{ seq: number; note?: string }>(
-      await agent.callTool({ name: "notify_ui", arguments: { channel_id: "ch-nobody-opened", event: "answer", data: { thread_id: "t", text: "hi" } } }),
+      await agent.callTool({
+        name: "notify_ui",
+        arguments: { channel_id: "ch-nobody-opened", event: "answer", data: { thread_id: "t", text: "hi" } },
+      }),
     );
     assert.equal(unopened.seq, 1);
     assert.match(unopened.note ?? "", /^No app has channel ch-nobody-opened open in this store: nothing shows this message/);
