@@ -3,8 +3,9 @@
  * processes: started on demand by the first server whose client shows no apps, one
  * for the store even when servers ask at once, found again through its record, alive
  * after the server that started it is gone, ended when idle or when its data
- * directory is removed; `backchannel web` in the foreground, with the open channels
- * and their links; the same over a Redis store.
+ * directory is removed; what the person of a terminal agent sees when they open its
+ * links (Chromium); `backchannel web` in the foreground, with the open channels and
+ * their links; the same over a Redis store.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -13,7 +14,8 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import type { CallToolResult, Client } from "@modelcontextprotocol/client";
-import { CLI, connectServer, openBrowserLink, structured, tempDataDir } from "./support/helpers.js";
+import { chromium } from "playwright-core";
+import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, CLI, connectServer, openBrowserLink, structured, tempDataDir } from "./support/helpers.js";
 import { backgroundHosts, processEnded, startWeb, stopBrowserHost } from "./support/browser-host.js";
 import { redisSkipReason, startRedis } from "./support/redis-server.js";
 
@@ -91,6 +93,47 @@ describe("the browser host, started on demand", { timeout: 180_000 }, () => {
       assert.equal(await host.exited, 0);
       assert.match(web({ BACKCHANNEL_HOME: dir }, ["--list"]).stdout, /No browser host runs/);
     } finally {
+      await cleanup();
+    }
+  });
+});
+
+describe("what a terminal agent's person sees", { skip: browserSkipReason(), timeout: 180_000 }, () => {
+  test("the links of open_reader and open_app show the reader and the agent's app in the browser, and the person's events reach the agent", async () => {
+    const { dir, cleanup } = await tempDataDir();
+    const agent = await connectServer(dir, {}, { capabilities: { elicitation: {} }, name: "codex-mcp-client" });
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    try {
+      const page = await browser.newPage();
+      const reader = await readerUrl(agent, "For the browser");
+      await page.goto(reader.url.href);
+      const readerFrame = await (await page.locator("#frame iframe").elementHandle())!.contentFrame();
+      await readerFrame!.locator("#doc", { hasText: "Some text." }).waitFor();
+      const opened = structured<{ channel_id: string; app_url: string }>(
+        (await agent.callTool({
+          name: "open_app",
+          arguments: {
+            title: "Counter",
+            html: `<button id="plus">+1</button><script>plus.onclick = () => backchannel.send("plus", { by: 1 });</script>`,
+          },
+        })) as CallToolResult,
+      );
+      await page.goto(opened.app_url);
+      const appFrame = await (await page.locator("#frame iframe").elementHandle())!.contentFrame();
+      await appFrame!.locator("#plus").click();
+      const events: string[] = [];
+      while (!events.includes("plus")) {
+        const polled = structured<{ messages: { event: string }[] }>(
+          (await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: opened.channel_id, wait_ms: 20_000 } })) as CallToolResult,
+        );
+        assert.ok(polled.messages.length > 0, "the app's events reach the agent");
+        events.push(...polled.messages.map((message) => message.event));
+      }
+      assert.deepEqual(events, ["ready", "plus"]);
+    } finally {
+      await browser.close();
+      await agent.close();
+      stopBrowserHost({ BACKCHANNEL_HOME: dir });
       await cleanup();
     }
   });
