@@ -21,12 +21,12 @@ import { type ClientView, FULL_VIEW } from "./client-view.js";
  */
 export function instructions(readLocalFiles: boolean, where: readonly string[] = [], client: ClientView = FULL_VIEW): string {
   const source = readLocalFiles ? '(or "text", or "path")' : '(or "text")';
-  const apps = client.showsApps
-    ? "backchannel links apps in the chat to you"
-    : "backchannel links apps to you; this client shows none, so open_reader and open_app return a link (reader_url, app_url) that opens them in the person's browser: give the person that link";
-  const intro = `${apps}: the reader (open_reader: the user highlights a passage and asks; your answer shows in the margin) and apps you write (open_app; first read_recipe {"name": "custom-apps"}).`;
+  const link = client.showsApps
+    ? ""
+    : " This client shows no apps, so open_reader and open_app return a link (reader_url, app_url) that opens the app in the person's browser: give the person that link.";
+  const intro = `backchannel links apps${client.showsApps ? " in the chat" : ""} to you: the reader (open_reader: the user highlights a passage and asks; your answer shows in the margin) and apps you write (open_app; first read_recipe {"name": "custom-apps"}).${link}`;
   const returns = (fields: string[]) => `It returns ${fields.length > 1 ? `${fields.slice(0, -1).join(", ")} and ${fields.at(-1)}` : fields[0]}.`;
-  const link = client.showsApps ? [] : ["reader_url"];
+  const url = client.showsApps ? [] : ["reader_url"];
   const reply = `reply to each message:
    - ready: notify_ui {"channel_id": "<channel_id>", "event": "hello", "data": {}}
    - ask: notify_ui {"channel_id": "<channel_id>", "event": "answer", "data": {"thread_id": "<thread_id>", "text": "..."}}, short (the card is narrow).`;
@@ -34,14 +34,14 @@ export function instructions(readLocalFiles: boolean, where: readonly string[] =
     case "hook":
       return `${intro} Arm nothing: the plugin wakes you whenever the app sends something.
 
-1. open_reader {"markdown": "..."} ${source}. ${returns(["channel_id", ...link])}
+1. open_reader {"markdown": "..."} ${source}. ${returns(["channel_id", ...url])}
 2. When woken with a message, ${reply} Pass "ack" as the wake text says.
 
 More (apps, hosts): read_recipe.`;
     case "chat":
       return `${intro} You act only during a turn: the person's next message gives you one.
 
-1. open_reader {"markdown": "..."} ${source}. ${returns(["channel_id", ...link])}
+1. open_reader {"markdown": "..."} ${source}. ${returns(["channel_id", ...url])}
 2. poll_agent_messages {"channel_id": "<channel_id>", "wait_ms": 120000} waits for the app; ${reply}
 3. Poll again while the person reads; when a turn ends, the reader offers to put a question into the chat.
 
@@ -49,7 +49,7 @@ More: read_recipe.`;
     case "shell":
       return `${intro} You act only during a turn, so keep a watcher armed.
 
-1. open_reader {"markdown": "..."} ${source}. ${returns(["channel_id", ...link, "watch_command"])}
+1. open_reader {"markdown": "..."} ${source}. ${returns(["channel_id", ...url, "watch_command"])}
 2. Run watch_command, \`${watchCommand("<channel_id>", { where })}\`, as a background command (Claude Code: Bash, run_in_background: true). It exits when the app sends you something.
 3. Then poll_agent_messages {"channel_id": "<channel_id>"} and ${reply}
 4. Run the watcher again, every time, also when it exits 2 (30 min without mail).
