@@ -25,6 +25,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import MarkdownIt from "markdown-it";
 import { shellWords } from "../core/commands.js";
 import { claudeBinary, claudeCodeSkipReason } from "./support/claude-code/install.js";
+import { openBrowserLink } from "./support/helpers.js";
 
 /** The clone (this file runs from dist/test/), without a trailing slash, as README's `/path/to/backchannel`. */
 const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
@@ -142,7 +143,8 @@ async function assertNpmStartServes(): Promise<void> {
       child.stderr.on("data", read);
       child.once("exit", (code) => reject(new Error(`npm start exited (${code}) before it listened:\n${output}`)));
     });
-    const page = await fetch(url);
+    // The printed link carries the key: the first load exchanges it for a session, whose page then loads.
+    const { page } = await openBrowserLink(url);
     assert.equal(page.status, 200, url);
   } finally {
     // npm runs the playground in a shell of its own: end the whole group.
