@@ -142,4 +142,6 @@ export interface ReaderState {
   position: ReaderPosition | null;
   /** The largest JSON encoding of one message's data the server accepts: every `ask` must fit in it. */
   max_message_bytes: number;
+  /** Whether the server can show the channel in a browser tab (its browser host, on the person's machine): the reader offers to only then. */
+  browser_tab?: boolean;
 }

@@ -40,7 +40,7 @@ function listedCommands(): string[] {
 
 test("every command's --help names the command as it runs: backchannel, this installation, or npx -y backchannel-mcp once published", () => {
   const commands = listedCommands();
-  assert.deepEqual(commands, ["serve", "watch", "statusline", "install", "uninstall", "hook", "token"]);
+  assert.deepEqual(commands, ["serve", "watch", "web", "statusline", "install", "uninstall", "hook", "token"]);
   for (const command of ["", ...commands]) {
     const { status, stdout } = run(command === "" ? ["--help"] : [command, "--help"]);
     assert.equal(status, 0, command);

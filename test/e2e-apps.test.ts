@@ -85,7 +85,7 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
       pageErrors.push(`dialog: ${dialog.message()}`);
       void dialog.dismiss();
     });
-    await page.goto(new URL("/?agent=off", playground.url).href);
+    await page.goto(playground.page("/?agent=off"));
     await page.waitForFunction(() => "playground" in window);
     const call: HostCall = (name, args) =>
       page.evaluate(({ name, args }) => (window as unknown as { playground: { callTool: HostCall } }).playground.callTool(name, args), {

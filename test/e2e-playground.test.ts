@@ -27,7 +27,7 @@ describe("the playground as a new user meets it", { skip, timeout: 180_000 }, ()
     const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     try {
       const page = await browser.newPage();
-      await page.goto(playground.url.href);
+      await page.goto(playground.page("/"));
       await page.locator("#channel", { hasText: /^ch-/ }).waitFor();
       const channelId = (await page.locator("#channel").textContent())!;
       const own = join(state, "backchannel-playground");
@@ -36,7 +36,7 @@ describe("the playground as a new user meets it", { skip, timeout: 180_000 }, ()
       assert.match(playground.stderr(), new RegExp(`data in ${own.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\(the playground's own`));
       assert.match((await page.locator("#watch").textContent()) ?? "", new RegExp(`--home ${own}`), "an outside agent is told where to look");
       // Also for the channel a reload shows again, which no open_reader result names.
-      await page.goto(new URL(`/?agent=off#${channelId}`, playground.url).href);
+      await page.goto(playground.page(`/?agent=off#${channelId}`));
       await page.locator("#watch", { hasText: channelId }).waitFor();
       assert.match((await page.locator("#watch").textContent()) ?? "", new RegExp(` watch ${channelId} --home ${own}$`));
     } finally {

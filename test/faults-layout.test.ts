@@ -18,6 +18,7 @@ import type { QueueMessage } from "../protocol/message.js";
 import { FileStore } from "../store/file/file-store.js";
 import { CLI, connectServer, stderrOf, structured, tempDataDir } from "./support/helpers.js";
 import { AS_OTHER_USER, OTHER_USER, otherUserSkipReason, shellAsOtherUser } from "./support/other-user.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -250,7 +251,7 @@ describe("folders and files that others own or can write", () => {
       env: { ...(process.env as Record<string, string>), BACKCHANNEL_HOME: dataDir, HOME: "/nonexistent" },
       stderr: "pipe",
     });
-    const client = new Client({ name: "backchannel-test", version: "0.0.0" });
+    const client = new Client({ name: "backchannel-test", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
     await client.connect(transport);
     try {
       const call = await client.callTool({ name: "poll_ui_messages", arguments: { channel_id: "mine", after: 0 } });

@@ -52,12 +52,29 @@ describe("tools/list", () => {
   });
 });
 
+describe("notify_ui on a channel no app opened", () => {
+  test("says so, in the text and in structuredContent; on an opened channel it says nothing of the kind", async () => {
+    const unopened = structured<{ seq: number; note?: string }>(
+      await agent.callTool({
+        name: "notify_ui",
+        arguments: { channel_id: "ch-nobody-opened", event: "answer", data: { thread_id: "t", text: "hi" } },
+      }),
+    );
+    assert.equal(unopened.seq, 1);
+    assert.match(unopened.note ?? "", /^No app has channel ch-nobody-opened open in this store: nothing shows this message/);
+    const opened = structured<{ channel_id: string }>(await agent.callTool({ name: "open_reader", arguments: { markdown: "# Open\n\nHere." } }));
+    const sent = await agent.callTool({ name: "notify_ui", arguments: { channel_id: opened.channel_id, event: "hello", data: {} } });
+    assert.equal((sent.structuredContent as { note?: string }).note, undefined);
+    assert.doesNotMatch(JSON.stringify(sent.content), /No app has channel/);
+  });
+});
+
 describe("across server processes", () => {
   test("notify_ui in one process is received by poll_ui_messages in another", async () => {
     const sent = structured<{ seq: number; pending: number }>(
       await agent.callTool({ name: "notify_ui", arguments: { channel_id: "cross", event: "answer", data: { thread_id: "t1", text: "hi" } } }),
     );
-    assert.deepEqual(sent, { seq: 1, pending: 1 });
+    assert.deepEqual([sent.seq, sent.pending], [1, 1]);
     const received = structured<PollResult>(await app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "cross", after: 0 } }));
     assert.deepEqual(
       received.messages.map((m) => [m.seq, m.event, m.data]),

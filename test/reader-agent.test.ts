@@ -122,8 +122,9 @@ describe("the reader and its agent, as people use them", { skip, timeout: 180_00
       await rig.agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: reader.channelId } }),
     );
     assert.deepEqual(messages, [], "the ask was read once above; nothing new came from the offer");
+    // An agent that answers listens, hello or not (the plugin's wake hook answers without one).
     await reader.answer(threadId, "Yes, now.", "Yes, now.");
-    await frame.locator("#presence", { hasText: "Waiting for the agent" }).waitFor();
+    await frame.locator("#presence", { hasText: "Agent is listening" }).waitFor();
     await reader.page.close();
   });
 

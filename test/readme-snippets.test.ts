@@ -30,6 +30,7 @@ import { openAppServer } from "../codex/app-server.js";
 import { claudeBinary, claudeCodeSkipReason } from "./support/claude-code/install.js";
 import { codexBinary, codexBinDir, codexSkipReason } from "./support/codex/session.js";
 import { geminiScript, geminiSkipReason } from "./support/gemini/session.js";
+import { openBrowserLink } from "./support/helpers.js";
 
 /** The clone (this file runs from dist/test/), without a trailing slash, as README's `/path/to/backchannel`. */
 const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
@@ -186,7 +187,8 @@ async function assertNpmStartServes(): Promise<void> {
       child.stderr.on("data", read);
       child.once("exit", (code) => reject(new Error(`npm start exited (${code}) before it listened:\n${output}`)));
     });
-    const page = await fetch(url);
+    // The printed link carries the key: the first load exchanges it for a session, whose page then loads.
+    const { page } = await openBrowserLink(url);
     assert.equal(page.status, 200, url);
   } finally {
     // npm runs the playground in a shell of its own: end the whole group.

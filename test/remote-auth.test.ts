@@ -18,6 +18,7 @@ import { addToken, type Served, serveHttp, stopHttpServers } from "./support/htt
 import { CLI, structured, tempDataDir } from "./support/helpers.js";
 import { storeKinds, type StoreFixture } from "./support/stores.js";
 import { listen } from "../server/transports/http.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 after(stopHttpServers);
 
@@ -57,7 +58,10 @@ function listToolsAs(url: URL, host: string, headers: Record<string, string> = {
 
 /** An SDK client connected to `url` with `token` as its bearer token; `modern` speaks 2026-07-28 (else the SDK's default, 2025-11-25). */
 async function connect(url: URL, token: string, modern = false): Promise<Client> {
-  const client = new Client({ name: "remote-auth-test", version: "0.0.0" }, modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {});
+  const client = new Client(
+    { name: "remote-auth-test", version: "0.0.0" },
+    { capabilities: { extensions: APPS_HOST_EXTENSIONS }, ...(modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) },
+  );
   await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   return client;
 }

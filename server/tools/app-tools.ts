@@ -8,7 +8,6 @@
  */
 import { registerAppResource, registerAppTool, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
 import { ResourceNotFoundError, ResourceTemplate, type McpServer } from "@modelcontextprotocol/server";
-import { watchCommand } from "../../core/commands.js";
 import { assertChannelId, mintChannelId } from "../../core/ids.js";
 import { APP_HTML_MAX_BYTES, SAVED_APP_LIST_PAGE } from "../../core/limits.js";
 import type { ChannelStore } from "../../store/store.js";
@@ -17,6 +16,10 @@ import { checkFragment, checkTitle, DEFAULT_APP_TITLE, readChannelApp, writeChan
 import { findSavedApp, listSavedApps, saveChannelApp, savedAppUri, UnknownAppError } from "../apps/saved-apps.js";
 import { appStateInput, appStateOutput, openAppInput, openAppOutput, saveAppInput, saveAppOutput } from "../apps/schemas.js";
 import { readShellHtml, SHELL_RESOURCE_URI } from "../apps/shell-resource.js";
+import type { BrowserLinks } from "../browser-links.js";
+import { type ClientView, FULL_VIEW } from "../client-view.js";
+import { registerAppOnlyTool } from "./app-only.js";
+import { openedChannel } from "./opened-channel.js";
 import { messageError, toolError, toolResult } from "./results.js";
 import { compactSchema } from "./schemas.js";
 
@@ -28,10 +31,11 @@ export interface AppToolOptions {
   awareness?: Awareness;
   /** The words of `watch_command` that name the store (see `ReaderToolOptions.watcherWhere`). Default: none. */
   watcherWhere?: readonly string[];
+  /** What the client can do (see `ReaderToolOptions.client`). Default: everything. */
+  client?: ClientView;
+  /** The browser host's links (see `ReaderToolOptions.browser`). Default none. */
+  browser?: BrowserLinks;
 }
-
-/** `_meta` of a tool only the app may call. Only hosts enforce it; `app_state` returns only what the model wrote itself. */
-const APP_ONLY = { ui: { visibility: ["app"] } } as const;
 
 /**
  * Registers `open_app`, `save_app`, the app-only `app_state`, the shell resource
@@ -76,12 +80,11 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
         };
         await writeChannelApp(store, channelId, app);
         await awareness.useChannel(channelId, "channel", true, app.title);
-        const watch = watchCommand(channelId, { where: options.watcherWhere });
+        const opened = await openedChannel("app", channelId, { ...options, client: options.client ?? FULL_VIEW });
         const what = saved ? `the saved app ${saved.name} ("${app.title}"; its note: ${saved.description})` : `"${app.title}"`;
         return toolResult(
-          { channel_id: channelId, title: app.title, watch_command: watch, ...(saved ? { name: saved.name, description: saved.description } : {}) },
-          `Opened ${what} on channel ${channelId}. Run \`${watch}\` in the background; when it exits, call poll_agent_messages ` +
-            "(the app sends ready once its scripts ran, app_error {message, line} when one fails) and reply with notify_ui.",
+          { channel_id: channelId, title: app.title, ...opened.structured, ...(saved ? { name: saved.name, description: saved.description } : {}) },
+          `Opened ${what} on channel ${channelId}. ${opened.next}`,
         );
       } catch (error) {
         return toolError(error);
@@ -112,7 +115,8 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
     },
   );
 
-  registerAppTool(
+  // App only; it returns only what the model wrote itself.
+  registerAppOnlyTool(
     server,
     "app_state",
     {
@@ -120,12 +124,14 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
       description: "App only: the app (title and HTML) open on a channel, for the shell to run.",
       inputSchema: compactSchema(appStateInput),
       outputSchema: compactSchema(appStateOutput),
-      _meta: APP_ONLY,
     },
     async ({ channel_id }) => {
       try {
         const app = await readChannelApp(store, channel_id);
-        return toolResult({ channel_id, app }, app ? `App "${app.title}" on channel ${channel_id}.` : `No app on channel ${channel_id}.`);
+        return toolResult(
+          { channel_id, app, browser_tab: options.browser !== undefined },
+          app ? `App "${app.title}" on channel ${channel_id}.` : `No app on channel ${channel_id}.`,
+        );
       } catch (error) {
         return toolError(error);
       }

@@ -6,7 +6,6 @@
  * server's awareness which channels the model uses; a `poll_ui_messages` result carries
  * the wall of the channel's session, and a wall change ends its wait.
  */
-import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
 import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
 import type { QueueName } from "../../core/paths.js";
 import type { JsonValue } from "../../protocol/message.js";
@@ -19,6 +18,7 @@ import { recordAnswer } from "../reader/reader-state.js";
 import { progressTicker } from "./progress.js";
 import type { WaitingPolls } from "./waiting-polls.js";
 import type { WaitSlots } from "./wait-slots.js";
+import { registerAppOnlyTool } from "./app-only.js";
 import { toolError, toolResult } from "./results.js";
 import { compactSchema, notifyInput, notifyOutput, notifyUiInput, pollInput, pollOutput, uiPollOutput } from "./schemas.js";
 import { DEFAULT_LIMITS } from "../../core/limits.js";
@@ -50,9 +50,6 @@ export interface ChannelToolOptions {
   awareness?: Awareness;
 }
 
-/** `_meta` of a tool that only the app may call. Only hosts enforce it: such tools must be harmless for the model too. */
-const APP_ONLY = { ui: { visibility: ["app"] } } as const;
-
 /** `poll_agent_messages`'s description; what waits is added to it (see ../awareness/waiting-description.ts). */
 const POLL_AGENT_DESCRIPTION = "Read what the app sent on a channel; clears it unless after (a cursor) is given. wait_ms: wait for a message.";
 
@@ -77,7 +74,9 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       _meta: { "anthropic/alwaysLoad": true },
     },
     async ({ channel_id, event, data, ack, ack_epoch }) => {
-      const { result, seq } = await notify(store, channel_id, "ui", event, data);
+      // A channel made by this message was opened by no app in this store (a mistyped id, or an app on another store).
+      const known = await store.hasChannel(channel_id).catch(() => true);
+      const { result, seq } = await notify(store, channel_id, "ui", event, data, known ? undefined : unopenedNote(channel_id));
       if (seq === undefined) return result;
       await awareness.useChannel(channel_id, "channel");
       // A reader's answer goes into its thread here, so the reader need not send it back
@@ -119,7 +118,7 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
   );
   awareness.describeWaiting(pollAgent, POLL_AGENT_DESCRIPTION);
 
-  registerAppTool(
+  registerAppOnlyTool(
     server,
     "poll_ui_messages",
     {
@@ -127,13 +126,12 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       description: "App only: read what the agent sent on a channel, after a cursor, waiting up to wait_ms.",
       inputSchema: compactSchema(pollInput(maxUiWaitMs)),
       outputSchema: compactSchema(uiPollOutput),
-      _meta: APP_ONLY,
     },
     ({ channel_id, after, epoch, wait_ms }, ctx) =>
       pollUi(store, awareness, { channelId: channel_id, after, epoch, waitMs: wait_ms, ctx, waitSlots: options.waitSlots }, options.waitingPolls),
   );
 
-  registerAppTool(
+  registerAppOnlyTool(
     server,
     "notify_agent",
     {
@@ -141,7 +139,6 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       description: "App only: send an event to the agent on a channel.",
       inputSchema: compactSchema(notifyInput),
       outputSchema: compactSchema(notifyOutput),
-      _meta: APP_ONLY,
     },
     async ({ channel_id, event, data }) => {
       let filled: JsonValue | undefined;
@@ -156,17 +153,27 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
   );
 }
 
-/** Queues one message: the tool's result, and the message's seq when it was queued. */
+/** What `notify_ui` says of a channel that no app opened in this store: its message waits unseen. */
+function unopenedNote(channelId: string): string {
+  return (
+    `No app has channel ${channelId} open in this store: nothing shows this message until one opens it. ` +
+    "Check the channel id; an app opened through another server shows it only when that server uses the same store (data directory or Redis)."
+  );
+}
+
+/** Queues one message: the tool's result (with `note` when given), and the message's seq when it was queued. */
 async function notify(
   store: ChannelStore,
   channelId: string,
   queue: QueueName,
   event: string,
   data: JsonValue | undefined,
+  note?: string,
 ): Promise<{ result: CallToolResult; seq?: number }> {
   try {
     const { seq, pending } = await store.append(channelId, queue, event, data);
-    return { result: toolResult({ seq, pending }, `Sent ${event} as seq ${seq} (${pending} waiting).`), seq };
+    const sent = `Sent ${event} as seq ${seq} (${pending} waiting).`;
+    return { result: toolResult(note ? { seq, pending, note } : { seq, pending }, note ? `${sent} ${note}` : sent), seq };
   } catch (error) {
     return { result: toolError(error) };
   }

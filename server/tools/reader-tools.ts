@@ -6,7 +6,6 @@
  */
 import { registerAppResource, registerAppTool, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
 import type { McpServer, StandardSchemaWithJSON } from "@modelcontextprotocol/server";
-import { watchCommand } from "../../core/commands.js";
 import { mintChannelId } from "../../core/ids.js";
 import type { ChannelStore } from "../../store/store.js";
 import { Awareness } from "../awareness/awareness.js";
@@ -30,6 +29,10 @@ import {
 } from "../reader/schemas.js";
 import { askForDocument, type DocumentAnswer } from "../reader/ask-document.js";
 import { chooseTitle, countWords, DEFAULT_MAX_FILE_BYTES, readDocumentFile, type DocumentSource } from "../reader/source.js";
+import type { BrowserLinks } from "../browser-links.js";
+import { type ClientView, FULL_VIEW } from "../client-view.js";
+import { registerAppOnlyTool } from "./app-only.js";
+import { openedChannel } from "./opened-channel.js";
 import { messageError, toolError, toolResult } from "./results.js";
 import { compactSchema } from "./schemas.js";
 
@@ -53,6 +56,10 @@ export interface ReaderToolOptions {
   readerHtmlPath?: string;
   /** The server's awareness (see `ChannelToolOptions.awareness`). Default: these tools' own. */
   awareness?: Awareness;
+  /** What the client can do (../client-view.ts): where `open_reader` shows the reader, and what it says to do next. Default: everything. */
+  client?: ClientView;
+  /** The browser host's links, for a client that shows no apps. Default none: such a client is told the reader cannot be shown. */
+  browser?: BrowserLinks;
   /**
    * The largest message the store accepts, which `reader_state` tells the reader so that
    * it keeps every `ask` within it. Default: the store's own `limits` when it has them
@@ -60,9 +67,6 @@ export interface ReaderToolOptions {
    */
   maxMessageBytes?: number;
 }
-
-/** `_meta` of a tool only the app may call. Only hosts enforce it; both tools are harmless for a model. */
-const APP_ONLY = { ui: { visibility: ["app"] } } as const;
 
 /** Where `open_reader`'s document comes from: at most one of the three. */
 type DocumentRequest = { markdown?: string; text?: string; path?: string };
@@ -152,11 +156,10 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
         };
         await writeDocument(store, channelId, document);
         await awareness.useChannel(channelId, "reader", true, document.title);
-        const watch = watchCommand(channelId, { where: options.watcherWhere });
+        const opened = await openedChannel("reader", channelId, { ...options, client: options.client ?? FULL_VIEW });
         return toolResult(
-          { channel_id: channelId, title: document.title, words: document.words, watch_command: watch },
-          `Opened "${document.title}" (${document.words} words) in the reader on channel ${channelId}. ` +
-            `Run \`${watch}\` in the background; when it exits, call poll_agent_messages and answer with notify_ui.`,
+          { channel_id: channelId, title: document.title, words: document.words, ...opened.structured },
+          `Opened "${document.title}" (${document.words} words) in the reader on channel ${channelId}. ${opened.next}`,
         );
       } catch (error) {
         return toolError(error);
@@ -164,7 +167,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
     },
   );
 
-  registerAppTool(
+  registerAppOnlyTool(
     server,
     "reader_state",
     {
@@ -172,7 +175,6 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       description: "App only: the document and threads of a reader channel, to restore a re-rendered reader.",
       inputSchema: compactSchema(readerStateInput),
       outputSchema: compactSchema(readerStateOutput),
-      _meta: APP_ONLY,
     },
     async ({ channel_id, gzip }) => {
       try {
@@ -190,6 +192,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
             drafts,
             position,
             max_message_bytes: maxMessageBytes,
+            browser_tab: options.browser !== undefined,
           },
           `Reader state of channel ${channel_id}: ${summary}.`,
         );
@@ -199,7 +202,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
     },
   );
 
-  registerAppTool(
+  registerAppOnlyTool(
     server,
     "reader_record",
     {
@@ -207,7 +210,6 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       description: "App only: store one message of a reader thread, or the question typed in it, so that it survives a re-render.",
       inputSchema: compactSchema(readerRecordInput),
       outputSchema: compactSchema(readerRecordOutput),
-      _meta: APP_ONLY,
     },
     async ({ channel_id, thread_id, quote, paragraph, anchor, message, withdraw, draft }) => {
       try {
@@ -232,7 +234,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
     },
   );
 
-  registerAppTool(
+  registerAppOnlyTool(
     server,
     "reader_position",
     {
@@ -240,7 +242,6 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       description: "App only: keep which block of a reader channel's document is at the top, so that a re-rendered reader scrolls back there.",
       inputSchema: compactSchema(readerPositionInput),
       outputSchema: compactSchema(positionSchema),
-      _meta: APP_ONLY,
     },
     async ({ channel_id, block }) => {
       try {

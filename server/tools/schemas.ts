@@ -84,6 +84,7 @@ export const notifyUiInput = notifyInput.extend({
 export const notifyOutput = z.object({
   seq: z.number().int().describe("The message's seq in its queue."),
   pending: z.number().int().describe("Messages now waiting to be read."),
+  note: z.string().optional().describe("Set when the channel did not exist before: no app has it open."),
 });
 
 /** The input of `poll_agent_messages` and `poll_ui_messages`. */

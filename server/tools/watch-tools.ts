@@ -17,6 +17,7 @@ import { changes } from "../../store/changes.js";
 import { channelTitle } from "../../store/channel-title.js";
 import { afterSeqIn, NO_EPOCH } from "../../protocol/epoch.js";
 import type { ChannelReader, QueueSnapshot } from "../../store/store.js";
+import { registerAppOnlyTool } from "./app-only.js";
 import { toolError, toolResult } from "./results.js";
 import { channelIdSchema, compactSchema, epochSchema, messageSchema, waitSchema } from "./schemas.js";
 import type { WaitSlots } from "./wait-slots.js";
@@ -55,7 +56,8 @@ export const watchOutput = z.object({
 
 /** Registers `watch_agent_messages` on `server`, reading `reader`; a call with `wait_ms` takes one of `waitSlots` while it runs. */
 export function registerWatchTools(server: McpServer, reader: ChannelReader, waitSlots: WaitSlots): void {
-  server.registerTool(
+  registerAppOnlyTool(
+    server,
     WATCH_TOOL,
     {
       title: "Watch the agent's queue",
@@ -63,7 +65,6 @@ export function registerWatchTools(server: McpServer, reader: ChannelReader, wai
         "For backchannel watch --url: wait up to wait_ms until the agent queue holds messages with seq > after_seq, and list them without taking them.",
       inputSchema: compactSchema(watchInput),
       outputSchema: compactSchema(watchOutput),
-      _meta: { ui: { visibility: ["app"] } },
       annotations: { readOnlyHint: true },
     },
     async ({ channel_id, after_seq = 0, epoch, wait_ms = 0, with_title = false }, ctx) => {

@@ -93,7 +93,7 @@ export class ReaderRig {
       this.pageErrors.push(`dialog: ${dialog.message()}`);
       void dialog.dismiss();
     });
-    await page.goto(new URL(`/${options.query ?? ""}${options.hash ? `#${options.hash}` : ""}`, this.playground.url).href);
+    await page.goto(this.playground.page(`/${options.query ?? ""}${options.hash ? `#${options.hash}` : ""}`));
     await page.locator("#channel", { hasText: /^ch-/ }).waitFor();
     return new ReaderPage(page, this.agent, (await page.locator("#channel").textContent())!, options.timeoutMs);
   }

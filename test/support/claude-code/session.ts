@@ -20,6 +20,17 @@ import type { ModelServer } from "./model-server.js";
 import { readJsonLines, type StreamEvent } from "../json-lines.js";
 import { endProcesses } from "../leftovers.js";
 
+/**
+ * How Claude Code 2.1.328 opens a stdio server (docs/hosts.md): protocol 2026-07-28, its
+ * name, roots and elicitation, no MCP Apps extension. For a test's own client that must
+ * be offered what Claude Code is (connectServer's options).
+ */
+export const AS_CLAUDE_CODE = {
+  capabilities: { roots: { listChanged: true }, elicitation: { form: {}, url: {} } },
+  modern: true,
+  name: "claude-code",
+} as const;
+
 /** The tools the tests let the model use without asking (`--allowedTools`). */
 export const ALLOWED_TOOLS = ["mcp__backchannel", "Bash", "Monitor", "ToolSearch", "Read"];
 
