@@ -25,8 +25,9 @@ Options:
                 (experimental capability claude/channel; Claude Code must be started
                 with --dangerously-load-development-channels server:<name>).
                 Same as BACKCHANNEL_CLAUDE_CHANNEL=1. stdio only.
-  --wake W      how the agent is woken, for what its instructions say: hook (the
-                Claude Code plugin's wake hook: arm nothing; the plugin passes it),
+  --wake W      how the agent is woken, for what its instructions say: hook (a wake
+                hook: arm nothing; the Claude Code plugin, install codex and the
+                Gemini CLI extension pass it),
                 shell (a watcher it runs in the background), chat (only the person's
                 messages: a chat page). Default: from the client's name (shell but for
                 chat apps such as Claude Desktop)

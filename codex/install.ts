@@ -203,7 +203,8 @@ function serverKeyPath(): string {
  */
 function serverEntry(env: NodeJS.ProcessEnv): JsonObject {
   const [command, ...args] = shellWords(backchannelCommand(env));
-  const entry: JsonObject = { command: command!, args };
+  // `--wake hook`: the model is told that the wake hook wakes it, never to arm a watcher.
+  const entry: JsonObject = { command: command!, args: [...args, "serve", "--wake", "hook"] };
   const shared: JsonObject = {};
   if (env.BACKCHANNEL_HOME || env.XDG_STATE_HOME) shared.BACKCHANNEL_HOME = resolveDataDir(env);
   for (const name of SHARED_VARIABLES) if (env[name]) shared[name] = env[name]!;

@@ -11,7 +11,7 @@
  *   model, app-only ones included), and `open_reader` / `open_app` hand it a link to the
  *   browser host instead; a client that declares backchannel's app-side extension (the
  *   remote watcher) still calls the app-only tools;
- * - the model is told only of the wake path it has: the plugin's hook (arm nothing), a
+ * - the model is told only of the wake path it has: a wake hook (arm nothing), a
  *   shell for background commands, or a chat page, where only the person's next message
  *   gives it a turn.
  *
@@ -22,8 +22,8 @@
 import { APP_MIME_TYPE, APP_SIDE_EXTENSION, UI_EXTENSION } from "../protocol/client-capabilities.js";
 
 /**
- * How the model gets a turn when the app sends something: `hook`, the Claude Code
- * plugin's wake hook (nothing to arm); `shell`, a background command it runs (the
+ * How the model gets a turn when the app sends something: `hook`, backchannel's
+ * wake hook (the Claude Code plugin's, Codex CLI's, Gemini CLI's: nothing to arm); `shell`, a background command it runs (the
  * watcher); `chat`, only the person's next message (a chat page: no shell).
  */
 export type WakePath = "hook" | "shell" | "chat";
@@ -56,7 +56,7 @@ export interface DeclaredClient {
 export interface ClientSettings {
   /** Treat the client as an MCP Apps host whatever it declares (`serve --apps`: behind a bridge that drops its client's capabilities). */
   apps?: boolean;
-  /** The wake path (`serve --wake`; the plugin passes `hook`). */
+  /** The wake path (`serve --wake`; the Claude Code plugin, `install codex` and the Gemini CLI extension pass `hook`). */
   wake?: WakePath;
 }
 

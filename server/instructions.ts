@@ -3,8 +3,8 @@
  * under 2 KB because Claude Code cuts longer ones, and short because the model pays for
  * them on every turn (with the tools, under 4,000 characters); everything else is in the recipes.
  *
- * A model is told only what it can do (./client-view.ts): how it is woken (the plugin's
- * hook: nothing to arm; a shell: the watcher as a background command; a chat page: only
+ * A model is told only what it can do (./client-view.ts): how it is woken (a wake hook:
+ * nothing to arm; a shell: the watcher as a background command; a chat page: only
  * the person's next message), and, when its client shows no apps, that the reader opens
  * from a link it gives the person.
  */
@@ -32,7 +32,7 @@ export function instructions(readLocalFiles: boolean, where: readonly string[] =
    - ask: notify_ui {"channel_id": "<channel_id>", "event": "answer", "data": {"thread_id": "<thread_id>", "text": "..."}}, short (the card is narrow).`;
   switch (client.wake) {
     case "hook":
-      return `${intro} Arm nothing: the plugin wakes you whenever the app sends something.
+      return `${intro} Arm nothing: backchannel's wake hook wakes you whenever the app sends something.
 
 1. open_reader {"markdown": "..."} ${source}. ${returns(["channel_id", ...url])}
 2. When woken with a message, ${reply} Pass "ack" as the wake text says.

@@ -126,12 +126,12 @@ describe("a client that shows no apps (stdio)", () => {
     const client = await connectServer(dataDir, {}, { ...AS_CLAUDE_CODE, args: ["--wake", "hook"] });
     try {
       const told = client.getInstructions() ?? "";
-      assert.match(told, /Arm nothing: the plugin wakes you/);
+      assert.match(told, /Arm nothing: backchannel's wake hook wakes you/);
       assert.doesNotMatch(told, /watch|background/i);
       const opened = (await client.callTool({ name: "open_reader", arguments: { markdown: "# Hooked\n\nWoken by the plugin." } })) as CallToolResult;
       const structured = opened.structuredContent as Record<string, string>;
       assert.equal(structured.watch_command, undefined);
-      assert.match(structured.next_step ?? "", /Arm nothing: the plugin wakes you/);
+      assert.match(structured.next_step ?? "", /Arm nothing: backchannel's wake hook wakes you/);
       assert.doesNotMatch(JSON.stringify(opened), /run_in_background| watch ch-|in the background/);
     } finally {
       await client.close();

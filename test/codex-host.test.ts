@@ -13,7 +13,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import { type CodexModel, CODEX_NAMESPACE, startCodexModel } from "./support/codex/model-server.js";
 import { type CodexTui, codexSkipReason, startCodexTui } from "./support/codex/session.js";
 import { connectServer, tempDataDir } from "./support/helpers.js";
-import { APP_CAPABILITIES, AskingApp, checkFiveAsks, idleGaps } from "./support/host-loop.js";
+import { APP_CAPABILITIES, AskingApp, checkFiveAsks, idleGaps, instructionsAsInstalled } from "./support/host-loop.js";
 import { wakePolicy } from "./support/host-turn.js";
 import { processesMarked } from "./support/leftovers.js";
 import { tmuxMissing } from "./support/tmux-pane.js";
@@ -43,7 +43,7 @@ describe("backchannel in Codex CLI, installed with backchannel install codex", {
     await cleanup?.();
   });
 
-  test("the model gets the instructions as its tool namespace's description, no app-only tool, and results as structuredContent", {
+  test("the model gets the instructions as its tool namespace's description (arm nothing; a link for the person), no app-only tool, and results as structuredContent with the reader's link", {
     timeout: 180_000,
   }, async () => {
     assert.match(tui.prepared.installed ?? "", /added the wake hook.*Codex now trusts it.*added the MCP server "backchannel"/s);
@@ -51,7 +51,18 @@ describe("backchannel in Codex CLI, installed with backchannel install codex", {
     const first = await model.waitForTurn((turn) => turn.index === 0, { timeoutMs: 90_000 });
     const namespace = first.namespace;
     assert.ok(namespace, `backchannel's tools reach the model as the namespace ${CODEX_NAMESPACE}: ${first.toolNames.join(", ")}`);
-    assert.equal(namespace.description, app.getInstructions(), "the server's instructions, word for word, as the namespace's description");
+    assert.equal(
+      namespace.description,
+      await instructionsAsInstalled(dataDir),
+      "the server's instructions, word for word, as the namespace's description",
+    );
+    assert.match(
+      namespace.description ?? "",
+      /Arm nothing: backchannel's wake hook wakes you/,
+      "the install step's server tells the model to arm nothing",
+    );
+    assert.doesNotMatch(namespace.description ?? "", /background|watch_command/, "nor to run a watcher");
+    assert.match(namespace.description ?? "", /reader_url/, "Codex shows no apps: the model is told the reader opens from a link");
     assert.ok(!first.transcript.includes("MCP Server Instructions"), "not in the prompt as well");
     const listed = (await app.listTools()).tools;
     const appOnly = listed.filter((tool) => JSON.stringify(tool._meta ?? {}).includes('"visibility":["app"]')).map((tool) => tool.name);
@@ -61,9 +72,15 @@ describe("backchannel in Codex CLI, installed with backchannel install codex", {
     assert.ok(given.includes("notify_ui") && given.includes("open_reader"), given.join(", "));
     const opened = await model.waitForTurn((turn) => turn.backchannelResult("open_reader") !== undefined, { timeoutMs: 90_000 });
     const output = opened.backchannelResult("open_reader")!;
-    const json = JSON.parse(output.slice(output.indexOf("{"))) as { channel_id: string };
+    const json = JSON.parse(output.slice(output.indexOf("{"))) as { channel_id: string; reader_url?: string; watch_command?: string };
     assert.match(output, /^Wall time: [\d.]+ seconds\nOutput:\n\{/, "Codex shows the model the structured result as JSON");
     assert.ok(!output.includes("Opened "), "and not the text content (the summary line)");
+    assert.match(
+      json.reader_url ?? "",
+      new RegExp(`^http://127\\.0\\.0\\.1:\\d+/\\?k=[\\w-]+#${json.channel_id}$`),
+      "the reader's link, for the person",
+    );
+    assert.equal(json.watch_command, undefined, "no watcher to run");
     channel = json.channel_id;
     process.stderr.write(
       `codex: backchannel's namespace is ${JSON.stringify(namespace).length} characters (instructions ${namespace.description?.length})\n`,

@@ -94,7 +94,7 @@ describe("backchannel install codex, in Codex's own configuration", { skip }, ()
     assert.ok(once.config.startsWith('# my Codex settings\nmodel = "o4-mini" # the one I like\n'), `comments kept:\n${once.config}`);
     assert.match(once.config, /\[mcp_servers\.notes\]/);
     assert.match(once.config, /trusted_hash = "sha256:mine"/);
-    assert.match(once.config, /\[mcp_servers\.backchannel\]\ncommand = "node"\nargs = \[".*main\.js"\]/);
+    assert.match(once.config, /\[mcp_servers\.backchannel\]\ncommand = "node"\nargs = \[".*main\.js", "serve", "--wake", "hook"\]/);
     const hooks = JSON.parse(once.hooks) as typeof USER_HOOKS;
     assert.deepEqual(hooks.hooks.PreToolUse, USER_HOOKS.hooks.PreToolUse);
     assert.deepEqual(hooks.hooks.Stop[0], USER_HOOKS.hooks.Stop[0], "the user's Stop hook first, as it was");

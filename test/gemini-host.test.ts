@@ -14,7 +14,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import { connectServer, tempDataDir } from "./support/helpers.js";
 import { type GeminiModel, geminiTool, isRouterCall, startGeminiModel } from "./support/gemini/model-server.js";
 import { type GeminiRun, geminiSkipReason, runGemini } from "./support/gemini/session.js";
-import { APP_CAPABILITIES, AskingApp, checkFiveAsks, idleGaps } from "./support/host-loop.js";
+import { APP_CAPABILITIES, AskingApp, checkFiveAsks, idleGaps, instructionsAsInstalled } from "./support/host-loop.js";
 import { wakePolicy } from "./support/host-turn.js";
 
 const skip = geminiSkipReason();
@@ -50,12 +50,20 @@ describe("backchannel in Gemini CLI, installed as an extension", { skip }, () =>
     const first = await model.waitForTurn((turn) => turn.index === 0, { timeoutMs: 90_000 });
     for (const name of ["open_reader", "notify_ui", "poll_agent_messages", "read_recipe"])
       assert.ok(first.toolNames.includes(geminiTool(name)), `${geminiTool(name)} is given to the model: ${first.toolNames.join(", ")}`);
-    const instructions = app.getInstructions() ?? "";
-    assert.ok(instructions.length > 0 && first.transcript.includes(instructions.slice(0, 200)), "the server's instructions reach the model");
+    const instructions = await instructionsAsInstalled(dataDir);
+    assert.ok(instructions.length > 0 && first.transcript.includes(instructions), "the server's instructions reach the model, word for word");
+    assert.match(instructions, /Arm nothing: backchannel's wake hook wakes you/, "the extension's server tells the model to arm nothing");
+    assert.match(instructions, /reader_url/, "Gemini CLI shows no apps: the model is told the reader opens from a link");
     const opened = await model.waitForTurn((turn) => turn.backchannelResult("open_reader") !== undefined, { timeoutMs: 90_000 });
     const output = opened.backchannelResult("open_reader")!;
     assert.match(output, /^<untrusted_context>\nOpened "Host notes"/, "Gemini CLI shows the model the text content, wrapped as untrusted");
     assert.ok(!output.includes('"watch_command":'), "and not structuredContent");
+    assert.match(
+      output,
+      /Give the person the link below: it opens the reader in their browser\. .* The link: http:\/\/127\.0\.0\.1:\d+\/\?k=[\w-]+#ch-/,
+      "the reader's link, for the person",
+    );
+    assert.doesNotMatch(output, /in the background/, "no watcher to run");
     channel = /on channel (ch-[\w-]+)/.exec(output)?.[1] ?? "";
     assert.notEqual(channel, "", output);
     const shown = first.declarations

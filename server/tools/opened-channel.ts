@@ -44,7 +44,7 @@ export async function openedChannel(kind: "reader" | "app", channelId: string, o
     client.wake === "shell"
       ? `Run \`${watch}\` in the background; when it exits, ${polled}.`
       : client.wake === "hook"
-        ? `Arm nothing: the plugin wakes you when the person sends something; ${answer}.`
+        ? `Arm nothing: backchannel's wake hook wakes you when the person sends something; ${answer}.`
         : `Call poll_agent_messages with "wait_ms": 120000 to wait for the person's messages; ${answer}.`;
   const structured: OpenedChannel["structured"] = client.wake === "shell" ? { watch_command: watch } : {};
   if (client.showsApps) return { structured, next: wake };

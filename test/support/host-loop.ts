@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import type { Client } from "@modelcontextprotocol/client";
 import { askFigures } from "./claude-code/figures.js";
-import { structured } from "./helpers.js";
+import { connectServer, structured } from "./helpers.js";
 
 /** One question the app asks. */
 export interface Ask {
@@ -90,6 +90,20 @@ export class AskingApp {
 export function idleGaps(): number[] {
   const idle = Number(process.env.BACKCHANNEL_HOST_IDLE_S ?? 300);
   return [0, 0, idle, 0, 0];
+}
+
+/**
+ * The instructions the server on `dataDir` gives a host that shows no apps, started as
+ * the hosts' install steps start it (`serve --wake hook`: `install codex`, the Gemini CLI
+ * extension): what such a host's model must be shown.
+ */
+export async function instructionsAsInstalled(dataDir: string): Promise<string> {
+  const plain = await connectServer(dataDir, {}, { args: ["--wake", "hook"] });
+  try {
+    return plain.getInstructions() ?? "";
+  } finally {
+    await plain.close();
+  }
 }
 
 /** What an app's client declares, as an MCP Apps host does for it: the ui extension, which app-only tools are kept for. */
