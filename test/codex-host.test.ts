@@ -13,7 +13,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import { type CodexModel, CODEX_NAMESPACE, startCodexModel } from "./support/codex/model-server.js";
 import { type CodexTui, codexSkipReason, startCodexTui } from "./support/codex/session.js";
 import { connectServer, tempDataDir } from "./support/helpers.js";
-import { APP_CAPABILITIES, AskingApp, checkFiveAsks, idleGaps, instructionsAsInstalled } from "./support/host-loop.js";
+import { AskingApp, checkFiveAsks, idleGaps, instructionsAsInstalled } from "./support/host-loop.js";
 import { wakePolicy } from "./support/host-turn.js";
 import { processesMarked } from "./support/leftovers.js";
 import { tmuxMissing } from "./support/tmux-pane.js";
@@ -33,7 +33,7 @@ describe("backchannel in Codex CLI, installed with backchannel install codex", {
     ({ dir: dataDir, cleanup } = await tempDataDir());
     model = await startCodexModel(wakePolicy());
     tui = await startCodexTui({ model, dataDir });
-    app = await connectServer(dataDir, {}, { capabilities: APP_CAPABILITIES });
+    app = await connectServer(dataDir);
   });
 
   after(async () => {

@@ -10,7 +10,6 @@ import type { Client } from "@modelcontextprotocol/client";
 import { type CodexModel, startCodexModel } from "./support/codex/model-server.js";
 import { type CodexTui, codexSkipReason, startCodexTui } from "./support/codex/session.js";
 import { connectServer, tempDataDir } from "./support/helpers.js";
-import { APP_CAPABILITIES } from "./support/host-loop.js";
 import type { HostPolicy } from "./support/host-turn.js";
 import { processesMarked } from "./support/leftovers.js";
 import { tmuxMissing } from "./support/tmux-pane.js";
@@ -46,7 +45,7 @@ describe("Codex CLI with only the MCP server: the watcher's exit wakes nothing",
     data = await tempDataDir();
     model = await startCodexModel(policy);
     tui = await startCodexTui({ model, dataDir: data.dir, install: "mcp-add" });
-    app = await connectServer(data.dir, {}, { capabilities: APP_CAPABILITIES });
+    app = await connectServer(data.dir);
   });
 
   after(async () => {

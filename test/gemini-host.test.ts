@@ -14,7 +14,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import { connectServer, tempDataDir } from "./support/helpers.js";
 import { type GeminiModel, geminiTool, isRouterCall, startGeminiModel } from "./support/gemini/model-server.js";
 import { type GeminiRun, geminiSkipReason, runGemini } from "./support/gemini/session.js";
-import { APP_CAPABILITIES, AskingApp, checkFiveAsks, idleGaps, instructionsAsInstalled } from "./support/host-loop.js";
+import { AskingApp, checkFiveAsks, idleGaps, instructionsAsInstalled } from "./support/host-loop.js";
 import { wakePolicy } from "./support/host-turn.js";
 
 const skip = geminiSkipReason();
@@ -32,7 +32,7 @@ describe("backchannel in Gemini CLI, installed as an extension", { skip }, () =>
   before(async () => {
     ({ dir: dataDir, cleanup } = await tempDataDir());
     model = await startGeminiModel(wakePolicy());
-    app = await connectServer(dataDir, {}, { capabilities: APP_CAPABILITIES });
+    app = await connectServer(dataDir);
     const listed = (await app.listTools()).tools;
     appOnly = listed.filter((tool) => JSON.stringify(tool._meta ?? {}).includes('"visibility":["app"]')).map((tool) => tool.name);
     run = await runGemini("Open the reader on my notes.", { model, dataDir });

@@ -14,7 +14,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import { type GeminiModel, startGeminiModel } from "./support/gemini/model-server.js";
 import { type GeminiHome, geminiSkipReason, prepareGemini } from "./support/gemini/session.js";
 import { connectServer, tempDataDir } from "./support/helpers.js";
-import { APP_CAPABILITIES, AskingApp } from "./support/host-loop.js";
+import { AskingApp } from "./support/host-loop.js";
 import { wakePolicy } from "./support/host-turn.js";
 import { processesMarked } from "./support/leftovers.js";
 import { type Pane, startPane, tmuxMissing } from "./support/tmux-pane.js";
@@ -40,7 +40,7 @@ describe("the Gemini CLI extension in the TUI", { skip }, () => {
       columns: 160,
       rows: 50,
     });
-    app = await connectServer(data.dir, {}, { capabilities: APP_CAPABILITIES });
+    app = await connectServer(data.dir);
   });
 
   after(async () => {

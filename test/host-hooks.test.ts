@@ -14,7 +14,6 @@ import type { Client } from "@modelcontextprotocol/client";
 import { TIMEOUT_NOTE } from "../claude-code/stop-hook.js";
 import { wakerLogFile } from "../codex/wake.js";
 import { CLI, connectServer, structured, tempDataDir } from "./support/helpers.js";
-import { APP_CAPABILITIES } from "./support/host-loop.js";
 import { processesMarked } from "./support/leftovers.js";
 
 let dataDir: string;
@@ -61,7 +60,7 @@ const afterAgentInput = JSON.stringify({
 before(async () => {
   ({ dir: dataDir, cleanup } = await tempDataDir());
   agent = await connectServer(dataDir);
-  app = await connectServer(dataDir, {}, { capabilities: APP_CAPABILITIES });
+  app = await connectServer(dataDir);
 });
 
 after(async () => {

@@ -31,7 +31,7 @@ import { codexBinary, codexSkipReason, startCodexTui } from "../../test/support/
 import { type GeminiModel, startGeminiModel } from "../../test/support/gemini/model-server.js";
 import { geminiSkipReason, runGemini } from "../../test/support/gemini/session.js";
 import { connectServer } from "../../test/support/helpers.js";
-import { type Ask, APP_CAPABILITIES, AskingApp, askOneByOne } from "../../test/support/host-loop.js";
+import { type Ask, AskingApp, askOneByOne } from "../../test/support/host-loop.js";
 import { type HostPolicy, type HostTurn, wakePolicy } from "../../test/support/host-turn.js";
 
 /** What a mode runs. */
@@ -221,7 +221,7 @@ async function askAll(host: HostSpec, model: CodexModel | GeminiModel, dataDir: 
     history: [],
   }));
   const gaps = asks.map(() => plan.gapMs[0] + Math.random() * (plan.gapMs[1] - plan.gapMs[0]));
-  const app = await connectServer(dataDir, {}, { capabilities: APP_CAPABILITIES });
+  const app = await connectServer(dataDir);
   try {
     const times = await askOneByOne(new AskingApp(app, channel), model, asks, gaps, { lastQuietMs: plan.gapMs[0], stepTimeoutMs: STEP_TIMEOUT_MS });
     if (model.errors.length > 0) throw new Error(`the scripted model failed: ${model.errors.map(String).join("; ")}`);

@@ -98,16 +98,13 @@ export function idleGaps(): number[] {
  * extension): what such a host's model must be shown.
  */
 export async function instructionsAsInstalled(dataDir: string): Promise<string> {
-  const plain = await connectServer(dataDir, {}, { args: ["--wake", "hook"] });
+  const plain = await connectServer(dataDir, {}, { capabilities: {}, args: ["--wake", "hook"] });
   try {
     return plain.getInstructions() ?? "";
   } finally {
     await plain.close();
   }
 }
-
-/** What an app's client declares, as an MCP Apps host does for it: the ui extension, which app-only tools are kept for. */
-export const APP_CAPABILITIES = { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } };
 
 /** A turn as the loop reads it. */
 interface LoopTurn {
