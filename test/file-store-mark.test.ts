@@ -1,5 +1,5 @@
 /**
- * The file store's queue mark (store/file/queue-mark.ts): an append reads the mark, not
+ * The file store's queue mark (store/file/queue-log.ts): an append reads the mark, not
  * the log, however long the queue; and when the mark does not describe the log (a
  * crash between the two writes, a mark that is not one), the log is the truth.
  */

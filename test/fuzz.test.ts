@@ -289,7 +289,7 @@ test(`${CALLS} hostile calls across every tool are all answered, without a crash
       assert.equal(file, undefined, path);
       continue;
     }
-    // The space only acknowledgements may use (store/file/space-reserve.ts), one file.
+    // The space only acknowledgements may use (core/fs/space-reserve.ts), one file.
     if (top === "space.reserve" && channel === undefined) continue;
     assert.equal(top, "channels", path);
     if (channel === undefined) continue;

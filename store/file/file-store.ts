@@ -87,13 +87,12 @@ export class FileStore implements ChannelStore {
     this.apps = new SavedAppFiles(this.dataDir, this.warn, this.reachOwnFolder);
     this.reader = new FileQueueReader(this.dataDir, this.limits);
     this.folders = new ChannelFolders(this.dataDir, this.limits.channelTtlMs, this.warn);
-    this.queues = { dataDir: this.dataDir, limits: this.limits, warn: this.warn, reserve: this.reserve };
+    this.queues = { rootDir: this.rootDir, dataDir: this.dataDir, limits: this.limits, warn: this.warn, reserve: this.reserve };
   }
 
   async append(channelId: string, queue: QueueName, event: string, data: JsonValue = {}): Promise<AppendResult> {
     const log = new QueueLog(this.queues, channelId, queue);
     checkMessage(event, data, this.limits);
-    this.reachOwnFolder();
     return log.append(event, data);
   }
 

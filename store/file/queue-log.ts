@@ -102,7 +102,9 @@ import {
 
 /** What every queue of one data directory shares. */
 export interface QueueContext {
-  /** The data directory (a principal's view's own). */
+  /** The store's own data directory, from which every folder is reached (core/fs/safe-open.ts). */
+  rootDir: string;
+  /** The data directory the channels are in: `rootDir`, or a principal's folder in it. */
   dataDir: string;
   limits: Readonly<Limits>;
   /** Where a corrupt file moved aside, a log raised above its mark or a broken lock is reported. */
@@ -151,7 +153,7 @@ export class QueueLog {
 
   /**
    * Appends a message (already checked with store/validate.ts `checkMessage`); makes the
-   * channel folder when it is missing.
+   * channel folder, and every folder above it, when missing.
    * @throws QueueFullError (nothing changed), LockTimeoutError, LockLostError, I/O errors.
    */
   async append(event: string, data: JsonValue): Promise<AppendResult> {
@@ -251,10 +253,10 @@ export class QueueLog {
     return { messages: batch, cursor: batch.at(-1)?.seq ?? last, pending: queue.messages.length - batch.length, epoch: queue.epoch };
   }
 
-  /** Makes the channel folder (and every folder above it) when missing, as core/fs/safe-open.ts reaches folders. */
+  /** Makes the channel folder, and every folder above it (a principal's own too), when missing. */
   private reachFolder(): void {
-    const { dataDir, warn } = this.context;
-    reachFolder(dataDir, dirname(this.path), { create: true, warn });
+    const { rootDir, warn } = this.context;
+    reachFolder(rootDir, dirname(this.path), { create: true, warn });
   }
 
   /** Runs `action` under the queue's lock, with its mark open. */
