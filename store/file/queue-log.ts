@@ -178,6 +178,90 @@ export class QueueLog {
     return result;
   }
 
+  /** Makes the channel folder, and every folder above it (a principal's own too), when missing. */
+  private reachFolder(): void {
+    const { rootDir, warn } = this.context;
+    reachFolder(rootDir, dirname(this.path), { create: true, warn });
+  }
+
+  /** Runs `action` under the queue's lock, with its mark open. */
+  private locked<T>(action: (mark: Mark, lock: HeldLock) => T): Promise<T> {
+    const { limits, warn } = this.context;
+    return withLock(this.path, { staleMs: limits.lockStaleMs, remakeFolder: () => this.reachFolder(), warn }, (lock) => {
+      const mark = Mark.open(this.markPath, warn);
+      try {
+        return action(mark, lock);
+      } finally {
+        mark.close();
+      }
+    });
+  }
+
+  /**
+   * What an append needs of the queue, and its log's length: the mark's record when it
+   * describes the log (constant work), else the log read whole ({@link readLocked},
+   * which repairs it) and the mark written from it at once, so that the next append is
+   * constant work again, even when this one is refused. Call only under the lock.
+   */
+  private state(mark: Mark): { state: QueueState; size: number } {
+    const stats = lstatOrNull(this.path);
+    const cached = stats && mark.stateOf(stats);
+    if (stats && cached) return { state: cached, size: stats.size };
+    const parsed = this.readLocked(mark.seq);
+    const state = { seq: parsed.queue.next_seq - 1, count: parsed.queue.messages.length, bytes: parsed.liveBytes };
+    this.writeMark(mark, state);
+    return { state, size: parsed.validBytes };
+  }
+
+  /**
+   * Appends `text` to the log, whose first `validBytes` bytes are its whole records, in
+   * one O_APPEND write (see the top of this module). Call only under the lock.
+   * @returns the log's stats after it, and its fdatasync to come (and its folder's fsync
+   *   when the log was written from its start: its name may be new to its folder).
+   * @throws the I/O error (ENOSPC, EROFS, …), after cutting the log back to `validBytes`;
+   *   NotRegularFileError, UnsafeLayoutError when something else took the log's place.
+   */
+  private appendText(text: string, validBytes: number): { stats: Stats; pending: PendingSync } {
+    const path = this.path;
+    const { fd } = openFile(path, "append", Number.MAX_SAFE_INTEGER)!;
+    let stats: Stats;
+    try {
+      writeAll(fd, text, path);
+      stats = fstatSync(fd);
+    } catch (error) {
+      try {
+        ftruncateSync(fd, validBytes);
+      } finally {
+        closeSync(fd);
+      }
+      throw error;
+    }
+    const sync = () => {
+      try {
+        fdatasyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      if (validBytes === 0) syncFolder(dirname(path));
+    };
+    return { stats, pending: { sync } };
+  }
+
+  /**
+   * Writes the mark for the log as it is now (`stats`, else its lstat; none: nothing is
+   * written). A mark that cannot be written is reported, not thrown: the log holds the
+   * change, and the mark left behind no longer describes it, so the next write reads
+   * the log whole.
+   */
+  private writeMark(mark: Mark, state: QueueState, stats?: Stats): void {
+    try {
+      const log = stats ?? lstatOrNull(this.path);
+      if (log) mark.write(state, log);
+    } catch (error) {
+      this.context.warn(`could not write ${this.markPath} (${errorText(error)}); the queue goes on`);
+    }
+  }
+
   /**
    * Acknowledges every message with `seq <= after`, then returns a batch of those after it
    * (at-least-once: they stay until a later cursor passes them). A cursor above the last
@@ -253,41 +337,6 @@ export class QueueLog {
     return { messages: batch, cursor: batch.at(-1)?.seq ?? last, pending: queue.messages.length - batch.length, epoch: queue.epoch };
   }
 
-  /** Makes the channel folder, and every folder above it (a principal's own too), when missing. */
-  private reachFolder(): void {
-    const { rootDir, warn } = this.context;
-    reachFolder(rootDir, dirname(this.path), { create: true, warn });
-  }
-
-  /** Runs `action` under the queue's lock, with its mark open. */
-  private locked<T>(action: (mark: Mark, lock: HeldLock) => T): Promise<T> {
-    const { limits, warn } = this.context;
-    return withLock(this.path, { staleMs: limits.lockStaleMs, remakeFolder: () => this.reachFolder(), warn }, (lock) => {
-      const mark = Mark.open(this.markPath, warn);
-      try {
-        return action(mark, lock);
-      } finally {
-        mark.close();
-      }
-    });
-  }
-
-  /**
-   * What an append needs of the queue, and its log's length: the mark's record when it
-   * describes the log (constant work), else the log read whole ({@link readLocked},
-   * which repairs it) and the mark written from it at once, so that the next append is
-   * constant work again, even when this one is refused. Call only under the lock.
-   */
-  private state(mark: Mark): { state: QueueState; size: number } {
-    const stats = lstatOrNull(this.path);
-    const cached = stats && mark.stateOf(stats);
-    if (stats && cached) return { state: cached, size: stats.size };
-    const parsed = this.readLocked(mark.seq);
-    const state = { seq: parsed.queue.next_seq - 1, count: parsed.queue.messages.length, bytes: parsed.liveBytes };
-    this.writeMark(mark, state);
-    return { state, size: parsed.validBytes };
-  }
-
   /** Writes the ack of every message up to `seq` (at most the last seq handed out), then the mark. Call only under the lock. */
   private acknowledge(mark: Mark, current: ParsedLog, seq: number): { queue: Queue; pending: PendingSync } {
     const kept = current.queue.messages.filter((message) => message.seq > seq);
@@ -322,55 +371,6 @@ export class QueueLog {
     }
     const text = current.validBytes === 0 ? logHeader(current.queue.next_seq, current.queue.epoch) + record : record;
     return this.appendText(text, current.validBytes);
-  }
-
-  /**
-   * Appends `text` to the log, whose first `validBytes` bytes are its whole records, in
-   * one O_APPEND write (see the top of this module). Call only under the lock.
-   * @returns the log's stats after it, and its fdatasync to come (and its folder's fsync
-   *   when the log was written from its start: its name may be new to its folder).
-   * @throws the I/O error (ENOSPC, EROFS, …), after cutting the log back to `validBytes`;
-   *   NotRegularFileError, UnsafeLayoutError when something else took the log's place.
-   */
-  private appendText(text: string, validBytes: number): { stats: Stats; pending: PendingSync } {
-    const path = this.path;
-    const { fd } = openFile(path, "append", Number.MAX_SAFE_INTEGER)!;
-    let stats: Stats;
-    try {
-      writeAll(fd, text, path);
-      stats = fstatSync(fd);
-    } catch (error) {
-      try {
-        ftruncateSync(fd, validBytes);
-      } finally {
-        closeSync(fd);
-      }
-      throw error;
-    }
-    const sync = () => {
-      try {
-        fdatasyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      if (validBytes === 0) syncFolder(dirname(path));
-    };
-    return { stats, pending: { sync } };
-  }
-
-  /**
-   * Writes the mark for the log as it is now (`stats`, else its lstat; none: nothing is
-   * written). A mark that cannot be written is reported, not thrown: the log holds the
-   * change, and the mark left behind no longer describes it, so the next write reads
-   * the log whole.
-   */
-  private writeMark(mark: Mark, state: QueueState, stats?: Stats): void {
-    try {
-      const log = stats ?? lstatOrNull(this.path);
-      if (log) mark.write(state, log);
-    } catch (error) {
-      this.context.warn(`could not write ${this.markPath} (${errorText(error)}); the queue goes on`);
-    }
   }
 
   /** Reads the queue without its lock; a corrupt log is handed to {@link readLocked}, under the lock, to be moved aside. */
