@@ -10,6 +10,7 @@
  */
 import type { Design } from "./designs.js";
 import type { AwarenessPlan } from "./suites/awareness.js";
+import type { BeforePlan } from "./suites/before.js";
 import type { ClaudeCodePlan } from "./suites/claude-code.js";
 import type { DeliveryCounts } from "./suites/delivery.js";
 import type { FloodPlan } from "./suites/flood.js";
@@ -36,6 +37,7 @@ export interface Plan {
   claudeCode: ClaudeCodePlan;
   mcpUse: McpUsePlan;
   flood: FloodPlan;
+  before: BeforePlan;
 }
 
 /** The reader the long-document figures are read against: the last commit before the reader bounded its height. */
@@ -73,6 +75,8 @@ export const QUICK: Plan = {
   mcpUse: { asks: 8 },
   // Under a minute: filling the queue, then 30 calls quiet and beside each flood.
   flood: { calls: 30, batches: 16, separate: 200 },
+  // Ten turns of 4 round trips per build (its commits come from --before).
+  before: { commits: [], turns: 10, perTurn: 4 },
 };
 
 /** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
@@ -96,4 +100,5 @@ export const FULL: Plan = {
   // Its chat slows as it grows (a reply's rendering and the whole history sent each turn): 20 asks and 20 floor turns take 10–20 minutes on a busy machine.
   mcpUse: { asks: 20 },
   flood: { calls: 100, batches: 16, separate: 200 },
+  before: { commits: [], turns: 25, perTurn: 4 },
 };
