@@ -11,6 +11,7 @@
 import type { Design } from "./designs.js";
 import type { AwarenessPlan } from "./suites/awareness.js";
 import type { AgentHostsPlan } from "./suites/agent-hosts.js";
+import type { BeforePlan } from "./suites/before.js";
 import type { ClaudeCodePlan } from "./suites/claude-code.js";
 import type { DeliveryCounts } from "./suites/delivery.js";
 import type { FloodPlan } from "./suites/flood.js";
@@ -38,6 +39,7 @@ export interface Plan {
   mcpUse: McpUsePlan;
   flood: FloodPlan;
   agentHosts: AgentHostsPlan;
+  before: BeforePlan;
 }
 
 /** The reader the long-document figures are read against: the last commit before the reader bounded its height. */
@@ -77,6 +79,8 @@ export const QUICK: Plan = {
   flood: { calls: 30, batches: 16, separate: 200 },
   // Two hosts, each a floor session and a loop session of 6 asks: about 2 minutes.
   agentHosts: { asks: 6, gapMs: [1_500, 3_000], floorSamples: 8 },
+  // Ten turns of 4 round trips per build (its commits come from --before).
+  before: { commits: [], turns: 10, perTurn: 4 },
 };
 
 /** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
@@ -101,4 +105,5 @@ export const FULL: Plan = {
   mcpUse: { asks: 20 },
   flood: { calls: 100, batches: 16, separate: 200 },
   agentHosts: { asks: 20, gapMs: [2_000, 8_000], floorSamples: 40 },
+  before: { commits: [], turns: 25, perTurn: 4 },
 };

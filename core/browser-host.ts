@@ -19,7 +19,7 @@ import { writeFileAtomic } from "./fs/atomic-write.js";
 import { judgeLock } from "./fs/lock.js";
 import { reachFolder, readTextFile } from "./fs/safe-open.js";
 import { writeAll } from "./fs/write-all.js";
-import { FILE_MODE, lockDirOf } from "./paths.js";
+import { FILE_MODE, lockPathOf } from "./paths.js";
 
 /** How a store is named among the hosts of a data directory: `files`, or `redis-<16 hex digits>`. */
 export const BROWSER_STORE_KEY_PATTERN = /^(files|redis-[0-9a-f]{16})$/;
@@ -70,7 +70,7 @@ export function browserHostFiles(dataDir: string, storeKey: string): BrowserHost
  */
 export function runningBrowserHost(dataDir: string, files: BrowserHostFiles): BrowserHostRecord | undefined {
   if (!reachFolder(dataDir, files.folder, { create: false })) return undefined;
-  const verdict = judgeLock(lockDirOf(files.record));
+  const verdict = judgeLock(lockPathOf(files.record));
   // Where the lock cannot tell (not Linux: no boot id), a host of this machine is one whose pid runs.
   const alive = verdict.state === "alive" || (verdict.state === "unknown" && verdict.holder.machine === null && pidRuns(verdict.holder.pid));
   if (!alive) return undefined;

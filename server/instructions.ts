@@ -28,8 +28,8 @@ export function instructions(readLocalFiles: boolean, where: readonly string[] =
   const returns = (fields: string[]) => `It returns ${fields.length > 1 ? `${fields.slice(0, -1).join(", ")} and ${fields.at(-1)}` : fields[0]}.`;
   const url = client.showsApps ? [] : ["reader_url"];
   const reply = `reply to each message:
-   - ready: notify_ui {"channel_id": "<channel_id>", "event": "hello", "data": {}}
-   - ask: notify_ui {"channel_id": "<channel_id>", "event": "answer", "data": {"thread_id": "<thread_id>", "text": "..."}}, short (the card is narrow).`;
+   - ready: notify_ui {"channel_id":"<channel_id>","event":"hello","data":{}}
+   - ask: notify_ui {"channel_id":"<channel_id>","event":"answer","data":{"thread_id":"<thread_id>","text":"..."}}, short (the card is narrow).`;
   switch (client.wake) {
     case "hook":
       return `${intro} Arm nothing: backchannel's wake hook wakes you whenever the app sends something.
@@ -42,7 +42,7 @@ More (apps, hosts): read_recipe.`;
       return `${intro} You act only during a turn: the person's next message gives you one.
 
 1. open_reader {"markdown": "..."} ${source}. ${returns(["channel_id", ...url])}
-2. poll_agent_messages {"channel_id": "<channel_id>", "wait_ms": 120000} waits for the app; ${reply}
+2. poll_agent_messages {"channel_id":"<channel_id>","wait_ms":120000} waits for the app; ${reply}
 3. Poll again while the person reads; when a turn ends, the reader offers to put a question into the chat.
 
 More: read_recipe.`;
@@ -50,10 +50,10 @@ More: read_recipe.`;
       return `${intro} You act only during a turn, so keep a watcher armed.
 
 1. open_reader {"markdown": "..."} ${source}. ${returns(["channel_id", ...url, "watch_command"])}
-2. Run watch_command, \`${watchCommand("<channel_id>", { where })}\`, as a background command (Claude Code: Bash, run_in_background: true). It exits when the app sends you something.
-3. Then poll_agent_messages {"channel_id": "<channel_id>"} and ${reply}
-4. Run the watcher again, every time, also when it exits 2 (30 min without mail).
+2. Run watch_command (\`${watchCommand("<channel_id>", { where })}\`) in the background (Claude Code: Bash, run_in_background: true): it exits when the app sends something.
+3. Then poll_agent_messages {"channel_id":"<channel_id>"} and ${reply}
+4. Run it again every time, also after exit 2 (30 min, no mail).
 
-No background commands? Poll with "wait_ms": 120000 instead. More (Monitor, /loop, hosts): read_recipe.`;
+No background commands? Poll with "wait_ms":120000 instead. More (Monitor, /loop, hosts): read_recipe.`;
   }
 }

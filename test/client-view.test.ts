@@ -174,7 +174,7 @@ describe("an MCP Apps host, a chat page and backchannel's own app side", () => {
     try {
       const told = client.getInstructions() ?? "";
       assert.doesNotMatch(told, /background|watch_command|watcher/i);
-      assert.match(told, /poll_agent_messages \{"channel_id": "<channel_id>", "wait_ms": 120000\}/);
+      assert.match(told, /poll_agent_messages \{"channel_id":"<channel_id>","wait_ms":120000\}/);
       const opened = (await client.callTool({ name: "open_reader", arguments: { markdown: "# Chat\n\nNo shell here." } })) as CallToolResult;
       assert.doesNotMatch(JSON.stringify(opened), /background|watch_command/);
     } finally {

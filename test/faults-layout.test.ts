@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { channelDir, channelsDir, queueFile, queueSeqFile, sessionFile, sessionsDir, stateFile } from "../core/paths.js";
+import { channelDir, channelsDir, queueFile, queueMarkFile, sessionFile, sessionsDir, stateFile } from "../core/paths.js";
 import { sessionKeyOfProcess } from "../core/session-key.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { FileStore } from "../store/file/file-store.js";
@@ -274,7 +274,7 @@ describe("named pipes where the store's files belong", () => {
     const pipes = [
       queueFile(dataDir, "piped", "ui"),
       queueFile(dataDir, "piped", "agent"),
-      queueSeqFile(dataDir, "piped", "ui"),
+      queueMarkFile(dataDir, "piped", "ui"),
       stateFile(dataDir, "piped", "reader"),
       stateFile(dataDir, "piped", "session"),
       `${queueFile(dataDir, "piped", "agent")}.lock`,
@@ -380,7 +380,7 @@ describe("the data directory's own checks cost nothing to a fresh setup", () => 
       await store.append("fresh", "ui", "e");
       for (const folder of [dataDir, channelsDir(dataDir), channelDir(dataDir, "fresh")])
         assert.equal((await stat(folder)).mode & 0o777, 0o700, folder);
-      for (const file of [queueFile(dataDir, "fresh", "ui"), queueSeqFile(dataDir, "fresh", "ui")])
+      for (const file of [queueFile(dataDir, "fresh", "ui"), queueMarkFile(dataDir, "fresh", "ui")])
         assert.equal((await stat(file)).mode & 0o777, 0o600, file);
     } finally {
       await rm(join(dataDir, "..", ".."), { recursive: true, force: true });

@@ -292,7 +292,7 @@ test(`${CALLS} hostile calls across every tool are all answered, without a crash
       assert.equal(file, undefined, path);
       continue;
     }
-    // The space only acknowledgements may use (store/file/space-reserve.ts), one file.
+    // The space only acknowledgements may use (core/fs/space-reserve.ts), one file.
     if (top === "space.reserve" && channel === undefined) continue;
     if (top === "browser") {
       // The browser host browser_link started (core/browser-host.ts): its key, record, locks and log, for this store only.
@@ -305,8 +305,7 @@ test(`${CALLS} hostile calls across every tool are all answered, without a crash
     assert.match(channel, CHANNEL_ID_PATTERN, `channel folder ${path}`);
     assert.ok((await stat(join(dataDir, "channels", channel))).isDirectory());
     if (file === undefined) continue;
-    // Besides the queues and state documents: the server's record of a queue's lock, kept while it runs (core/fs/lock.ts, keepRecord).
-    assert.match(file, /^(ui|agent)\.(json|seq)$|^state\.[a-z][a-z0-9-]*\.json$|^(ui|agent)\.json\.lock\.[0-9a-f]{16}\.holder$/, `file ${path}`);
+    assert.match(file, /^(ui|agent)\.(json|seq)$|^state\.[a-z][a-z0-9-]*\.json$/, `file ${path}`);
     assert.equal(deeper.length, 0, path);
   }
 });

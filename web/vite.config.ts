@@ -17,7 +17,12 @@ export default defineConfig(({ mode }) => ({
     // The page's build empties the folder; the frame's, which runs after it, keeps the page.
     emptyOutDir: mode !== "frame",
     target: "es2022",
-    rollupOptions: { input: resolve(root, mode === "frame" ? "frame.html" : "index.html") },
+    rollupOptions: {
+      input: resolve(root, mode === "frame" ? "frame.html" : "index.html"),
+      // ext-apps' PostMessageTransport logs every message it passes with console.debug (whole documents among
+      // them) and has no option to stop it: the page drops those calls, as the apps do (app/vite.config.ts).
+      treeshake: { manualPureFunctions: ["console.debug"] },
+    },
   },
   plugins: [viteSingleFile()],
 }));

@@ -1,5 +1,5 @@
 /**
- * Figure 18: the reader loop in the real Codex CLI and Gemini CLI, each installed in its
+ * Figure 19: the reader loop in the real Codex CLI and Gemini CLI, each installed in its
  * one step (the harnesses of test/support/codex/ and test/support/gemini/), against a
  * scripted model that arms nothing and answers at once, read against each host's own
  * floor measured in the same run. Run it with Claude Code's figures in one run:

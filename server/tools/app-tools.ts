@@ -58,8 +58,8 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
     {
       title: "Open an app",
       description:
-        `Show your own HTML app (markup, inline <style>/<script>, ≤ ${APP_HTML_MAX_BYTES / 1024} KiB; see recipe custom-apps) in the chat, ` +
-        "wired to a channel. name: a saved app instead; neither: list them (after: the page after that name).",
+        `Show your HTML app (inline <style>/<script>, ≤ ${APP_HTML_MAX_BYTES / 1024} KiB; recipe custom-apps) on a channel. ` +
+        "name: a saved app instead; neither: list them (after: the next page).",
       inputSchema: compactSchema(openAppInput),
       outputSchema: compactSchema(openAppOutput),
       _meta: { ui: { resourceUri: SHELL_RESOURCE_URI } },
