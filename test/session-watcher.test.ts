@@ -22,11 +22,13 @@ import { sessionKeyOfProcess } from "../core/session-key.js";
 import { characterCount } from "../core/text.js";
 import { FileStore } from "../store/file/file-store.js";
 import { TIMEOUT_NOTE } from "../claude-code/stop-hook.js";
+import { runAtOnce } from "./support/at-once.js";
 import { mkfifo } from "./support/fifo.js";
 import { CLI, connectServer, structured, tempDataDir } from "./support/helpers.js";
 import { OTHER_USER, otherUserSkipReason } from "./support/other-user.js";
 
 const PLUGIN_ROOT = fileURLToPath(new URL("../../plugin", import.meta.url));
+const CLAIM_RACER = fileURLToPath(new URL("./fixtures/claim-racer.js", import.meta.url));
 
 /** The wake hook's command, as plugin/hooks/hooks.json gives it. */
 async function hookCommand(): Promise<string> {
@@ -228,6 +230,18 @@ describe("one waiting watcher per session", () => {
     assert.equal(await runs[4]!.exited, 2, runs[4]!.stderr());
     assert.match(runs[4]!.stderr(), /thread_id "t-5"/);
     await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: channel } });
+  });
+
+  test("a newer watcher's take never writes over a mark just announced: two processes racing for the claim", { timeout: 120_000 }, async () => {
+    // Without the claim's lock, a fifth to a third of the announcements were lost (two runs of 500 rounds).
+    const raceKey = sessionKeyOfProcess("pid", process.pid);
+    const racer = (role: string) => [CLAIM_RACER, dataDir, raceKey, role, "500"];
+    const [announcer, taker] = await runAtOnce([racer("announce"), racer("take")], process.env, join(dataDir, "claim-race-start"));
+    assert.equal(taker!.code, 0, taker!.stderr);
+    assert.equal(announcer!.code, 0, announcer!.stderr);
+    const [, made, lost] = /announced (\d+) lost (\d+)/.exec(announcer!.stdout) ?? [];
+    assert.ok(Number(made) > 0, announcer!.stdout);
+    assert.equal(lost, "0", `${lost} of ${made} marks announced were written over by the other watcher's take`);
   });
 
   test("the hook ends quietly when the host process is gone", async () => {

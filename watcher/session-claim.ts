@@ -11,7 +11,12 @@
  * once, in a loop. Such a message is shown again with the next one that does wake.
  *
  * Invariant: a watcher wakes the agent only while the claim names it (checked just
- * before it wakes), so of two watchers racing for one session at most one wakes.
+ * before it wakes), so of two watchers racing for one session at most one wakes. Taking,
+ * announcing and releasing each read and rewrite the claim under its lock
+ * (core/fs/lock.ts), so none writes over what another wrote between its read and its
+ * write: a mark just announced is never lost to a newer watcher's take, which would
+ * wake the agent again for the same message (Codex CLI's waker outlives the turn it
+ * woke, and the next Stop hook's waker takes the claim while it may be announcing).
  *
  * The claim is a file of the data directory like the store's, reached the same way
  * (core/fs/safe-open.ts): `watchers/` is a real folder of this user (a link or a file in
@@ -23,12 +28,16 @@ import { readFileSync } from "node:fs";
 import { moveAside } from "../core/fs/aside.js";
 import { writeFileAtomic } from "../core/fs/atomic-write.js";
 import { FileTooLargeError, NotRegularFileError } from "../core/fs/errors.js";
+import { withLock } from "../core/fs/lock.js";
 import { reachFolder, readTextFile } from "../core/fs/safe-open.js";
 import { watcherClaimFile, watchersDir } from "../core/paths.js";
+import { isEpoch, type SeqMark } from "../protocol/epoch.js";
 
 /** The largest claim file read: a mark is under 100 bytes, so this holds thousands of channels' marks. */
 const CLAIM_MAX_BYTES = 256 * 1024;
-import { isEpoch, type SeqMark } from "../protocol/epoch.js";
+
+/** How long the claim's lock may look unchanged before a waiter that cannot check its holder breaks it: it is held for one read and one write. */
+const CLAIM_LOCK_STALE_MS = 10_000;
 
 /** Per channel id, the highest seq the agent has been woken for, in its queue's epoch. */
 export type Announced = Record<string, SeqMark>;
@@ -67,13 +76,16 @@ export class SessionClaim {
    * than a claim) is moved aside and reported, and the claim starts with no marks.
    * @returns what the agent had been woken for so far.
    * @throws UnsafeLayoutError (the claim or a folder above it is another user's or
-   *   writable by others); I/O errors (the claim's folder cannot be made or written).
+   *   writable by others); LockTimeoutError (the claim's lock stayed held); I/O errors
+   *   (the claim's folder cannot be made or written).
    */
-  take(): Announced {
+  async take(): Promise<Announced> {
     reachFolder(this.dataDir, watchersDir(this.dataDir), { create: true, warn: this.warn });
-    const before = this.readOrClear();
-    const announced = before?.announced ?? {};
-    writeClaim(this.path, { pid: this.pid, announced });
+    const before = await this.locked(() => {
+      const record = this.readOrClear();
+      writeClaim(this.path, { pid: this.pid, announced: record?.announced ?? {} });
+      return record;
+    });
     if (before && before.pid !== this.pid && isSessionWatcher(before.pid)) {
       try {
         process.kill(before.pid, "SIGTERM");
@@ -81,7 +93,7 @@ export class SessionClaim {
         // It ended on its own meanwhile.
       }
     }
-    return announced;
+    return before?.announced ?? {};
   }
 
   /** The claim before this watcher's; what is in its place and is not a claim file is moved aside first. */
@@ -106,13 +118,15 @@ export class SessionClaim {
   /**
    * Records that the agent is being woken for `marks` (merged into what was announced).
    * @returns false, writing nothing, when the claim is no longer this watcher's.
-   * @throws I/O errors.
+   * @throws LockTimeoutError (the claim's lock stayed held); I/O errors.
    */
-  announce(marks: Announced): boolean {
-    const current = readClaim(this.path);
-    if (current?.pid !== this.pid) return false;
-    writeClaim(this.path, { pid: this.pid, announced: { ...current.announced, ...marks } });
-    return true;
+  announce(marks: Announced): Promise<boolean> {
+    return this.locked(() => {
+      const current = readClaim(this.path);
+      if (current?.pid !== this.pid) return false;
+      writeClaim(this.path, { pid: this.pid, announced: { ...current.announced, ...marks } });
+      return true;
+    });
   }
 
   /**
@@ -120,13 +134,20 @@ export class SessionClaim {
    * the next one, so that no later process that reuses this pid is taken for its holder.
    * Never throws: a claim left behind names a process that has ended.
    */
-  release(): void {
+  async release(): Promise<void> {
     try {
-      const current = readClaim(this.path);
-      if (current?.pid === this.pid) writeClaim(this.path, { pid: 0, announced: current.announced });
+      await this.locked(() => {
+        const current = readClaim(this.path);
+        if (current?.pid === this.pid) writeClaim(this.path, { pid: 0, announced: current.announced });
+      });
     } catch {
       // Left as it was: the next watcher finds no live session watcher by that pid, or a later one, as above.
     }
+  }
+
+  /** Runs `action` (one read and one write of the claim) under the claim's lock. */
+  private locked<T>(action: () => T): Promise<T> {
+    return withLock(this.path, { staleMs: CLAIM_LOCK_STALE_MS, warn: this.warn }, action);
   }
 }
 

@@ -69,7 +69,7 @@ export type SessionWatchOutcome =
 export async function watchSession(options: SessionWatchOptions): Promise<SessionWatchOutcome> {
   const { reader, key, claim, timeoutMs, hostPid, signal, err } = options;
   const fallbackMs = options.fallbackMs ?? reader.fallbackWakeMs;
-  const announced = claim.take();
+  const announced = await claim.take();
   const deadline = Date.now() + timeoutMs;
   const watches = new Map<string, ChangeSubscription>();
   const sessionWatch = reader.sessions.watch(key);
@@ -97,7 +97,7 @@ export async function watchSession(options: SessionWatchOptions): Promise<Sessio
         const unwanted = options.stillWanted?.();
         if (unwanted !== undefined) return { kind: "ended", reason: unwanted };
         const marks: Announced = Object.fromEntries(mail.map((box) => [box.channel.id, { seq: box.messages.at(-1)!.seq, epoch: box.epoch }]));
-        if (!claim.announce(marks)) return { kind: "ended", reason: "a newer watcher of this session took over" };
+        if (!(await claim.announce(marks))) return { kind: "ended", reason: "a newer watcher of this session took over" };
         return { kind: "mail", summary: describeMail(mail) };
       }
       const remaining = deadline - Date.now();
@@ -105,7 +105,7 @@ export async function watchSession(options: SessionWatchOptions): Promise<Sessio
       await anyChange([sessionWatch, ...watches.values()], Math.min(remaining, fallbackMs), signal);
     }
   } finally {
-    claim.release();
+    await claim.release();
     sessionWatch.close();
     for (const watch of watches.values()) watch.close();
   }

@@ -147,7 +147,7 @@ export async function checkFiveAsks(host: string, asking: AskingApp, model: Loop
       .join(" | ");
   for (const [index, ask] of figures.entries()) {
     assert.equal(ask.requests, 2, `ask ${index + 1} took ${ask.requests} model requests: ${recent()}`);
-    assert.equal(ask.idleRequests, 0, `after ask ${index + 1}, ${ask.idleRequests} requests no message caused`);
+    assert.equal(ask.idleRequests, 0, `after ask ${index + 1}, ${ask.idleRequests} requests no message caused: ${recent()}`);
   }
 }
 
