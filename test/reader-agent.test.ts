@@ -31,7 +31,14 @@ describe("the reader and its agent, as people use them", { skip, timeout: 180_00
     await reader.selectAndAsk("sequence number");
     const frame = await reader.frame();
     await frame.locator(".card textarea:focus").fill("Does a reload lose me?");
+    // "Just after": once the host page has sent the question's two calls (its record, then
+    // the ask). A reload before the host page got them from the frame is a tab closed
+    // before Enter; Enter alone returns while they may still be on their way to it.
+    const sent = (tool: string) =>
+      reader.page.waitForRequest((request) => (request.postData() ?? "").includes(`"name":"${tool}"`) && request.postData()!.includes("Does a reload lose me?"));
+    const bothSent = Promise.all([sent("reader_record"), sent("notify_agent")]);
     await frame.locator(".card textarea:focus").press("Enter");
+    await bothSent;
     await reader.page.reload();
     const { message } = await reader.nextMessage("ask");
     const threadId = String(message.data.thread_id);
