@@ -36,6 +36,7 @@ import { NO_EPOCH } from "../protocol/epoch.js";
 import type { JsonValue, QueueMessage } from "../protocol/message.js";
 import { pollWithWait } from "./changes.js";
 import { PrincipalLimitError, TooManyPrincipalsError } from "./errors.js";
+import { appendedBytes } from "./validate.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult, QueueSnapshot, SessionStore } from "./store.js";
 import type { SavedApp, SavedAppStore, SavedAppSummary } from "./saved-app.js";
 
@@ -322,7 +323,7 @@ class LimitedView implements ChannelStore {
     return this.usage.inTurn(async () => {
       await this.usage.admitWrites();
       await this.usage.admitChannel(this.view, channelId);
-      await this.usage.admitBytes(this.view, Buffer.byteLength(event) + Buffer.byteLength(JSON.stringify(data ?? {})));
+      await this.usage.admitBytes(this.view, appendedBytes(event, data ?? {}));
       this.usage.admitAppend();
       return this.view.append(channelId, queue, event, data);
     });
