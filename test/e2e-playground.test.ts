@@ -10,7 +10,7 @@ import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { chromium } from "playwright-core";
-import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, startPlayground, structured, tempDataDir } from "./support/helpers.js";
+import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, startPlayground, structured, tempDataDir, waitUntil } from "./support/helpers.js";
 import { readerRigForSuite } from "./support/reader-page.js";
 
 const skip = browserSkipReason();
@@ -210,7 +210,12 @@ describe("the playground as a new user meets it", { skip, timeout: 180_000 }, ()
     const near = (rows: Row[]) =>
       rows.filter((row) => spread.includes(Number(row.thread.slice(2)))).every((row) => Math.abs(row.top - row.passage) <= 24);
     let rows = await measure();
-    for (const deadline = Date.now() + 5_000; !near(rows) && Date.now() < deadline; rows = await measure()) await frame.waitForTimeout(100);
+    const settled = async () => {
+      rows = await measure();
+      return near(rows);
+    };
+    // On time-out the assertion below says where the cards are.
+    await waitUntil(settled, "every spread card beside its passage", { timeoutMs: 5_000, intervalMs: 100 }).catch(() => undefined);
     const shown = JSON.stringify(rows.map(({ thread, top, passage }) => ({ thread, top: Math.round(top), passage: Math.round(passage) })));
     // Passages about 230 px apart leave room for every card beside its passage.
     assert.ok(near(rows), `a card of the spread threads is more than 24 px from its passage: ${shown}`);
@@ -239,8 +244,7 @@ describe("the playground as a new user meets it", { skip, timeout: 180_000 }, ()
     const kept = async () =>
       structured<{ position?: { block: number } | null }>(await rig.agent.callTool({ name: "reader_state", arguments: { channel_id: channelId } }))
         .position?.block;
-    for (const deadline = Date.now() + 10_000; (await kept()) !== block && Date.now() < deadline; ) await frame.waitForTimeout(200);
-    assert.equal(await kept(), block, "the channel keeps the block at the top");
+    await waitUntil(async () => (await kept()) === block, "the block at the top kept", { intervalMs: 200 });
 
     await reader.page.reload();
     const after = await reader.frame();
