@@ -216,8 +216,8 @@ async function startPlayground(): Promise<void> {
 /** Playground: what the header says of the page, with the agent panel on or off (`?agent=off`). */
 function playgroundHint(): string {
   return params.get("agent") === "off"
-    ? "The reader as it shows in a chat; an agent elsewhere reads this channel (?agent=off)"
-    : "The reader as it shows in a chat, and the agent panel, in which you play the agent";
+    ? "A chat with the reader; an agent elsewhere reads this channel"
+    : "A chat with the reader; you play the agent in the panel";
 }
 
 /** Playground: shows the app of a model's tool call in the chat, below what is there, with a button that re-renders it. */
