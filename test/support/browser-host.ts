@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import type { Frame, Page } from "playwright-core";
 import { CLI } from "./helpers.js";
 
 /** A `backchannel web` started by a test. */
@@ -95,4 +96,12 @@ export async function processEnded(pid: number, timeoutMs: number): Promise<void
     if (Date.now() > deadline) throw new Error(`process ${pid} still runs after ${timeoutMs} ms`);
     await new Promise((wake) => setTimeout(wake, 100));
   }
+}
+
+/** The reader's frame in the browser host's page `page`, once its document is in. */
+export async function readerFrame(page: Page): Promise<Frame> {
+  await page.locator("#frame iframe").waitFor();
+  const frame = await (await page.locator("#frame iframe").elementHandle())!.contentFrame();
+  await frame!.locator("#doc p").first().waitFor();
+  return frame!;
 }
