@@ -180,7 +180,10 @@ async function pluginFigures(browser: Browser, plan: BrowserTabPlan, ctx: RunCon
       // Scaled, so that the table's ratio of medians is the floor multiple.
       against: { name: "floor × 2 requests", samples: floor.mcp.map((ms) => ms * 2) },
     },
-    { ...solo("browser-tab.plugin.requests", "Claude Code with the plugin: model requests per ask", requests, "requests"), against: { name: "needed: 2" } },
+    {
+      ...solo("browser-tab.plugin.requests", "Claude Code with the plugin: model requests per ask", requests, "requests"),
+      against: { name: "needed: 2" },
+    },
   ];
 }
 
