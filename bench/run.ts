@@ -7,7 +7,7 @@
  * `--help` prints what each option does ({@link USAGE}).
  *
  * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector, reader,
- * cluster, claude-code, mcp-use, flood, before (all by default; claude-code needs `npm run claude-code:install`,
+ * cluster, claude-code, browser-tab, mcp-use, flood, before (all by default; claude-code needs `npm run claude-code:install`,
  * mcp-use `npm run mcp-use:install`). Wake, delivery (with the round trip), throughput and idle also
  * measure backchannel on the Redis store, beside the file store, on a redis-server this
  * run starts (appendonly yes, appendfsync always: durable as the file store); `--no-redis`,
@@ -32,6 +32,7 @@ import { FULL, QUICK, type Plan } from "./plan.js";
 import { analyse, renderTable, writeResult, type RunResult } from "./report.js";
 import { analyseSolo, renderSoloTable, type SoloFigure, type SoloResult } from "./solo.js";
 import { awarenessFigures } from "./suites/awareness.js";
+import { browserTabFigures } from "./suites/browser-tab.js";
 import { beforeFigures } from "./suites/before.js";
 import { claudeCodeFigures } from "./suites/claude-code.js";
 import { clusterFigures } from "./suites/cluster.js";
@@ -65,6 +66,7 @@ const SUITES: Record<string, (plan: Plan, ctx: RunContext, stores: readonly Desi
   reader: async (plan, ctx) => [...(await readerLongFigures(plan.readerLong, ctx)), ...(await inspectorLongFigures(plan.inspectorLong, ctx))],
   cluster: (plan, ctx) => clusterFigures(plan, ctx),
   "claude-code": (plan, ctx) => claudeCodeFigures(plan.claudeCode, ctx),
+  "browser-tab": (plan, ctx) => browserTabFigures(plan.browserTab, ctx),
   "mcp-use": (plan, ctx) => mcpUseFigures(plan.mcpUse, ctx),
   flood: (plan, ctx) => floodFigures(plan.flood, ctx),
   before: (plan, ctx) => beforeFigures(plan.before, ctx),

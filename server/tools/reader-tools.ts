@@ -146,16 +146,18 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       }
       if (source.text.trim() === "") return messageError("NO_DOCUMENT", "the document is empty: pass some markdown or text to read");
       const channelId = channel_id ?? mintChannelId();
+      const client = options.client ?? FULL_VIEW;
       const document: ReaderDocument = {
         title: chooseTitle(source, title),
         format: source.format,
         text: source.text,
         words: countWords(source.text),
         opened_at: new Date().toISOString(),
+        ...(client.wake === "hook" ? { woken_by: "hook" as const } : {}),
       };
       await writeDocument(store, channelId, document);
       await awareness.useChannel(channelId, "reader", true, document.title);
-      const opened = await openedChannel("reader", channelId, { ...options, client: options.client ?? FULL_VIEW });
+      const opened = await openedChannel("reader", channelId, { ...options, client });
       return toolResult(
         { channel_id: channelId, title: document.title, words: document.words, ...opened.structured },
         `Opened "${document.title}" (${document.words} words) in the reader on channel ${channelId}. ${opened.next}`,

@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import type { Frame, Page } from "playwright-core";
 import { CLI, waitUntil } from "./helpers.js";
 
 /** A `backchannel web` started by a test. */
@@ -91,4 +92,12 @@ export function stopBrowserHost(env: Record<string, string>): void {
  */
 export async function processEnded(pid: number, timeoutMs: number): Promise<void> {
   await waitUntil(() => !existsSync(`/proc/${pid}`), `process ${pid} ended`, { timeoutMs, intervalMs: 100 });
+}
+
+/** The reader's frame in the browser host's page `page`, once its document is in. */
+export async function readerFrame(page: Page): Promise<Frame> {
+  await page.locator("#frame iframe").waitFor();
+  const frame = await (await page.locator("#frame iframe").elementHandle())!.contentFrame();
+  await frame!.locator("#doc p").first().waitFor();
+  return frame!;
 }
