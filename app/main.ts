@@ -164,6 +164,8 @@ async function open(id: string): Promise<void> {
   channel.on("answer", (data, message) => void threads.receive(data as AnswerData, `ui:${message.seq}`));
   channel.start();
   presence.start();
+  // The plugin's hook wakes the agent for every message of this channel: it listens already.
+  if (state.document.woken_by === "hook") presence.hello();
   await channel.send("ready", {}).then(
     () => presence.setOffline(false),
     (error: Error) => {

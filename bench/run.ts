@@ -7,9 +7,9 @@
  * `--help` prints what each option does ({@link USAGE}).
  *
  * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector, reader,
- * cluster, claude-code, mcp-use, flood, agent-hosts, before (all by default; claude-code needs
- * `npm run claude-code:install`, mcp-use `npm run mcp-use:install`, agent-hosts (Codex CLI
- * and Gemini CLI) `npm run hosts:install`). Wake, delivery (with the round trip), throughput and idle also
+ * cluster, claude-code, browser-tab, mcp-use, flood, agent-hosts, before (all by default;
+ * claude-code needs `npm run claude-code:install`, mcp-use `npm run mcp-use:install`,
+ * agent-hosts (Codex CLI and Gemini CLI) `npm run hosts:install`). Wake, delivery (with the round trip), throughput and idle also
  * measure backchannel on the Redis store, beside the file store, on a redis-server this
  * run starts (appendonly yes, appendfsync always: durable as the file store); `--no-redis`,
  * or no redis-server installed, leaves it out. Figures of backchannel alone (awareness:
@@ -34,6 +34,7 @@ import { analyse, renderTable, writeResult, type RunResult } from "./report.js";
 import { analyseSolo, renderSoloTable, type SoloFigure, type SoloResult } from "./solo.js";
 import { agentHostsFigures } from "./suites/agent-hosts.js";
 import { awarenessFigures } from "./suites/awareness.js";
+import { browserTabFigures } from "./suites/browser-tab.js";
 import { beforeFigures } from "./suites/before.js";
 import { claudeCodeFigures } from "./suites/claude-code.js";
 import { clusterFigures } from "./suites/cluster.js";
@@ -67,6 +68,7 @@ const SUITES: Record<string, (plan: Plan, ctx: RunContext, stores: readonly Desi
   reader: async (plan, ctx) => [...(await readerLongFigures(plan.readerLong, ctx)), ...(await inspectorLongFigures(plan.inspectorLong, ctx))],
   cluster: (plan, ctx) => clusterFigures(plan, ctx),
   "claude-code": (plan, ctx) => claudeCodeFigures(plan.claudeCode, ctx),
+  "browser-tab": (plan, ctx) => browserTabFigures(plan.browserTab, ctx),
   "mcp-use": (plan, ctx) => mcpUseFigures(plan.mcpUse, ctx),
   flood: (plan, ctx) => floodFigures(plan.flood, ctx),
   "agent-hosts": (plan, ctx) => agentHostsFigures(plan.agentHosts, ctx),

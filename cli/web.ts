@@ -6,7 +6,7 @@
  */
 import { resolve } from "node:path";
 import { resolveDataDir } from "../core/paths.js";
-import { parseCommandLine, usageError } from "./args.js";
+import { optionsNpmKept, parseCommandLine, usageError } from "./args.js";
 import { describeLocation, type StoreLocation, storeLocationFromEnv } from "../store/open.js";
 
 /** How long the background host lives unused. */
@@ -39,6 +39,9 @@ Options:
   --reader-html FILE  serve another build of the reader (to compare builds)
   -h, --help        show this help
 
+From a clone, npm start runs the playground: options go after "--", as in
+npm start -- --home DIR --port N (npm keeps those before it for itself).
+
 The store is the one every command uses: BACKCHANNEL_STORE, BACKCHANNEL_STORE_FILE or
 BACKCHANNEL_HOME, else the data directory ${resolveDataDir()}.
 
@@ -59,6 +62,19 @@ const OPTIONS = {
 /** Runs the command with `args` (after its name); resolves to the exit code, -1 while the host runs. */
 export async function run(args: string[]): Promise<number> {
   const command = "backchannel web";
+  // `npm start --home DIR` gives npm the option and this command the bare DIR: say how to pass it before a word is refused.
+  // A host a server starts (--background) inherits its npm settings, if any, from whatever ran that server.
+  const kept = args.includes("--background") ? [] : optionsNpmKept(OPTIONS, process.env);
+  if (kept.length > 0) {
+    const event = process.env.npm_lifecycle_event;
+    const script = event === "start" ? "npm start" : `npm run ${event}`;
+    const named = kept.map(({ option, meant }) => (meant ? `${option} (did you mean ${meant}?)` : option));
+    throw usageError(
+      command,
+      `npm kept ${named.join(" and ")} for itself (options before "--" are npm's own), so this command never got ` +
+        `${kept.length > 1 ? "them" : "it"}; write options after "--", as in: ${script} -- --home DIR --port N`,
+    );
+  }
   const { values } = parseCommandLine(command, args, { options: OPTIONS });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);

@@ -80,6 +80,12 @@ export type ReaderDocument = {
   words: number;
   /** ISO-8601 time it was opened. */
   opened_at: string;
+  /**
+   * `hook` when the agent that opened it is woken by the plugin's wake hook for every
+   * message of the channel (`serve --wake hook`): it listens from the open on, before
+   * any `hello` or answer. Absent for the other wake paths, whose agent must act first.
+   */
+  woken_by?: "hook";
 };
 
 /** A stored message of a thread. `id` makes recording idempotent: an agent answer's id is `ui:<seq>`. */

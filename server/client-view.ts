@@ -65,9 +65,10 @@ export const FULL_VIEW: ClientView = Object.freeze({ showsApps: true, callsAppTo
 
 /**
  * Names (`clientInfo.name`) of clients whose model has no shell: chat pages and
- * desktop chats, where a background command cannot run.
+ * desktop chats, where a background command cannot run (mcp-use's inspector: its chat's
+ * model is given the server's tools only).
  */
-const CHAT_CLIENTS = [/^claude-ai$/i, /^openai-mcp$/i, /chatgpt/i];
+const CHAT_CLIENTS = [/^claude-ai$/i, /^openai-mcp$/i, /chatgpt/i, /^mcp-use inspector$/i];
 
 /**
  * The view of a client that declared `declared` (undefined: unknown), under `settings`.

@@ -9,8 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { Frame, Page } from "playwright-core";
-import { stopBrowserHost } from "./support/browser-host.js";
+import { readerFrame, stopBrowserHost } from "./support/browser-host.js";
 import { browserSkipReason, tempDataDir } from "./support/helpers.js";
 import { type InspectorHost, type InspectorServer, startInspector, startServer } from "./support/inspector.js";
 import { askAbout, ReaderAgent, watchAnswer } from "./support/reader-driver.js";
@@ -56,7 +55,7 @@ describe("the reader popped out into a browser tab", { skip, timeout: 600_000 },
       const tabOpened = opened.page.context().waitForEvent("page");
       await opened.app.locator("#pop-out", { hasText: "Open in a browser tab" }).click();
       const tab = await tabOpened;
-      const tabFrame = await readerIn(tab);
+      const tabFrame = await readerFrame(tab);
       const address = new URL(tab.url());
       assert.match(address.pathname, /^\/s\/[A-Za-z0-9_-]{22}\/$/, "the browser host's session");
       assert.equal(address.searchParams.get("k"), null, "the key left the address bar");
@@ -92,11 +91,3 @@ describe("the reader popped out into a browser tab", { skip, timeout: 600_000 },
     }
   });
 });
-
-/** The reader's frame in the browser host's page `page`, once its document is in. */
-async function readerIn(page: Page): Promise<Frame> {
-  await page.locator("#frame iframe").waitFor();
-  const frame = await (await page.locator("#frame iframe").elementHandle())!.contentFrame();
-  await frame!.locator("#doc p").first().waitFor();
-  return frame!;
-}

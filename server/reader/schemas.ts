@@ -102,6 +102,7 @@ export const documentSchema = z.object({
   text: z.string(),
   words: z.number().int(),
   opened_at: z.string(),
+  woken_by: z.literal("hook").optional().describe("The agent is woken by the plugin's hook for every message: it listens from the open on."),
 });
 
 /** The input of `reader_state`. */

@@ -10,7 +10,7 @@ import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { BrowserLinks } from "../browser-links.js";
 import { registerAppOnlyTool } from "./app-only.js";
-import { toolError, toolResult } from "./results.js";
+import { guarded, toolResult } from "./results.js";
 import { channelIdSchema, compactSchema } from "./schemas.js";
 
 const browserLinkInput = z.object({ channel_id: channelIdSchema });
@@ -28,13 +28,9 @@ export function registerBrowserTools(server: McpServer, browser: BrowserLinks): 
       inputSchema: compactSchema(browserLinkInput),
       outputSchema: compactSchema(browserLinkOutput),
     },
-    async ({ channel_id }) => {
-      try {
-        const url = await browser.linkTo(channel_id);
-        return toolResult({ url }, `Channel ${channel_id} in a browser tab: ${url}`);
-      } catch (error) {
-        return toolError(error);
-      }
-    },
+    guarded(async ({ channel_id }) => {
+      const url = await browser.linkTo(channel_id);
+      return toolResult({ url }, `Channel ${channel_id} in a browser tab: ${url}`);
+    }),
   );
 }

@@ -9,6 +9,7 @@
 import { watchCommand } from "../../core/commands.js";
 import type { BrowserLinks } from "../browser-links.js";
 import type { ClientView } from "../client-view.js";
+import { attempt } from "./results.js";
 
 /** What the opening tool knows besides the channel. */
 export interface OpenedChannelOptions {
@@ -61,9 +62,8 @@ export async function openedChannel(kind: "reader" | "app", channelId: string, o
 /** The browser host's link to `channelId`, or why there is none. */
 async function browserLink(channelId: string, browser: BrowserLinks | undefined): Promise<{ url: string } | { error: string }> {
   if (!browser) return { error: "this server cannot show it in a browser (it is not on the person's machine)" };
-  try {
-    return { url: await browser.linkTo(channelId) };
-  } catch (error) {
-    return { error: `the browser host did not start (${(error as Error).message}); the person can run \`backchannel web\` to see it` };
-  }
+  return attempt<{ url: string } | { error: string }>(
+    async () => ({ url: await browser.linkTo(channelId) }),
+    (error) => ({ error: `the browser host did not start (${(error as Error).message}); the person can run \`backchannel web\` to see it` }),
+  );
 }

@@ -33,7 +33,7 @@ import type { BrowserLinks } from "../browser-links.js";
 import { type ClientView, FULL_VIEW } from "../client-view.js";
 import { registerAppOnlyTool } from "./app-only.js";
 import { openedChannel } from "./opened-channel.js";
-import { messageError, toolError, toolResult } from "./results.js";
+import { guarded, messageError, toolResult } from "./results.js";
 import { compactSchema } from "./schemas.js";
 
 /** Options of {@link registerReaderTools}. */
@@ -125,46 +125,44 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       outputSchema: compactSchema(openReaderOutput),
       _meta: { ui: { resourceUri: READER_RESOURCE_URI } },
     },
-    async ({ title, markdown, text, path, channel_id }, ctx) => {
-      try {
-        let given: DocumentRequest = { markdown, text, path };
-        if (markdown === undefined && text === undefined && path === undefined) {
-          const canAsk = server.server.getClientCapabilities()?.elicitation !== undefined;
-          const answer = await askForDocument(ctx, canAsk, readLocalFiles);
-          if (answer.action === "ask") return answer.result;
-          if (answer.action !== "accept") return messageError("NO_DOCUMENT", unanswered(answer, readLocalFiles));
-          // A form sends empty fields as "": they mean nothing was given.
-          given = answer.path?.trim() ? { path: answer.path.trim() } : { markdown: answer.text ?? "" };
-        }
-        let source: DocumentSource;
-        if (given.path !== undefined) {
-          if (!readLocalFiles) return messageError("INVALID_ARGUMENTS", NO_PATH_HERE);
-          source = await readDocumentFile(given.path, maxFileBytes);
-        } else if (given.markdown !== undefined) {
-          source = { format: "markdown", text: given.markdown };
-        } else {
-          source = { format: "text", text: given.text ?? "" };
-        }
-        if (source.text.trim() === "") return messageError("NO_DOCUMENT", "the document is empty: pass some markdown or text to read");
-        const channelId = channel_id ?? mintChannelId();
-        const document: ReaderDocument = {
-          title: chooseTitle(source, title),
-          format: source.format,
-          text: source.text,
-          words: countWords(source.text),
-          opened_at: new Date().toISOString(),
-        };
-        await writeDocument(store, channelId, document);
-        await awareness.useChannel(channelId, "reader", true, document.title);
-        const opened = await openedChannel("reader", channelId, { ...options, client: options.client ?? FULL_VIEW });
-        return toolResult(
-          { channel_id: channelId, title: document.title, words: document.words, ...opened.structured },
-          `Opened "${document.title}" (${document.words} words) in the reader on channel ${channelId}. ${opened.next}`,
-        );
-      } catch (error) {
-        return toolError(error);
+    guarded(async ({ title, markdown, text, path, channel_id }, ctx) => {
+      let given: DocumentRequest = { markdown, text, path };
+      if (markdown === undefined && text === undefined && path === undefined) {
+        const canAsk = server.server.getClientCapabilities()?.elicitation !== undefined;
+        const answer = await askForDocument(ctx, canAsk, readLocalFiles);
+        if (answer.action === "ask") return answer.result;
+        if (answer.action !== "accept") return messageError("NO_DOCUMENT", unanswered(answer, readLocalFiles));
+        // A form sends empty fields as "": they mean nothing was given.
+        given = answer.path?.trim() ? { path: answer.path.trim() } : { markdown: answer.text ?? "" };
       }
-    },
+      let source: DocumentSource;
+      if (given.path !== undefined) {
+        if (!readLocalFiles) return messageError("INVALID_ARGUMENTS", NO_PATH_HERE);
+        source = await readDocumentFile(given.path, maxFileBytes);
+      } else if (given.markdown !== undefined) {
+        source = { format: "markdown", text: given.markdown };
+      } else {
+        source = { format: "text", text: given.text ?? "" };
+      }
+      if (source.text.trim() === "") return messageError("NO_DOCUMENT", "the document is empty: pass some markdown or text to read");
+      const channelId = channel_id ?? mintChannelId();
+      const client = options.client ?? FULL_VIEW;
+      const document: ReaderDocument = {
+        title: chooseTitle(source, title),
+        format: source.format,
+        text: source.text,
+        words: countWords(source.text),
+        opened_at: new Date().toISOString(),
+        ...(client.wake === "hook" ? { woken_by: "hook" as const } : {}),
+      };
+      await writeDocument(store, channelId, document);
+      await awareness.useChannel(channelId, "reader", true, document.title);
+      const opened = await openedChannel("reader", channelId, { ...options, client });
+      return toolResult(
+        { channel_id: channelId, title: document.title, words: document.words, ...opened.structured },
+        `Opened "${document.title}" (${document.words} words) in the reader on channel ${channelId}. ${opened.next}`,
+      );
+    }),
   );
 
   registerAppOnlyTool(
@@ -176,30 +174,26 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       inputSchema: compactSchema(readerStateInput),
       outputSchema: compactSchema(readerStateOutput),
     },
-    async ({ channel_id, gzip }) => {
-      try {
-        const [document, { threads, drafts }, position] = await Promise.all([
-          readDocument(store, channel_id),
-          readThreads(store, channel_id),
-          readPosition(store, channel_id),
-        ]);
-        const summary = document ? `"${document.title}" with ${threads.length} thread${threads.length === 1 ? "" : "s"}` : "no document";
-        return toolResult(
-          {
-            channel_id,
-            document: document && gzip ? await compressedDocument(document) : document,
-            threads,
-            drafts,
-            position,
-            max_message_bytes: maxMessageBytes,
-            browser_tab: options.browser !== undefined,
-          },
-          `Reader state of channel ${channel_id}: ${summary}.`,
-        );
-      } catch (error) {
-        return toolError(error);
-      }
-    },
+    guarded(async ({ channel_id, gzip }) => {
+      const [document, { threads, drafts }, position] = await Promise.all([
+        readDocument(store, channel_id),
+        readThreads(store, channel_id),
+        readPosition(store, channel_id),
+      ]);
+      const summary = document ? `"${document.title}" with ${threads.length} thread${threads.length === 1 ? "" : "s"}` : "no document";
+      return toolResult(
+        {
+          channel_id,
+          document: document && gzip ? await compressedDocument(document) : document,
+          threads,
+          drafts,
+          position,
+          max_message_bytes: maxMessageBytes,
+          browser_tab: options.browser !== undefined,
+        },
+        `Reader state of channel ${channel_id}: ${summary}.`,
+      );
+    }),
   );
 
   registerAppOnlyTool(
@@ -211,27 +205,23 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       inputSchema: compactSchema(readerRecordInput),
       outputSchema: compactSchema(readerRecordOutput),
     },
-    async ({ channel_id, thread_id, quote, paragraph, anchor, message, withdraw, draft }) => {
-      try {
-        if (draft) {
-          const outcome = await recordDraft(store, channel_id, { thread_id, quote, paragraph, anchor, ...draft });
-          const done = outcome.recorded ? (draft.text === "" ? "Dropped the draft of" : "Kept the draft of") : "A newer message left the draft of";
-          return toolResult({ ...outcome }, `${done} thread ${thread_id}${outcome.recorded ? "" : " unchanged"}.`);
-        }
-        // The input's refinement leaves a message when there is no draft.
-        const outcome = await recordMessage(store, channel_id, { threadId: thread_id, quote, paragraph, anchor, message: message!, withdraw });
-        const done = withdraw
-          ? outcome.recorded
-            ? "Withdrawn from"
-            : "Nothing to withdraw in"
-          : outcome.recorded
-            ? "Recorded in"
-            : "Already recorded in";
-        return toolResult({ ...outcome }, `${done} thread ${thread_id}.`);
-      } catch (error) {
-        return toolError(error);
+    guarded(async ({ channel_id, thread_id, quote, paragraph, anchor, message, withdraw, draft }) => {
+      if (draft) {
+        const outcome = await recordDraft(store, channel_id, { thread_id, quote, paragraph, anchor, ...draft });
+        const done = outcome.recorded ? (draft.text === "" ? "Dropped the draft of" : "Kept the draft of") : "A newer message left the draft of";
+        return toolResult({ ...outcome }, `${done} thread ${thread_id}${outcome.recorded ? "" : " unchanged"}.`);
       }
-    },
+      // The input's refinement leaves a message when there is no draft.
+      const outcome = await recordMessage(store, channel_id, { threadId: thread_id, quote, paragraph, anchor, message: message!, withdraw });
+      const done = withdraw
+        ? outcome.recorded
+          ? "Withdrawn from"
+          : "Nothing to withdraw in"
+        : outcome.recorded
+          ? "Recorded in"
+          : "Already recorded in";
+      return toolResult({ ...outcome }, `${done} thread ${thread_id}.`);
+    }),
   );
 
   registerAppOnlyTool(
@@ -243,13 +233,9 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       inputSchema: compactSchema(readerPositionInput),
       outputSchema: compactSchema(positionSchema),
     },
-    async ({ channel_id, block }) => {
-      try {
-        await writePosition(store, channel_id, { block });
-        return toolResult({ block }, `Kept block ${block} as the reading position of channel ${channel_id}.`);
-      } catch (error) {
-        return toolError(error);
-      }
-    },
+    guarded(async ({ channel_id, block }) => {
+      await writePosition(store, channel_id, { block });
+      return toolResult({ block }, `Kept block ${block} as the reading position of channel ${channel_id}.`);
+    }),
   );
 }

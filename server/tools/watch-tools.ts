@@ -18,7 +18,7 @@ import { channelTitle } from "../../store/channel-title.js";
 import { afterSeqIn, NO_EPOCH } from "../../protocol/epoch.js";
 import type { ChannelReader, QueueSnapshot } from "../../store/store.js";
 import { registerAppOnlyTool } from "./app-only.js";
-import { toolError, toolResult } from "./results.js";
+import { guarded, toolResult } from "./results.js";
 import { channelIdSchema, compactSchema, epochSchema, messageSchema, waitSchema } from "./schemas.js";
 import type { WaitSlots } from "./wait-slots.js";
 
@@ -67,10 +67,9 @@ export function registerWatchTools(server: McpServer, reader: ChannelReader, wai
       outputSchema: compactSchema(watchOutput),
       annotations: { readOnlyHint: true },
     },
-    async ({ channel_id, after_seq = 0, epoch, wait_ms = 0, with_title = false }, ctx) => {
-      let giveBack = () => {};
+    guarded(async ({ channel_id, after_seq = 0, epoch, wait_ms = 0, with_title = false }, ctx) => {
+      const giveBack = wait_ms > 0 ? waitSlots.take() : () => undefined;
       try {
-        if (wait_ms > 0) giveBack = waitSlots.take();
         const { messages, epoch: current } = await waitForMessages(reader, channel_id, { seq: after_seq, epoch }, wait_ms, ctx.mcpReq.signal);
         const text =
           messages.length === 0
@@ -79,12 +78,10 @@ export function registerWatchTools(server: McpServer, reader: ChannelReader, wai
         const title = with_title ? await channelTitle(reader, channel_id) : undefined;
         const exists = messages.length > 0 || (await reader.hasChannel(channel_id));
         return toolResult(title === undefined ? { messages, epoch: current, exists } : { messages, epoch: current, title, exists }, text);
-      } catch (error) {
-        return toolError(error);
       } finally {
         giveBack();
       }
-    },
+    }),
   );
 }
 

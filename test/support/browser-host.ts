@@ -5,7 +5,8 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { CLI } from "./helpers.js";
+import type { Frame, Page } from "playwright-core";
+import { CLI, waitUntil } from "./helpers.js";
 
 /** A `backchannel web` started by a test. */
 export interface WebProcess {
@@ -90,9 +91,13 @@ export function stopBrowserHost(env: Record<string, string>): void {
  * has ended, looking every 100 ms. @throws after `timeoutMs`.
  */
 export async function processEnded(pid: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (existsSync(`/proc/${pid}`)) {
-    if (Date.now() > deadline) throw new Error(`process ${pid} still runs after ${timeoutMs} ms`);
-    await new Promise((wake) => setTimeout(wake, 100));
-  }
+  await waitUntil(() => !existsSync(`/proc/${pid}`), `process ${pid} ended`, { timeoutMs, intervalMs: 100 });
+}
+
+/** The reader's frame in the browser host's page `page`, once its document is in. */
+export async function readerFrame(page: Page): Promise<Frame> {
+  await page.locator("#frame iframe").waitFor();
+  const frame = await (await page.locator("#frame iframe").elementHandle())!.contentFrame();
+  await frame!.locator("#doc p").first().waitFor();
+  return frame!;
 }

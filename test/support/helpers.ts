@@ -72,6 +72,32 @@ export async function connectServer(dataDir: string, env: Record<string, string>
   return client;
 }
 
+/**
+ * Waits for a state no event announces (a file another process writes, a page's layout):
+ * checks `check` at once, then every `intervalMs` (default 50), until it gives a value
+ * other than `undefined`, `null` or `false`; a check that throws counts as "not yet".
+ * @returns that value.
+ * @throws an Error naming `what` (and the last check's error) once `timeoutMs` (default 10,000) passed.
+ */
+export async function waitUntil<T>(
+  check: () => T | Promise<T>,
+  what: string,
+  { timeoutMs = 10_000, intervalMs = 50 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<Exclude<T, undefined | null | false>> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    let failure: unknown;
+    try {
+      const value = await check();
+      if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>;
+    } catch (error) {
+      failure = error;
+    }
+    if (performance.now() > deadline) throw new Error(`not ${what} within ${timeoutMs} ms${failure ? ` (${(failure as Error).message})` : ""}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
 /** Everything the server behind `client` printed on stderr so far. */
 export function stderrOf(client: Client): string {
   return serverStderr.get(client)?.() ?? "";

@@ -45,6 +45,8 @@ export class ReaderRig {
   browser!: Browser;
   agent!: Client;
   playground!: PlaygroundProcess;
+  /** The data directory the playground and the agent share (removed by {@link stop}). */
+  dataDir!: string;
   /** Errors the pages threw, and dialogs they opened. */
   readonly pageErrors: string[] = [];
   private cleanup: (() => Promise<void>) | undefined;
@@ -58,6 +60,7 @@ export class ReaderRig {
   async start(options: { readerHtml?: string } = {}): Promise<this> {
     const temp = await tempDataDir();
     this.cleanup = temp.cleanup;
+    this.dataDir = temp.dir;
     const readerHtml = options.readerHtml ?? process.env.BACKCHANNEL_READER_HTML;
     this.playground = await startPlayground(temp.dir, readerHtml ? ["--reader-html", readerHtml] : []);
     this.agent = await connectServer(temp.dir);

@@ -26,6 +26,9 @@ import {
 /** The policy hosts give an app that declares no `_meta.ui.csp` (docs/ARCHITECTURE.md, "Hosts"): no network at all. Also sent by the host with the frame. */
 const APP_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; connect-src 'none'";
 
+/** What no inline app is made smaller than, however little room the window has (px). */
+const MIN_INLINE_HEIGHT = 360;
+
 /** Style variables the host hands the app for each theme (a few of the ~75 real hosts send). */
 const PALETTES: Record<McpUiTheme, Partial<McpUiStyles>> = {
   light: {
@@ -62,6 +65,8 @@ export interface AppFramesOptions {
   hostName: string;
   /** Where an app's `ui/message` goes (the chat's input box); none: the host has no chat, and says so. */
   onmessage?: (text: string) => void;
+  /** The room (px) the page keeps in view below the main app, such as a chat box (default none). */
+  roomBelow?: () => number;
 }
 
 /** The apps rendered in the page: their bridges, and the host context they share. */
@@ -153,6 +158,13 @@ export class AppFrames {
     if (iframe && mode === "fullscreen") iframe.style.height = "";
   }
 
+  /** The room (px) the page takes in the window's height around `container`: above it (from the page's top), below it as the page asks, and the page's bottom padding. */
+  private roomAround(container: HTMLElement): number {
+    const above = container.getBoundingClientRect().top + window.scrollY;
+    const padding = Number.parseFloat(getComputedStyle(container.closest("main") ?? document.body).paddingBottom) || 0;
+    return above + (this.options.roomBelow?.() ?? 0) + padding;
+  }
+
   /** The host context of the main app (its container and display modes too) or of another one. */
   private hostContext(main: boolean, container: HTMLElement): McpUiHostContext {
     const styles = { variables: PALETTES[this.theme] as McpUiStyles };
@@ -164,10 +176,14 @@ export class AppFrames {
       styles,
       displayMode: this.displayMode,
       availableDisplayModes: ["inline", "fullscreen"],
-      // Inline, the app may be as tall as most of the window; full screen, it is the window.
+      // Full screen, the app is the window; inline, it may take the window's height below
+      // where it starts, but the room the page keeps below it (and the page's bottom padding).
       containerDimensions: fullscreen
         ? { height: window.innerHeight, width: window.innerWidth }
-        : { maxHeight: Math.max(360, window.innerHeight - 140), maxWidth: container.clientWidth || window.innerWidth },
+        : {
+            maxHeight: Math.max(MIN_INLINE_HEIGHT, window.innerHeight - this.roomAround(container)),
+            maxWidth: container.clientWidth || window.innerWidth,
+          },
       platform: "web",
       locale: navigator.language,
     };

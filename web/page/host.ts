@@ -46,7 +46,7 @@ const config = pageConfig();
 const params = new URLSearchParams(location.search);
 const frames = new AppFrames({
   hostName: config.mode === "host" ? BROWSER_HOST_NAME : "backchannel-playground",
-  ...(config.mode === "playground" ? { onmessage: putInChatBox } : {}),
+  ...(config.mode === "playground" ? { onmessage: putInChatBox, roomBelow: composerRoom } : {}),
 });
 frames.theme = params.get("theme") === "dark" ? "dark" : "light";
 let appClient: Client;
@@ -155,10 +155,7 @@ async function appCall<T>(name: string, args: Record<string, unknown>): Promise<
 async function show(opened: { call: AppCall; channelId: string; title: string }): Promise<void> {
   shown = opened;
   history.replaceState(null, "", `${location.search}#${opened.channelId}`);
-  setTitle(
-    opened.title,
-    config.mode === "host" ? `Channel ${opened.channelId}` : "The reader as it shows in a chat (left), and you playing the agent (right)",
-  );
+  setTitle(opened.title, config.mode === "host" ? `Channel ${opened.channelId}` : playgroundHint());
   await remount();
   // Named once its app is in place: whoever waits for the new channel's name then finds its frame, not the one before.
   element("channel").textContent = opened.channelId;
@@ -216,6 +213,13 @@ async function startPlayground(): Promise<void> {
   await openDocument({ title: "How backchannel works", markdown: sample });
 }
 
+/** Playground: what the header says of the page, with the agent panel on or off (`?agent=off`). */
+function playgroundHint(): string {
+  return params.get("agent") === "off"
+    ? "A chat with the reader; an agent elsewhere reads this channel"
+    : "A chat with the reader; you play the agent in the panel";
+}
+
 /** Playground: shows the app of a model's tool call in the chat, below what is there, with a button that re-renders it. */
 async function showToolApp(name: string, call: AppCall): Promise<void> {
   const bubble = document.createElement("div");
@@ -232,6 +236,12 @@ async function showToolApp(name: string, call: AppCall): Promise<void> {
   rerender.addEventListener("click", () => {
     frames.mount(call, frame, name, bridge).then((next) => (bridge = next), showError);
   });
+}
+
+/** Playground: the room the chat box takes below the reader (its height and margin), so that it shows without scrolling. */
+function composerRoom(): number {
+  const composer = element("composer");
+  return composer.offsetHeight + Number.parseFloat(getComputedStyle(composer).marginTop);
 }
 
 /** The channel id in the URL's hash, if any. */

@@ -123,6 +123,8 @@ export interface PrintResult {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** `performance.now()` when `claude` exited (its output closed). */
+  endedAt: number;
 }
 
 /**
@@ -139,13 +141,19 @@ export async function runPrint(prompt: string, options: ClaudeOptions & { timeou
   const timeoutMs = options.timeoutMs ?? 120_000;
   let timer: NodeJS.Timeout | undefined;
   try {
+    let endedAt = 0;
     const code = await Promise.race([
-      new Promise<number | null>((resolve) => child.on("close", resolve)),
+      new Promise<number | null>((resolve) =>
+        child.on("close", (exit: number | null) => {
+          endedAt = performance.now();
+          resolve(exit);
+        }),
+      ),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`claude -p ran over ${timeoutMs} ms: ${stderr}`)), timeoutMs);
       }),
     ]);
-    return { code, stdout, stderr };
+    return { code, stdout, stderr, endedAt };
   } finally {
     clearTimeout(timer);
     await endTree(child);
