@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { type CodexModel, startCodexModel } from "./support/codex/model-server.js";
 import { type CodexTui, codexSkipReason, startCodexTui } from "./support/codex/session.js";
-import { connectServer, tempDataDir } from "./support/helpers.js";
+import { connectServer, tempDataDir, waitUntil } from "./support/helpers.js";
 import type { HostPolicy } from "./support/host-turn.js";
 import { processesMarked } from "./support/leftovers.js";
 import { tmuxMissing } from "./support/tmux-pane.js";
@@ -74,9 +74,7 @@ describe("Codex CLI with only the MCP server: the watcher's exit wakes nothing",
         data: { thread_id: "t-1", quote: "q", paragraph: "p", question: "Anyone there?", history: [] },
       },
     });
-    const deadline = performance.now() + 30_000;
-    while ((await watchers()).length > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.deepEqual(await watchers(), [], "the watcher saw the ask and exited");
+    await waitUntil(async () => (await watchers()).length === 0, "the watcher saw the ask and exited", { timeoutMs: 30_000 });
     await new Promise((resolve) => setTimeout(resolve, 10_000));
     assert.equal(model.turns().length, before, "no model request in the 10 s after the watcher's exit");
   });

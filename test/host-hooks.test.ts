@@ -13,7 +13,7 @@ import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { TIMEOUT_NOTE } from "../claude-code/stop-hook.js";
 import { wakerLogFile } from "../codex/wake.js";
-import { CLI, connectServer, structured, tempDataDir } from "./support/helpers.js";
+import { CLI, connectServer, structured, tempDataDir, waitUntil } from "./support/helpers.js";
 import { processesMarked } from "./support/leftovers.js";
 
 let dataDir: string;
@@ -134,26 +134,26 @@ describe("Codex CLI's hook (codex-stop) and its waker", () => {
     const stop = await hook(["codex-stop"], JSON.stringify({ session_id: "thread-1", hook_event_name: "Stop", stop_hook_active: false }));
     assert.equal(stop.stdout, "{}\n");
     assert.ok(stop.ms < 10_000, `the Stop hook held the turn ${stop.ms} ms`);
-    const [waker] = await eventually(wakers, (found) => found.length === 1);
+    const [waker] = await waitUntil(async () => {
+      const found = await wakers();
+      return found.length === 1 && found;
+    }, "one waker running");
     // This process stands for Codex: `<node> queue …` is no Codex, so every wake fails.
     await claimedBy(dataDir, waker);
     const log = wakerLogFile(dataDir, key);
     await ask("t-2", "Another?");
-    await eventually(
-      () => failures(log),
-      (lines) => lines.length === 1,
-    );
+    await waitUntil(async () => (await failures(log)).length === 1, "the first failed wake logged");
     await ask("t-3", "And another?");
-    await eventually(
-      () => failures(log),
-      (lines) => lines.length === 2,
-    );
+    await waitUntil(async () => (await failures(log)).length === 2, "the second failed wake logged");
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     assert.equal((await failures(log)).length, 2, `one try per message: ${await readFile(log, "utf8")}`);
     assert.deepEqual(await wakers(), [waker], "the waker watches on");
     // A newer hook's waker takes over and ends this one.
     await hook(["codex-stop"], JSON.stringify({ session_id: "thread-1", hook_event_name: "Stop" }));
-    const [newer] = await eventually(wakers, (found) => found.length === 1 && found[0] !== waker);
+    const [newer] = await waitUntil(async () => {
+      const found = await wakers();
+      return found.length === 1 && found[0] !== waker && found;
+    }, "the newer waker alone");
     await claimedBy(dataDir, newer);
     process.kill(newer!, "SIGTERM");
   });
@@ -171,25 +171,15 @@ async function failures(log: string): Promise<string[]> {
 
 /** Resolves once the session's claim names a live watcher (`pid`, when given). */
 async function claimedBy(dir: string, pid?: number): Promise<void> {
-  await eventually(
+  await waitUntil(
     async () => {
       const names = await readdir(join(dir, "watchers")).catch(() => [] as string[]);
       const claims = await Promise.all(
         names.filter((name) => name.endsWith(".json")).map((name) => readFile(join(dir, "watchers", name), "utf8").catch(() => "{}")),
       );
-      return claims.map((text) => (JSON.parse(text) as { pid?: number }).pid ?? 0);
+      const pids = claims.map((text) => (JSON.parse(text) as { pid?: number }).pid ?? 0);
+      return pids.some((found) => (pid === undefined ? found > 0 : found === pid));
     },
-    (pids) => pids.some((found) => (pid === undefined ? found > 0 : found === pid)),
+    `the session claimed by ${pid ?? "a watcher"}`,
   );
-}
-
-/** Calls `read` every 50 ms until `done` accepts what it returns (10 s at most). */
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = performance.now() + 10_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (performance.now() > deadline) throw new Error(`never came: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
