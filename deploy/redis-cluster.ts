@@ -54,7 +54,11 @@ export interface RunningRedisCluster {
   primaries(): Promise<number[]>;
   /** Runs `redis-cli` with `args` against the node on `port`, and resolves with its output. */
   cli(port: number, args: string[]): Promise<string>;
-  /** Resolves once every live node says `cluster_state:ok` and every slot has a live primary. @throws Error after `timeoutMs` (default 30,000). */
+  /**
+   * Resolves once every live node says `cluster_state:ok`, every slot has a live primary,
+   * and every live replica is in sync with its primary.
+   * @throws Error after `timeoutMs` (default 30,000).
+   */
   healthy(timeoutMs?: number): Promise<void>;
   /** Kills the node on `port` with `signal` (default SIGKILL) and waits until it is gone. */
   kill(port: number, signal?: NodeJS.Signals): Promise<void>;
@@ -151,10 +155,12 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
               (error: { stdout?: string }) => error.stdout ?? "",
             );
             last = check;
+            const replication = await Promise.all(live().map((port) => cli(port, ["info", "replication"])));
             if (
               states.every((state) => /cluster_state:ok/.test(state)) &&
               /\[OK\] All 16384 slots covered/.test(check) &&
-              !/\[ERR\]|\[WARNING\]/.test(check)
+              !/\[ERR\]|\[WARNING\]/.test(check) &&
+              replication.every(inSync)
             )
               return;
           } catch (error) {
@@ -178,4 +184,10 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     await stopAll();
     throw error;
   }
+}
+
+/** Whether a node's `INFO replication` says it is in sync: a replica's link to its primary is up, and a primary's replicas are all online. */
+function inSync(info: string): boolean {
+  if (/role:slave/.test(info)) return /master_link_status:up/.test(info) && !/master_sync_in_progress:1/.test(info);
+  return [...info.matchAll(/^slave\d+:.*$/gm)].every(([line]) => /state=online/.test(line));
 }
