@@ -278,10 +278,11 @@ export class RedisConnection {
     const client = this.client;
     if (this.clusterMode !== true) {
       const node = client as ReturnType<typeof createStoreClient>;
-      return { primaryFor: async () => node, primaryAt: async () => undefined, followMoved: async () => undefined };
+      return { cluster: false, primaryFor: async () => node, primaryAt: async () => undefined, followMoved: async () => undefined };
     }
     const cluster = client as ReturnType<typeof createStoreCluster>;
     return {
+      cluster: true,
       primaryFor: (key) => cluster.getNodeClientForKey(key, false),
       async primaryAt(address) {
         const primary = cluster.masters.find((master) => `${master.host}:${master.port}` === address);
@@ -312,8 +313,13 @@ export class RedisConnection {
         const cluster = createStoreCluster(this.options);
         this.client = cluster;
         cluster.on("error", (error: Error) => this.warnNode(describeFailure(error)));
-        cluster.on("node-error", (error: Error) => this.warnNode(describeFailure(error)));
-        // A node that drops or comes back: waiters read again (what was published meanwhile is lost).
+        // A node that fails, drops or comes back: waiters read again (what was published
+        // meanwhile is lost), and a read of a failed node's slots ends its wait with an
+        // error within the ready wait, as a single Redis's outage does.
+        cluster.on("node-error", (error: Error) => {
+          this.warnNode(describeFailure(error));
+          this.nodeChanged(false);
+        });
         cluster.on("node-disconnect", () => this.nodeChanged(false));
         cluster.on("node-ready", () => this.nodeChanged(true));
         this.connectCluster(cluster);

@@ -77,7 +77,11 @@ export class StoreNotReplicatedError extends CallerError {
 function notReplicatedText(detail: NotReplicated): string {
   const fix = "Check the primary's replicas (INFO replication), or set BACKCHANNEL_REDIS_REPLICAS to ask for fewer (0: answer without them)";
   if ("online" in detail)
-    return `only ${detail.online} of the ${detail.needed} replicas BACKCHANNEL_REDIS_REPLICAS asks for are online, so nothing was written. ${fix}, then try again`;
+    return (
+      `only ${detail.online} of the ${detail.needed} replicas that must have each change are in sync with the primary, so nothing was written ` +
+      "(a failover could lose it). A replica catches up by itself, and one gone for good stops counting once the cluster marks it failed: try again in a moment. " +
+      fix
+    );
   const count = `${detail.confirmed} of ${detail.needed} replicas confirmed it within ${detail.waitMs} ms`;
   if (detail.read)
     return `${detail.what} is not yet on the replicas (${count}), so nothing was returned: a failover could still take it back. Poll again with the same cursor. ${fix}`;

@@ -7,11 +7,17 @@
  * same connection by `WAIT <replicas> <timeout>`, which counts the replicas that have
  * everything that connection wrote.
  *
+ * Which replicas must have it ({@link ReplicaSetting}, "all" by default): on a Redis
+ * Cluster, every replica the cluster lists for the primary and does not take as failed,
+ * since any of them may be promoted in its place, one whose link to the primary broke a
+ * moment ago included; a change is refused, before anything is written, while one of
+ * them is not in sync with the primary. On a single Redis (no automatic failover), every
+ * replica in sync when the change is made.
+ *
  * Invariants:
  * - a command and its WAIT are queued in one turn of the event loop on one node client
  *   whose offline queue is off: they go out on one socket, in that order, or both fail
- *   (a WAIT on a new connection would count nothing of what the old one wrote); a later
- *   WAIT is sent only on the same socket (`socketEpoch`);
+ *   (a WAIT on a new connection would count nothing of what the old one wrote);
  * - a read that returns messages writes (it marks its channel used, ./scripts.ts), so
  *   that its WAIT covers what it returned: no reader holds a message a promoted replica
  *   lacks, so no seq a reader has seen is handed out again;
@@ -24,9 +30,9 @@ import { ClientClosedError, ClientOfflineError, ErrorReply } from "@redis/client
 import { StoreNotReplicatedError } from "./errors.js";
 
 /**
- * How many replicas must hold a change before the store answers it: `"all"`, every
- * replica online when it is made (none where the primary has none), or a number (at
- * least that many; `0`, none: Redis's own asynchronous replication).
+ * How many replicas must hold a change before the store answers it: `"all"` (every
+ * replica that could take the primary's place; none where it has none), or a number
+ * (at least that many; `0`, none: Redis's own asynchronous replication).
  */
 export type ReplicaSetting = "all" | number;
 
@@ -75,12 +81,12 @@ export function onlineReplicas(info: string): number {
 /** One node's connection as the store uses it: node-redis's client, with its offline queue off. */
 export interface NodeConnection {
   sendCommand(args: string[]): Promise<unknown>;
-  /** Grows each time the client connects anew. */
-  readonly socketEpoch: number;
 }
 
 /** Where a command goes: the primary that owns a key, and how a redirection is followed. */
 export interface Router {
+  /** Whether the store is a Redis Cluster. */
+  readonly cluster: boolean;
   /** The connection to the primary that owns `key`'s slot, as the client knows it now. */
   primaryFor(key: string): Promise<NodeConnection>;
   /** The connection to the primary at `address` (`host:port`, as ASK names it), if the client knows it. */
@@ -141,12 +147,24 @@ export function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** What the store knows of one primary's replicas. */
+interface NodeReplicas {
+  /** Those in sync with it, as its `INFO replication` said at the last change (undefined: not asked yet). */
+  online?: number;
+  /** On a cluster: those the cluster lists for it and does not take as failed, and when that was asked. */
+  listed?: { count: number; at: number };
+  /** On a cluster: its node id. */
+  id?: string;
+}
+
+/** How long a primary's listed replicas are taken as known. */
+const LISTED_FOR_MS = 1000;
+
 /** Runs a store's changes so that its replicas confirm them, as {@link ReplicaSetting} asks. */
 export class ReplicatedChanges {
-  /** The replicas each node had online at its last change. */
-  private readonly online = new WeakMap<NodeConnection, number>();
-  /** Whether a refused `INFO` was reported. */
-  private infoRefused = false;
+  private readonly nodes = new WeakMap<NodeConnection, NodeReplicas>();
+  /** What Redis refused to tell (INFO, CLUSTER REPLICAS), reported once each. */
+  private readonly refusals = new Set<string>();
 
   /**
    * @param setting how many replicas must confirm.
@@ -161,11 +179,12 @@ export class ReplicatedChanges {
 
   /**
    * Sends `command` to the primary `router` names for its route, and answers once the
-   * replicas the setting asks for have it.
+   * replicas the setting asks for have it. A change (not a read) is refused before it
+   * is sent while fewer of them are in sync with the primary than it needs.
    * @param deadline when no further attempt starts (ms since the epoch); a WAIT ends before it.
    * @returns the command's reply.
    * @throws StoreNotReplicatedError when the replicas did not confirm it in time (it was
-   *   made), or too few are online to make it (nothing was written); else what the
+   *   made), or too few are in sync to make it (nothing was written); else what the
    *   command failed with (an ErrorReply, a connection error), for the caller to explain.
    */
   async apply(router: Router, command: WireCommand, deadline: number): Promise<unknown> {
@@ -173,17 +192,21 @@ export class ReplicatedChanges {
     let asking = false;
     for (let attempt = 0; ; attempt++) {
       let node: NodeConnection;
+      let needed: number;
+      let online: number;
       try {
         node = target ?? (await router.primaryFor(command.route));
+        ({ needed, online } = await this.replicasOf(node, router.cluster));
       } catch (error) {
-        // No primary known for the slot yet (a cluster being found, a failover): as a command that did not run.
-        if (!(await this.again(attempt, deadline))) throw error;
+        // No primary known for the slot yet, or it does not answer (a cluster being found,
+        // a failover): nothing was sent, so it is tried again.
+        const sendable = notRun(error) !== undefined || !(error instanceof ErrorReply);
+        if (!sendable || !(await this.again(attempt, deadline))) throw error;
         continue;
       }
-      if (typeof this.setting === "number" && this.setting > 0) await this.checkEnoughOnline(node, this.setting);
-      const waitFor = this.setting === "all" ? (this.online.get(node) ?? 0) : this.setting;
-      const sent = this.send(node, command.args, waitFor, asking, deadline);
-      const [info, reply, waited] = await Promise.allSettled(sent.replies);
+      const short = online < needed;
+      if (short && !command.read) throw new StoreNotReplicatedError(this.shown, { online, needed });
+      const [info, reply, waited] = await Promise.allSettled(this.send(node, command.args, short ? 0 : needed, asking, deadline));
       if (reply.status === "rejected") {
         const why = notRun(reply.reason);
         if (why === undefined || Date.now() + MIN_ATTEMPT_MS > deadline) throw reply.reason;
@@ -196,82 +219,90 @@ export class ReplicatedChanges {
         if ((why.kind === "again" || attempt > 1) && !(await this.again(attempt, deadline))) throw reply.reason;
         continue;
       }
-      const need = this.setting === "all" ? this.countOnline(info) : this.setting;
-      this.online.set(node, need);
-      if (need === 0 || !(command.confirm?.(reply.value) ?? true)) return reply.value;
-      const confirmed = await this.confirmed(node, sent.epoch, need, waitFor, waited, deadline);
-      if (confirmed >= need || command.unconfirmed === "return") return reply.value;
+      this.noteOnline(node, info);
+      if (needed === 0 || !(command.confirm?.(reply.value) ?? true)) return reply.value;
+      const confirmed = !short && waited.status === "fulfilled" ? Number(waited.value) : 0;
+      if (confirmed >= needed || command.unconfirmed === "return") return reply.value;
       const what = command.describe?.(reply.value) ?? "the change";
-      throw new StoreNotReplicatedError(this.shown, { what, confirmed, needed: need, waitMs: REPLICA_WAIT_MS, read: command.read ?? false });
+      throw new StoreNotReplicatedError(this.shown, { what, confirmed, needed, waitMs: REPLICA_WAIT_MS, read: command.read ?? false });
     }
   }
 
   /**
-   * Queues, in this turn of the event loop: `INFO replication` (for "all"), `ASKING`
-   * (after an ASK), the command, and `WAIT` for `waitFor` replicas (none for 0).
+   * How many replicas of the primary on `node` must have a change (`needed`), and how
+   * many are in sync with it (`online`; asked again while fewer, or when never asked).
+   * With "all": on a cluster, every replica the cluster lists for the primary and does
+   * not take as failed; on one Redis, every replica in sync with it.
+   */
+  private async replicasOf(node: NodeConnection, cluster: boolean): Promise<{ needed: number; online: number }> {
+    if (this.setting === 0) return { needed: 0, online: 0 };
+    const known = this.nodes.get(node) ?? {};
+    this.nodes.set(node, known);
+    known.online ??= await this.askOnline(node);
+    if (this.setting === "all" && !cluster) return { needed: known.online, online: known.online };
+    const needed = this.setting === "all" ? await this.listed(node, known) : this.setting;
+    if (known.online < needed) known.online = await this.askOnline(node);
+    return { needed, online: known.online };
+  }
+
+  /** The replicas in sync with the primary on `node`, asked now. */
+  private async askOnline(node: NodeConnection): Promise<number> {
+    const [info] = await Promise.allSettled([node.sendCommand(["INFO", "replication"])]);
+    return this.onlineOf(info!);
+  }
+
+  /** The replicas the cluster lists for the primary on `node` and does not take as failed (asked again after {@link LISTED_FOR_MS}). */
+  private async listed(node: NodeConnection, known: NodeReplicas): Promise<number> {
+    if (known.listed !== undefined && Date.now() - known.listed.at < LISTED_FOR_MS) return known.listed.count;
+    try {
+      known.id ??= String(await node.sendCommand(["CLUSTER", "MYID"])).trim();
+      const lines = String(await node.sendCommand(["CLUSTER", "REPLICAS", known.id])).split("\n");
+      // <id> <ip:port@cport> <flags> …: a replica the cluster agrees has failed has "fail" among its flags.
+      const count = lines.filter((line) => line.trim() !== "" && !(line.split(" ")[2] ?? "").split(",").includes("fail")).length;
+      known.listed = { count, at: Date.now() };
+      return count;
+    } catch (error) {
+      if (!(error instanceof ErrorReply)) throw error;
+      // Not a primary any more (the command then gets MOVED), or a user without the right: those in sync count.
+      this.refused("CLUSTER REPLICAS", error);
+      return known.online ?? 0;
+    }
+  }
+
+  /**
+   * Queues, in this turn of the event loop: `INFO replication`, `ASKING` (after an ASK),
+   * the command, and `WAIT` for `waitFor` replicas (none for 0).
    */
   private send(node: NodeConnection, args: string[], waitFor: number, asking: boolean, deadline: number) {
-    const epoch = node.socketEpoch;
-    const info = this.setting === "all" ? node.sendCommand(["INFO", "replication"]) : Promise.resolve("");
+    const info = this.setting === 0 ? Promise.resolve("") : node.sendCommand(["INFO", "replication"]);
     const ask = asking ? node.sendCommand(["ASKING"]) : undefined;
     const reply = node.sendCommand(args);
     const waited = waitFor > 0 ? node.sendCommand(["WAIT", String(waitFor), String(waitMs(deadline))]) : Promise.resolve(0);
     ask?.catch(() => undefined);
-    return { replies: [info, reply, waited] as const, epoch };
+    return [info, reply, waited] as const;
   }
 
-  /**
-   * How many replicas have the change: the WAIT sent with it, then (when it asked for
-   * fewer than are online now) another on the same socket, then, when still too few, the
-   * replicas online counted again (one that went away while it was waited for no longer
-   * counts).
-   */
-  private async confirmed(
-    node: NodeConnection,
-    epoch: number,
-    need: number,
-    waitedFor: number,
-    waited: PromiseSettledResult<unknown>,
-    deadline: number,
-  ): Promise<number> {
-    let confirmed = waited.status === "fulfilled" ? Number(waited.value) : 0;
-    if (confirmed >= need) return confirmed;
-    try {
-      if (waitedFor < need && node.socketEpoch === epoch)
-        confirmed = Number(await node.sendCommand(["WAIT", String(need), String(waitMs(deadline))]));
-      if (confirmed >= need || this.setting !== "all") return confirmed;
-      const now = onlineReplicas(String(await node.sendCommand(["INFO", "replication"])));
-      this.online.set(node, now);
-      return confirmed >= now ? need : confirmed;
-    } catch {
-      return confirmed;
-    }
+  /** Keeps what a change's `INFO replication` said of the replicas in sync. */
+  private noteOnline(node: NodeConnection, info: PromiseSettledResult<unknown>): void {
+    const known = this.nodes.get(node);
+    if (known !== undefined && this.setting !== 0) known.online = this.onlineOf(info);
   }
 
-  /**
-   * With a number of replicas set: too few online at the last change on `node` (or none
-   * known) are counted again, and the change is refused, before anything is written,
-   * while there are still too few.
-   * @throws StoreNotReplicatedError.
-   */
-  private async checkEnoughOnline(node: NodeConnection, needed: number): Promise<void> {
-    if ((this.online.get(node) ?? 0) >= needed) return;
-    const online = onlineReplicas(String(await node.sendCommand(["INFO", "replication"])));
-    this.online.set(node, online);
-    if (online < needed) throw new StoreNotReplicatedError(this.shown, { online, needed });
-  }
-
-  /** The replicas online in the reply to `INFO replication`; none when it was refused (reported once: nothing can be waited for). */
-  private countOnline(info: PromiseSettledResult<unknown>): number {
+  /** The replicas in sync in a reply to `INFO replication`; none when Redis refused it (reported once). */
+  private onlineOf(info: PromiseSettledResult<unknown>): number {
     if (info.status === "fulfilled") return onlineReplicas(String(info.value));
-    if (info.reason instanceof ErrorReply && !this.infoRefused) {
-      this.infoRefused = true;
-      this.warn(
-        `the Redis store at ${this.shown} refused INFO (${info.reason.message}), so backchannel cannot count its replicas and answers changes without waiting for them; ` +
-          `grant the user +info, or set ${REPLICAS_ENV_VAR} to the number of replicas to wait for`,
-      );
-    }
+    if (info.reason instanceof ErrorReply) this.refused("INFO", info.reason);
     return 0;
+  }
+
+  /** Reports once that Redis refused `command`, which the store needs to count replicas. */
+  private refused(command: string, error: ErrorReply): void {
+    if (this.refusals.has(command) || /^MOVED|^ERR .*not a master/i.test(error.message)) return;
+    this.refusals.add(command);
+    this.warn(
+      `the Redis store at ${this.shown} refused ${command} (${error.message}), which backchannel uses to count the replicas that must have each change; ` +
+        `grant the user +info and +cluster|replicas (or +@all), or set ${REPLICAS_ENV_VAR} to a number of replicas`,
+    );
   }
 
   /** Where the next attempt goes after `why`: the ASK's target (with ASKING), else wherever the client's map says. */

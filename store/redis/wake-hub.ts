@@ -204,10 +204,19 @@ export class WakeHub {
     asked.then(confirmed, failed);
   }
 
-  /** The subscriber connection is ready (again): asks again for the subscriptions that failed, and wakes every waiter. */
+  /**
+   * The subscriber connection is ready (again): asks again for the subscriptions that
+   * failed, and wakes every waiter. On a cluster the node that is ready may be a slot's
+   * new primary (a failover, a slot moved), where node-redis subscribes again without
+   * saying when that is confirmed: every subscription is asked for again, and counts as
+   * a change once confirmed, so that no wake-up published before it is missed.
+   */
   private readonly onReady = (): void => {
     if (this.closed) return;
-    for (const [channel, entry] of this.channels) if (!entry.confirmed && !entry.subscribing) this.subscribe(channel, entry);
+    for (const [channel, entry] of this.channels) {
+      if (this.connection.isCluster) entry.confirmed = false;
+      if (!entry.confirmed && !entry.subscribing) this.subscribe(channel, entry);
+    }
     this.wakeAll();
   };
 
