@@ -8,11 +8,13 @@
  * everything that connection wrote.
  *
  * Which replicas must have it ({@link ReplicaSetting}, "all" by default): on a Redis
- * Cluster, every replica the cluster lists for the primary and does not take as failed,
- * since any of them may be promoted in its place, one whose link to the primary broke a
- * moment ago included; a change is refused, before anything is written, while one of
- * them is not in sync with the primary. On a single Redis (no automatic failover), every
- * replica in sync when the change is made.
+ * Cluster, every replica the cluster lists for the primary that could still be promoted
+ * in its place: one cut off from it a moment ago included (a replica the cluster marked
+ * failed is promoted all the same once it is back, while its data is recent enough),
+ * one not heard from for longer than Redis's own limit for a promotion not. A change is
+ * refused, before anything is written, while one of them is not in sync with the
+ * primary. On a single Redis (no automatic failover), every replica in sync when the
+ * change is made.
  *
  * Invariants:
  * - a command and its WAIT are queued in one turn of the event loop on one node client
@@ -153,8 +155,9 @@ interface NodeReplicas {
   online?: number;
   /** On a cluster: those the cluster lists for it and does not take as failed, and when that was asked. */
   listed?: { count: number; at: number };
-  /** On a cluster: its node id. */
+  /** On a cluster: its node id, and how long after a replica was last heard from it may still be promoted. */
   id?: string;
+  window?: number;
 }
 
 /** How long a primary's listed replicas are taken as known. */
@@ -231,8 +234,8 @@ export class ReplicatedChanges {
   /**
    * How many replicas of the primary on `node` must have a change (`needed`), and how
    * many are in sync with it (`online`; asked again while fewer, or when never asked).
-   * With "all": on a cluster, every replica the cluster lists for the primary and does
-   * not take as failed; on one Redis, every replica in sync with it.
+   * With "all": on a cluster, every replica that could be promoted in the primary's
+   * place ({@link listed}); on one Redis, every replica in sync with it.
    */
   private async replicasOf(node: NodeConnection, cluster: boolean): Promise<{ needed: number; online: number }> {
     if (this.setting === 0) return { needed: 0, online: 0 };
@@ -251,14 +254,25 @@ export class ReplicatedChanges {
     return this.onlineOf(info!);
   }
 
-  /** The replicas the cluster lists for the primary on `node` and does not take as failed (asked again after {@link LISTED_FOR_MS}). */
+  /**
+   * The replicas the cluster lists for the primary on `node` that could be promoted in
+   * its place: every one but those it has not heard from for longer than
+   * {@link promotionWindow} (asked again after {@link LISTED_FOR_MS}).
+   */
   private async listed(node: NodeConnection, known: NodeReplicas): Promise<number> {
     if (known.listed !== undefined && Date.now() - known.listed.at < LISTED_FOR_MS) return known.listed.count;
     try {
       known.id ??= String(await node.sendCommand(["CLUSTER", "MYID"])).trim();
-      const lines = String(await node.sendCommand(["CLUSTER", "REPLICAS", known.id])).split("\n");
-      // <id> <ip:port@cport> <flags> …: a replica the cluster agrees has failed has "fail" among its flags.
-      const count = lines.filter((line) => line.trim() !== "" && !(line.split(" ")[2] ?? "").split(",").includes("fail")).length;
+      known.window ??= await this.promotionWindow(node);
+      const [replicas, time] = await Promise.all([node.sendCommand(["CLUSTER", "REPLICAS", known.id]), node.sendCommand(["TIME"])]);
+      // The primary's own clock: `TIME` is [seconds, microseconds].
+      const [seconds, micros] = (time as unknown[]).map(Number) as [number, number];
+      const now = seconds * 1000 + micros / 1000;
+      // <id> <ip:port@cport> <flags> <primary> <ping-sent> <pong-received, ms> …
+      const count = String(replicas)
+        .split("\n")
+        .filter((line) => line.trim() !== "")
+        .filter((line) => now - Number(line.split(" ")[5]) < known.window!).length;
       known.listed = { count, at: Date.now() };
       return count;
     } catch (error) {
@@ -266,6 +280,31 @@ export class ReplicatedChanges {
       // Not a primary any more (the command then gets MOVED), or a user without the right: those in sync count.
       this.refused("CLUSTER REPLICAS", error);
       return known.online ?? 0;
+    }
+  }
+
+  /**
+   * How long after it was last heard from a replica may still be promoted (Redis
+   * Cluster's own rule: its data is at most `cluster-node-timeout` ×
+   * (`cluster-replica-validity-factor` + 1) + `repl-ping-replica-period` old), with one
+   * node timeout more for the time it took the primary to notice; for ever where the
+   * factor is 0 or the settings cannot be read.
+   */
+  private async promotionWindow(node: NodeConnection): Promise<number> {
+    try {
+      const settings = new Map<string, number>();
+      for (const name of ["cluster-node-timeout", "cluster-replica-validity-factor", "repl-ping-replica-period"]) {
+        const reply = (await node.sendCommand(["CONFIG", "GET", name])) as unknown;
+        const value = reply instanceof Map ? reply.get(name) : Array.isArray(reply) ? reply[1] : (reply as Record<string, unknown>)[name];
+        settings.set(name, Number(value));
+      }
+      const timeout = settings.get("cluster-node-timeout")!;
+      const factor = settings.get("cluster-replica-validity-factor")!;
+      const ping = settings.get("repl-ping-replica-period")!;
+      if (![timeout, factor, ping].every(Number.isFinite) || factor === 0) return Infinity;
+      return timeout * (factor + 2) + ping * 1000;
+    } catch {
+      return Infinity;
     }
   }
 
