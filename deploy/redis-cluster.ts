@@ -152,7 +152,9 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       },
       async primaryOf(key) {
         const slot = Number(await cli(live()[0]!, ["cluster", "keyslot", key]));
-        const owner = (await clusterNodes()).find((node) => node.primary && !node.failed && node.slots.some(([from, to]) => slot >= from && slot <= to));
+        const owner = (await clusterNodes()).find(
+          (node) => node.primary && !node.failed && node.slots.some(([from, to]) => slot >= from && slot <= to),
+        );
         return owner?.port;
       },
       async replicasOf(port) {

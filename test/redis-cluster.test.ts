@@ -22,6 +22,7 @@ import { callerErrorCode } from "../core/errors.js";
 import { type RunningRedisCluster, startRedisCluster } from "../deploy/redis-cluster.js";
 import { RedisStore } from "../store/redis/redis-store.js";
 import type { PollResult } from "../store/store.js";
+import { NO_EPOCH } from "../protocol/epoch.js";
 import { type FixtureProcess, spawnFixture } from "./support/fixture-process.js";
 import { redisSkipReason } from "./support/redis-server.js";
 
@@ -70,7 +71,8 @@ async function readLoop(
     try {
       const result = await store.poll(channel, queue, { after: cursor, epoch, waitMs: 1000 });
       call.ended = Date.now();
-      seen.epochs.set(queue, (seen.epochs.get(queue) ?? new Set()).add(result.epoch));
+      // A queue not written yet has no epoch (NO_EPOCH); its first write mints one.
+      if (result.epoch !== NO_EPOCH || seen.epochs.has(queue)) seen.epochs.set(queue, (seen.epochs.get(queue) ?? new Set()).add(result.epoch));
       if (result.epoch === epoch && result.cursor < cursor) seen.wentBack += 1;
       cursor = result.cursor;
       epoch = result.epoch;
