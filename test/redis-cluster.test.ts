@@ -15,6 +15,8 @@
  * - Moving the slot: `redis-cli --cluster reshard` moves the conversation's slot to
  *   another primary while it goes on; nothing lost or doubled, and a waiter is woken by
  *   a message sent after the move (its sharded subscription followed the slot).
+ * - A watcher woken while it subscribes (the cluster client connecting to the slot's
+ *   primary for it) exits at once, every time.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, type TestContext, test } from "node:test";
@@ -24,6 +26,7 @@ import { RedisStore } from "../store/redis/redis-store.js";
 import type { PollResult } from "../store/store.js";
 import { NO_EPOCH } from "../protocol/epoch.js";
 import { type FixtureProcess, spawnFixture } from "./support/fixture-process.js";
+import { spawnWatcher, tempDataDir } from "./support/helpers.js";
 import { redisSkipReason } from "./support/redis-server.js";
 
 const skip = redisSkipReason();
@@ -34,6 +37,8 @@ const PROMISED_MS = 2000;
 const SLACK_MS = 1500;
 /** How long a woken waiter may take after the message that wakes it (its wait is 30 s, its fallback timer 30 s). */
 const WAKE_BOUND_MS = 5000;
+/** Watchers started as a message lands, one after the other. */
+const WATCHER_RUNS = 30;
 
 /** One call of the test's store: when it started and ended, and whether it failed. */
 interface Call {
@@ -365,6 +370,34 @@ describe("a Redis Cluster of three primaries and three replicas under a live con
     } catch (error) {
       await Promise.allSettled([conversation.abort(), waiter.stop()]);
       throw error;
+    }
+  });
+
+  test("a watcher woken as it starts exits at once, every time: no node connection made while it closed keeps the process alive", async () => {
+    const { dir, cleanup } = await tempDataDir();
+    const channel = "woken-at-start";
+    try {
+      // A message lands while the watcher subscribes (the cluster client connects to the
+      // slot's primary for it), so that the watcher finds it and closes with that
+      // connection on its way: about one start in twenty-five used to hang then.
+      for (let run = 1; run <= WATCHER_RUNS; run++) {
+        const watcher = spawnWatcher(dir, [channel, "--allow-missing", "--timeout", "60"], { BACKCHANNEL_STORE: cluster.url });
+        const timer = setTimeout(() => watcher.child.kill("SIGKILL"), 15_000); // a safety net: a hung watcher fails, not the run
+        try {
+          await watcher.ready();
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 15));
+          await sender.append(channel, "agent", "ask", { run });
+          const code = await watcher.exited;
+          assert.equal(code, 0, `run ${run}: the watcher exited (killed when it hung 15 s): ${watcher.stdout()}${watcher.stderr()}`);
+          assert.match(watcher.stdout(), /1 message waiting on woken-at-start \(ask\)/);
+        } finally {
+          clearTimeout(timer);
+          watcher.child.kill("SIGKILL");
+        }
+        await sender.poll(channel, "agent", {});
+      }
+    } finally {
+      await cleanup();
     }
   });
 
