@@ -102,10 +102,7 @@ class Conversation {
   private readonly loops: Promise<void>[];
   private readonly store: RedisStore;
 
-  constructor(
-    private readonly cluster: RunningRedisCluster,
-    private readonly channel: string,
-  ) {
+  constructor(cluster: RunningRedisCluster, channel: string) {
     this.store = new RedisStore({ url: cluster.url, checkSettings: false, warn: () => undefined });
     for (let index = 0; index < WRITERS; index++) {
       const id = `w${index}`;
