@@ -18,6 +18,7 @@ import type { InspectorPlan } from "./suites/inspector.js";
 import type { InspectorLongPlan } from "./suites/inspector-long.js";
 import type { McpUsePlan } from "./suites/mcp-use.js";
 import type { ReaderLongPlan } from "./suites/reader-long.js";
+import type { RedisClusterPlan } from "./suites/redis-cluster.js";
 import type { ScalePlan } from "./suites/scale.js";
 import type { ThroughputPlan } from "./suites/throughput.js";
 import type { WakeCounts } from "./suites/wake.js";
@@ -36,6 +37,7 @@ export interface Plan {
   claudeCode: ClaudeCodePlan;
   mcpUse: McpUsePlan;
   flood: FloodPlan;
+  redisCluster: RedisClusterPlan;
 }
 
 /** The reader the long-document figures are read against: the last commit before the reader bounded its height. */
@@ -73,6 +75,8 @@ export const QUICK: Plan = {
   mcpUse: { asks: 8 },
   // Under a minute: filling the queue, then 30 calls quiet and beside each flood.
   flood: { calls: 30, batches: 16, separate: 200 },
+  // A few minutes: a Redis Cluster and a redis-server started, 4 stores measured, 4 failovers.
+  redisCluster: { appends: 300, fills: 3, failovers: 4 },
 };
 
 /** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
@@ -96,4 +100,5 @@ export const FULL: Plan = {
   // Its chat slows as it grows (a reply's rendering and the whole history sent each turn): 20 asks and 20 floor turns take 10–20 minutes on a busy machine.
   mcpUse: { asks: 20 },
   flood: { calls: 100, batches: 16, separate: 200 },
+  redisCluster: { appends: 2000, fills: 10, failovers: 10 },
 };
