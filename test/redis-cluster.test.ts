@@ -15,18 +15,24 @@
  * - Moving the slot: `redis-cli --cluster reshard` moves the conversation's slot to
  *   another primary while it goes on; nothing lost or doubled, and a waiter is woken by
  *   a message sent after the move (its sharded subscription followed the slot).
+ * - A replica out of reach (SIGSTOP): changes are refused with STORE_NOT_REPLICATED, the
+ *   setting 0 answers without it, and changes are acknowledged again once it is back;
+ *   the setting 0 is warned about at start, and a bad one stops the server.
  * - A watcher woken while it subscribes (the cluster client connecting to the slot's
  *   primary for it) exits at once, every time.
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { after, before, describe, type TestContext, test } from "node:test";
 import { callerErrorCode } from "../core/errors.js";
 import { type RunningRedisCluster, startRedisCluster } from "../deploy/redis-cluster.js";
+import { StoreNotReplicatedError } from "../store/redis/errors.js";
 import { RedisStore } from "../store/redis/redis-store.js";
+import { onlineReplicas } from "../store/redis/replicated.js";
 import type { PollResult } from "../store/store.js";
 import { NO_EPOCH } from "../protocol/epoch.js";
 import { type FixtureProcess, spawnFixture } from "./support/fixture-process.js";
-import { spawnWatcher, tempDataDir } from "./support/helpers.js";
+import { CLI, connectServer, spawnWatcher, stderrOf, tempDataDir } from "./support/helpers.js";
 import { redisSkipReason } from "./support/redis-server.js";
 
 const skip = redisSkipReason();
@@ -396,6 +402,89 @@ describe("a Redis Cluster of three primaries and three replicas under a live con
     } finally {
       await cleanup();
     }
+  });
+
+  test("a replica out of reach: changes are refused with STORE_NOT_REPLICATED within 2 s (nothing written once it is behind), answered without it with BACKCHANNEL_REDIS_REPLICAS=0, and again with it once it is back", async () => {
+    const channel = "unreplicated";
+    const primary = (await cluster.primaryOf(`bc:{${channel}}:meta`))!;
+    const [replica] = await cluster.replicasOf(primary);
+    assert.ok(replica !== undefined, `the primary ${primary} has a replica`);
+    const withoutWait = new RedisStore({ url: cluster.url, checkSettings: false, warn: () => undefined, replicas: 0 });
+    const refused = async (text: string) => {
+      const started = Date.now();
+      const error = await sender.append(channel, "agent", "ask", { text }).then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+      assert.ok(error instanceof StoreNotReplicatedError, `the append of ${text} was refused as not replicated: ${String(error)}`);
+      const took = Date.now() - started;
+      assert.ok(took <= PROMISED_MS + SLACK_MS, `refused in ${took} ms`);
+      return error;
+    };
+    try {
+      await sender.append(channel, "agent", "ask", { text: "before" });
+      cluster.pause(replica);
+      // At first the replica still counts as in sync: the change is made, and its WAIT runs out.
+      const unconfirmed = await refused("while it is away");
+      assert.ok("confirmed" in unconfirmed.detail && unconfirmed.detail.confirmed === 0, JSON.stringify(unconfirmed.detail));
+      // Once the primary has not heard from it for longer than a replica in sync may be silent, nothing is written.
+      await until(
+        async () => onlineReplicas(await cluster.cli(primary, ["info", "replication"])) === 0,
+        20_000,
+        () => "the primary never stopped counting the paused replica as in sync",
+      );
+      // The store learns it with its next change (each change reads the replicas' state along with it), which may still be made.
+      const learning = await refused("as it falls behind");
+      const notWritten = await refused("once it is behind");
+      assert.deepEqual(notWritten.detail, { online: 0, needed: 1 });
+      const { seq } = await withoutWait.append(channel, "agent", "ask", { text: "without waiting" });
+      const texts = (await withoutWait.peek(channel, "agent")).map((message) => (message.data as { text: string }).text);
+      assert.deepEqual(
+        texts,
+        ["before", "while it is away", ...("confirmed" in learning.detail ? ["as it falls behind"] : []), "without waiting"],
+        "a change refused for want of replicas was not written; one made and not confirmed was",
+      );
+      cluster.resume(replica);
+      await until(
+        () =>
+          sender.append(channel, "agent", "ask", { text: "back" }).then(
+            () => true,
+            () => false,
+          ),
+        20_000,
+        () => "changes were never acknowledged again once the replica was back",
+      );
+      assert.ok(seq > 0);
+    } finally {
+      cluster.resume(replica);
+      await withoutWait.close();
+      await cluster.healthy();
+    }
+  });
+
+  test("BACKCHANNEL_REDIS_REPLICAS: 0 over a cluster with replicas is warned about at start; a value that is not a setting stops serve, naming it", async () => {
+    const { dir, cleanup } = await tempDataDir();
+    const server = await connectServer(dir, { BACKCHANNEL_STORE: cluster.url, BACKCHANNEL_REDIS_REPLICAS: "0" });
+    try {
+      await server.callTool({ name: "notify_ui", arguments: { channel_id: "unwaited", event: "e" } });
+      await until(
+        () => /it has 3 replicas, and BACKCHANNEL_REDIS_REPLICAS=0 answers each change before any replica has it/.test(stderrOf(server)),
+        20_000,
+        () => `no warning on stderr: ${stderrOf(server)}`,
+      );
+    } finally {
+      await server.close();
+      await cleanup();
+    }
+    const child = spawn(process.execPath, [CLI, "serve"], {
+      env: { ...process.env, BACKCHANNEL_STORE: cluster.url, BACKCHANNEL_REDIS_REPLICAS: "most" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise((resolve) => child.on("exit", resolve));
+    assert.equal(code, 1);
+    assert.match(stderr, /BACKCHANNEL_REDIS_REPLICAS="most" is not "all" or a number of replicas from 0 to 100; unset it/);
   });
 
   test("the conversation's slot moved to another primary with redis-cli --cluster reshard while in use: nothing lost or doubled, wake-ups follow the slot", async (t) => {

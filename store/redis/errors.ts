@@ -79,7 +79,8 @@ function notReplicatedText(detail: NotReplicated): string {
   if ("online" in detail)
     return (
       `only ${detail.online} of the ${detail.needed} replicas that must have each change are in sync with the primary, so nothing was written ` +
-      "(a failover could lose it). A replica catches up by itself, and one gone for good stops counting once the cluster marks it failed: try again in a moment. " +
+      "(a failover could lose it). A replica catches up by itself: try again in a moment. One gone for good stops counting once Redis could no longer promote it " +
+      "(on a Redis Cluster, not heard from for cluster-node-timeout × (cluster-replica-validity-factor + 2) + repl-ping-replica-period). " +
       fix
     );
   const count = `${detail.confirmed} of ${detail.needed} replicas confirmed it within ${detail.waitMs} ms`;
