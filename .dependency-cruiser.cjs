@@ -2,9 +2,10 @@
  * The layer rules of docs/ARCHITECTURE.md, checked by `npm run lint:layers` (and CI).
  * Each top-level folder imports only from the layers below it:
  *
- *   core ← protocol ← store ← server ← cli
+ *   core ← protocol ← store ← server ← web ← cli
  *   watcher, claude-code: core, protocol, store only (they must start fast: no SDK)
  *   app: protocol types and ext-apps only (it runs in the browser)
+ *   web/page: the browser host's page, in the browser: protocol, app's markdown, ext-apps, the SDK's client
  *   deploy: Node only (it runs the built command, redis-server and nginx as processes)
  *
  * and the stores stay behind one contract: nothing outside store/file/ and store/redis/
@@ -18,7 +19,7 @@ function forbid(name, from, to, comment) {
   return { name, comment, severity: "error", from: { path: from }, to: { path: to } };
 }
 
-const UPPER_LAYERS = "^(server|cli|watcher|claude-code|deploy|app|playground|test|bench)/";
+const UPPER_LAYERS = "^(server|cli|watcher|claude-code|web|deploy|app|test|bench)/";
 
 module.exports = {
   forbidden: [
@@ -27,28 +28,42 @@ module.exports = {
     forbid("store-below-server", "^store/", UPPER_LAYERS + "|" + SDK, "store/ imports core/, protocol/ and its own libraries"),
     {
       name: "server-below-cli",
-      comment: "server/ is the MCP server only; dist/server/cli.js is a shim for users' configs, allowed by name",
+      comment:
+        "server/ is the MCP server only (it starts the browser host as a command, by path); dist/server/cli.js is a shim for users' configs, allowed by name",
       severity: "error",
       from: { path: "^server/", pathNot: "^server/cli\\.ts$" },
-      to: { path: "^(cli|watcher|claude-code|app|playground|test|bench)/" },
+      to: { path: "^(cli|watcher|claude-code|web|app|test|bench)/" },
     },
-    forbid("cli-below-tests", "^cli/", "^(app|playground|test|bench)/", "cli/ is the top of the Node side"),
+    forbid("cli-below-tests", "^cli/", "^(app|web/page|test|bench)/", "cli/ is the top of the Node side"),
+    {
+      name: "web-below-cli",
+      comment: "web/ is the browser host's Node side, above the server: it serves web/page/'s build, never imports it",
+      severity: "error",
+      from: { path: "^web/", pathNot: "^web/page/" },
+      to: { path: "^(cli|watcher|claude-code|app|web/page|test|bench)/" },
+    },
+    forbid(
+      "web-page-in-browser",
+      "^web/page/",
+      "^(core|store|server|cli|watcher|claude-code|test|bench)/|^web/(?!page/)",
+      "web/page/ runs in the browser: protocol types, the app's markdown, ext-apps and the SDK's client only",
+    ),
     forbid(
       "watcher-fast",
       "^(watcher|claude-code)/",
-      "^(server|cli|app|playground|test|bench)/|" + SDK,
+      "^(server|cli|web|app|test|bench)/|" + SDK,
       "watcher/ and claude-code/ start fast: core, protocol and store only, never the SDK",
     ),
     forbid(
       "app-in-browser",
       "^app/",
-      "^(core|store|server|cli|watcher|claude-code|playground|test|bench)/",
+      "^(core|store|server|cli|watcher|claude-code|web|test|bench)/",
       "app/ runs in the browser: protocol types and ext-apps only",
     ),
     forbid(
       "deploy-runs-processes",
       "^deploy/",
-      "^(core|protocol|store|server|cli|watcher|claude-code|app|playground|test|bench|node_modules)/",
+      "^(core|protocol|store|server|cli|watcher|claude-code|web|app|test|bench|node_modules)/",
       "deploy/ runs the built command, redis-server and nginx as processes: Node only",
     ),
     {
@@ -56,7 +71,7 @@ module.exports = {
       comment: 'only store/open.ts loads a store; the public export names FileStore (docs/ARCHITECTURE.md, "The store")',
       severity: "error",
       from: {
-        path: "^(core|protocol|store|server|cli|watcher|claude-code|deploy|app|playground)/",
+        path: "^(core|protocol|store|server|cli|watcher|claude-code|web|deploy|app)/",
         pathNot: "^(store/(file|redis)/|store/open\\.ts$|server/index\\.ts$)",
       },
       to: { path: "^store/(file|redis)/" },

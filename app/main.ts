@@ -12,7 +12,7 @@
  * (thread-list.ts), their cards (threads.ts) and places
  * (layout.ts), the reading position (reading-position.ts), fitting an ask into the message limit (protocol/ask-budget.ts), the state tools
  * (reader-server.ts), presence and the no-agent offer or doorbell (presence.ts,
- * chat-message.ts, chat-delivery.ts),
+ * chat-message.ts, chat-delivery.ts), the browser tab beside the chat (pop-out.ts),
  * the host's frame (viewport.ts), the agent's ambient lines (status-line.ts) and what
  * a person reads (wording.ts).
  */
@@ -23,6 +23,7 @@ import { AppChannel, textOf } from "./channel.js";
 import { chatDelivery } from "./chat-delivery.js";
 import { anchorOf, blockOf, renderDocument, sentencesOf } from "./document.js";
 import { BlockKeys } from "./keyboard.js";
+import { PopOut } from "./pop-out.js";
 import { Presence } from "./presence.js";
 import { ReaderServer, type RestoredState } from "./reader-server.js";
 import { ReadingPosition } from "./reading-position.js";
@@ -48,6 +49,7 @@ const elements = {
   offerText: byId("offer-text"),
   offerButton: byId("offer-button") as HTMLButtonElement,
   fullscreen: byId("fullscreen") as HTMLButtonElement,
+  popOut: byId("pop-out") as HTMLButtonElement,
   keysHelp: byId("keys") as HTMLDetailsElement,
   skip: byId("skip"),
   notice: byId("notice"),
@@ -64,6 +66,7 @@ const viewport = new Viewport(app, elements.fullscreen);
 const statusLine = new StatusLine(elements.status, elements.wall);
 const askButton = new AskButton(elements.ask, elements.layout, elements.doc);
 const position = new ReadingPosition(byId("scroller"), (block) => server.savePosition(block));
+const popOut = new PopOut(app, elements.popOut, (text) => showNotice(text));
 let channel: AppChannel | undefined;
 /** While a document is being rendered, the question asked meanwhile (the latest), started once its threads are restored. */
 let building: { ask?: () => void } | undefined;
@@ -112,6 +115,7 @@ showNotice("Loading the document…");
 async function open(id: string): Promise<void> {
   performance.mark("reader:open");
   server.channelId = id;
+  popOut.channelId = id;
   channel?.stop();
   position.stop();
   let state: RestoredState;
@@ -124,6 +128,7 @@ async function open(id: string): Promise<void> {
   if (!state.document) return showNotice("There is no document here any more. Ask the agent to open it again.");
   if (Number.isSafeInteger(state.max_message_bytes) && state.max_message_bytes > 0) threads.maxMessageBytes = state.max_message_bytes;
   showNotice(null);
+  popOut.offer(state.browser_tab);
   threads.title = state.document.title;
   elements.title.textContent = state.document.title;
   document.title = state.document.title;
@@ -159,6 +164,8 @@ async function open(id: string): Promise<void> {
   channel.on("answer", (data, message) => void threads.receive(data as AnswerData, `ui:${message.seq}`));
   channel.start();
   presence.start();
+  // The plugin's hook wakes the agent for every message of this channel: it listens already.
+  if (state.document.woken_by === "hook") presence.hello();
   await channel.send("ready", {}).then(
     () => presence.setOffline(false),
     (error: Error) => {

@@ -1,12 +1,13 @@
 /**
- * What the reader says about the agent, honestly. The agent says `hello` when it reads
- * the reader's `ready`; after that the reader hears of it only through answers and
- * statuses, so "listening" can only be a claim about the recent past:
+ * What the reader says about the agent, honestly, from what the agent does: it says
+ * `hello` when it reads the reader's `ready` (an agent that polls), and it answers and
+ * sets statuses (every agent, also one woken by a hook that never says hello). So
+ * "listening" can only be a claim about the recent past:
  *
- * - before any `hello`: "Waiting for the agent";
- * - after `hello`: "Agent is listening", until a question waits unanswered for
+ * - before the agent did anything: "Waiting for the agent";
+ * - after a `hello`, an answer or a status: "Agent is listening", until a question waits unanswered for
  *   {@link PresenceOptions.lapseMs} with nothing heard from the agent since it was asked;
- * - a question that waits {@link PresenceOptions.noAgentMs} with no `hello` ever, or
+ * - a question that waits {@link PresenceOptions.noAgentMs} with nothing ever heard from the agent, or
  *   past the lapse, means nothing is waking the agent (a host without background
  *   commands): the reader says so and offers ONE button that puts the waiting
  *   questions into the chat, where the person's send gives the agent its turn.
@@ -23,7 +24,7 @@ import type { ChatDelivery } from "./chat-delivery.js";
 
 /** Options of {@link Presence}. */
 export interface PresenceOptions {
-  /** A question unanswered this long with no `hello` ever means no agent is there. Default 5,000 ms. */
+  /** A question unanswered this long with nothing ever heard from the agent means no agent is there. Default 5,000 ms. */
   noAgentMs?: number;
   /** A question unanswered this long with nothing heard from the agent since makes presence lapse. Default 30,000 ms. */
   lapseMs?: number;
@@ -85,9 +86,10 @@ export class Presence {
     this.heard();
   }
 
-  /** Something came from the agent (an answer, a status). */
+  /** Something came from the agent (an answer, a status): an agent that answers is listening, whether or not it said hello. */
   heard(): void {
     this.heardAt = Date.now();
+    this.helloAt ??= this.heardAt;
     this.update();
   }
 

@@ -10,6 +10,8 @@
  */
 import type { Design } from "./designs.js";
 import type { AwarenessPlan } from "./suites/awareness.js";
+import type { BeforePlan } from "./suites/before.js";
+import type { BrowserTabPlan } from "./suites/browser-tab.js";
 import type { ClaudeCodePlan } from "./suites/claude-code.js";
 import type { DeliveryCounts } from "./suites/delivery.js";
 import type { FloodPlan } from "./suites/flood.js";
@@ -35,8 +37,10 @@ export interface Plan {
   readerLong: ReaderLongPlan;
   inspectorLong: InspectorLongPlan;
   claudeCode: ClaudeCodePlan;
+  browserTab: BrowserTabPlan;
   mcpUse: McpUsePlan;
   flood: FloodPlan;
+  before: BeforePlan;
   redisCluster: RedisClusterPlan;
 }
 
@@ -71,11 +75,15 @@ export const QUICK: Plan = {
   inspectorLong: { followUps: 5, stateCalls: 5 },
   // Three sessions of 4 asks and a floor of 8 turns: 2–4 minutes (each session takes 10–30 s to start on 2 busy cores).
   claudeCode: { asks: 4, gapMs: [1_500, 3_000], floorSamples: 8 },
+  // Five loads of the manual and ten answers in the browser host, a floor of 8 turns and 5 asks through Claude Code: about 2 minutes.
+  browserTab: { loads: 5, answers: 10, asks: 5, floorSamples: 8 },
   // One page of mcp-use's chat (about 20 s to load and configure), 8 asks and 8 floor turns: about a minute.
   mcpUse: { asks: 8 },
   // Under a minute: filling the queue, then 30 calls quiet and beside each flood.
   flood: { calls: 30, batches: 16, separate: 200 },
-  // A few minutes: a Redis Cluster and a redis-server started, 4 stores measured, 4 failovers.
+  // Ten turns of 4 round trips per build (its commits come from --before).
+  before: { commits: [], turns: 10, perTurn: 4 },
+  // About a minute: a Redis Cluster and a redis-server started, 4 stores measured, 4 failovers.
   redisCluster: { appends: 300, fills: 3, failovers: 4 },
 };
 
@@ -97,8 +105,10 @@ export const FULL: Plan = {
   readerLong: { loads: 10, asks: 40, beforeCommit: READER_BEFORE },
   inspectorLong: { followUps: 20, stateCalls: 20 },
   claudeCode: { asks: 20, gapMs: [2_000, 8_000], floorSamples: 40 },
+  browserTab: { loads: 20, answers: 40, asks: 20, floorSamples: 40 },
   // Its chat slows as it grows (a reply's rendering and the whole history sent each turn): 20 asks and 20 floor turns take 10–20 minutes on a busy machine.
   mcpUse: { asks: 20 },
   flood: { calls: 100, batches: 16, separate: 200 },
+  before: { commits: [], turns: 25, perTurn: 4 },
   redisCluster: { appends: 2000, fills: 10, failovers: 10 },
 };

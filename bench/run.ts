@@ -2,12 +2,12 @@
  * `npm run bench`: measures backchannel and the polling baseline in the same run,
  * prints a markdown table, and writes every raw sample to bench/results/latest.json.
  *
- *     node dist/bench/run.js [--full] [--out FILE] [--only SUITE,…] [--no-redis] [--reader-before COMMIT|none]
+ *     node dist/bench/run.js [--full] [--out FILE] [--only SUITE,…] [--no-redis] [--reader-before COMMIT|none] [--before COMMIT,…]
  *
  * `--help` prints what each option does ({@link USAGE}).
  *
  * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector, reader,
- * cluster, claude-code, mcp-use, flood, redis-cluster (all by default; claude-code needs `npm run claude-code:install`,
+ * cluster, claude-code, browser-tab, mcp-use, flood, before, redis-cluster (all by default; claude-code needs `npm run claude-code:install`,
  * mcp-use `npm run mcp-use:install`). Wake, delivery (with the round trip), throughput and idle also
  * measure backchannel on the Redis store, beside the file store, on a redis-server this
  * run starts (appendonly yes, appendfsync always: durable as the file store); `--no-redis`,
@@ -32,6 +32,8 @@ import { FULL, QUICK, type Plan } from "./plan.js";
 import { analyse, renderTable, writeResult, type RunResult } from "./report.js";
 import { analyseSolo, renderSoloTable, type SoloFigure, type SoloResult } from "./solo.js";
 import { awarenessFigures } from "./suites/awareness.js";
+import { browserTabFigures } from "./suites/browser-tab.js";
+import { beforeFigures } from "./suites/before.js";
 import { claudeCodeFigures } from "./suites/claude-code.js";
 import { clusterFigures } from "./suites/cluster.js";
 import { contextFigures } from "./suites/context.js";
@@ -65,8 +67,10 @@ const SUITES: Record<string, (plan: Plan, ctx: RunContext, stores: readonly Desi
   reader: async (plan, ctx) => [...(await readerLongFigures(plan.readerLong, ctx)), ...(await inspectorLongFigures(plan.inspectorLong, ctx))],
   cluster: (plan, ctx) => clusterFigures(plan, ctx),
   "claude-code": (plan, ctx) => claudeCodeFigures(plan.claudeCode, ctx),
+  "browser-tab": (plan, ctx) => browserTabFigures(plan.browserTab, ctx),
   "mcp-use": (plan, ctx) => mcpUseFigures(plan.mcpUse, ctx),
   flood: (plan, ctx) => floodFigures(plan.flood, ctx),
+  before: (plan, ctx) => beforeFigures(plan.before, ctx),
   "redis-cluster": (plan, ctx) => redisClusterFigures(plan, ctx),
 };
 
@@ -81,6 +85,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --out FILE              where the raw samples go (default bench/results/latest.json)
   --only SUITE,…          only these suites: ${Object.keys(SUITES).join(", ")}
   --no-redis              leave the Redis store out of the store suites
+  --before COMMIT,…       the before suite: this checkout's server against each commit's, built
+                          from git archive, on the file store (without it the suite measures nothing)
   --reader-before COMMIT  the commit whose reader the reader suite measures too, as "before"
                           (default ${QUICK.readerLong.beforeCommit}); "none" measures this checkout's reader only:
                           a minute or two instead of several
@@ -98,6 +104,7 @@ async function main(): Promise<void> {
       only: { type: "string" },
       "no-redis": { type: "boolean" },
       "reader-before": { type: "string" },
+      before: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -111,13 +118,15 @@ async function main(): Promise<void> {
   const mode = values.full ? "full" : "quick";
   const modePlan = mode === "full" ? FULL : QUICK;
   const readerBefore = values["reader-before"];
-  // Handed to `git archive` as one argument: anything but an option is a revision for git to judge.
-  if (readerBefore !== undefined && (readerBefore === "" || readerBefore.startsWith("-")))
-    throw new Error(`--reader-before takes a commit (e.g. 0c4312a, a tag or a branch) or "none", not "${readerBefore}"`);
-  const plan: Plan =
-    readerBefore === undefined
-      ? modePlan
-      : { ...modePlan, readerLong: { ...modePlan.readerLong, beforeCommit: readerBefore === "none" ? null : readerBefore } };
+  // Handed to `git archive` as one argument each: anything but an option is a revision for git to judge.
+  const commits = values.before?.split(",") ?? [];
+  const bad = [readerBefore, ...commits].find((commit) => commit !== undefined && (commit === "" || commit.startsWith("-")));
+  if (bad !== undefined) throw new Error(`--before and --reader-before take commits (e.g. 0c4312a, a tag or a branch), not "${bad}"`);
+  const plan: Plan = {
+    ...modePlan,
+    before: { ...modePlan.before, commits },
+    ...(readerBefore !== undefined && { readerLong: { ...modePlan.readerLong, beforeCommit: readerBefore === "none" ? null : readerBefore } }),
+  };
   const root = await mkdtemp(join(tmpdir(), "backchannel-bench-"));
   const startedAt = new Date();
   const started = performance.now();

@@ -37,6 +37,11 @@ export const TARGETS: readonly Target[] = [
   { key: "flood.batches.otherCall", text: "max < 500", met: (backchannel) => backchannel.max < 500 },
   { key: "flood.batches.rss", text: "max < 2× quiet", met: (backchannel, quiet) => backchannel.max < 2 * quiet.p50 },
   { key: "inspector.answerToScreen", text: "p50 ≤ 100", met: (backchannel) => backchannel.p50 <= 100 },
+  // The reader in a browser tab (the browser host): the manual readable soon after the link is opened, answers at once.
+  { key: "browser-tab.manual.whole", text: "p50 ≤ 500", met: (backchannel) => backchannel.p50 <= 500 },
+  { key: "browser-tab.answerToCard", text: "p50 ≤ 50", met: (backchannel) => backchannel.p50 <= 50 },
+  { key: "browser-tab.plugin.askToScreen", text: "p50 ≤ 2× floor", met: (_summary, _floor, ratio) => ratio <= 2 },
+  { key: "browser-tab.plugin.requests", text: "≤ 2", met: (summary) => summary.max <= 2 },
   { key: "inspector.askToAgent", text: "no stall: max < 5,000", met: (backchannel) => backchannel.max < 5000 },
   { key: "inspector.idleCalls", text: "≤ 2.5/min", met: (backchannel) => backchannel.max <= 2.5 },
   { key: "inspector.shortPolls", text: "0", met: (backchannel) => backchannel.max === 0 },

@@ -10,7 +10,14 @@
  * {@link TIMEOUT_NOTE}). Everything else exits 0 with the reason on stderr (stdin that
  * is not a Stop hook's input, no data directory, a store away, a crash): a hook that
  * exits 2 on its own failure would wake the model in a loop.
+ *
+ * A one-shot run (`claude -p "…"`, whose prompt is a string, not `--input-format
+ * stream-json`) has nothing to wake: it ends with its turn. Claude Code 2.1.328 runs an
+ * `asyncRewake` hook in the foreground there and waits for it before it exits, so the
+ * hook returns at once in such a run (docs/claude-code-plugin.md).
  */
+import { processArguments } from "../core/process-info.js";
+import { sessionHostPid, sessionKey } from "../core/session-key.js";
 import { oneLine } from "../core/text.js";
 import { runSessionWatcher } from "../watcher/session-run.js";
 import { readStdin } from "./stdin.js";
@@ -37,6 +44,12 @@ export async function runStopHook(timeoutMs: number): Promise<number> {
     const problem = stopInputProblem(await readStdin());
     if (problem) {
       note(`${problem}; not watching`);
+      return STOP_HOOK_EXIT.quiet;
+    }
+    const host = sessionHostPid(sessionKey());
+    const args = host === undefined ? null : processArguments(host);
+    if (args && isOneShotRun(args)) {
+      note("a one-shot run (claude -p with its prompt) ends with its turn: nothing to wake, not watching");
       return STOP_HOOK_EXIT.quiet;
     }
     const outcome = await runSessionWatcher({ timeoutMs, err: note });
@@ -77,4 +90,21 @@ export function stopInputProblem(text: string | undefined): string | undefined {
   const event = (input as { hook_event_name?: unknown }).hook_event_name;
   if (event !== undefined && event !== "Stop") return `this is the Stop hook, not one for ${JSON.stringify(event)}`;
   return undefined;
+}
+
+/**
+ * Whether `args`, the command line of the session's `claude` process (its program
+ * first), start a one-shot print run: `-p` or `--print`, without streaming input
+ * (`--input-format stream-json`, as the Agent SDK and long-lived sessions run it) or an
+ * SDK connection (`--sdk-url`). Such a run takes one prompt and exits after its turn;
+ * the interactive session and a streaming one stay, and wait for the hook's wake.
+ */
+export function isOneShotRun(args: readonly string[]): boolean {
+  const options = args.slice(1);
+  const print = options.some((word) => word === "-p" || word === "--print");
+  const streaming = options.some(
+    (word, index) =>
+      word === "--input-format=stream-json" || (word === "--input-format" && options[index + 1] === "stream-json") || word.startsWith("--sdk-url"),
+  );
+  return print && !streaming;
 }

@@ -81,6 +81,30 @@ export function usageError(command: string, problem: string): UsageError {
 }
 
 /**
+ * What npm kept for itself of a command line when an npm script runs the command
+ * (`npm start --home DIR`, without `--` before the options): npm keeps each option as
+ * its own setting `npm_config_<name>` (dashes as underscores; `true` when it took the
+ * option's value for a word of the script's), and passes the script nothing of it.
+ * @param env the environment; outside an npm script (no `npm_lifecycle_event`), nothing.
+ * @returns each option of `options` npm kept (`--home`), and each setting close to one
+ *   (`--hom`, with `meant`: `--home`), in the order of `options`; other settings are npm's
+ *   own or the person's.
+ */
+export function optionsNpmKept(options: OptionsConfig, env: NodeJS.ProcessEnv): { option: string; meant?: string }[] {
+  if (env.npm_lifecycle_event === undefined) return [];
+  const names = Object.keys(options);
+  const kept = Object.keys(env).flatMap((key) => {
+    const name = /^npm_config_(.+)$/.exec(key)?.[1]?.replaceAll("_", "-");
+    if (name === undefined) return [];
+    if (names.includes(name)) return [{ option: `--${name}`, order: names.indexOf(name) }];
+    const near = closest(name, names);
+    return near === undefined ? [] : [{ option: `--${name}`, meant: `--${near}`, order: names.indexOf(near) }];
+  });
+  // The environment's order is npm's: name them in the order the command's help lists them.
+  return kept.sort((a, b) => a.order - b.order).map(({ order: _, ...named }) => named);
+}
+
+/**
  * Of `candidates`, the one closest to `word` when it is close: at most a third of its
  * characters (rounded up) differ, a swap of two counting twice, or it begins exactly one candidate.
  * @returns `undefined` when none is close.

@@ -16,6 +16,7 @@ Usage:
   backchannel watch <channel_id>      wait for the app's next message, then exit
   backchannel watch <channel_id> --url https://host/mcp   the same, through a remote server
   backchannel watch --session         wait for mail on any channel of this host session
+  backchannel web                     the apps in your browser, for agents whose host shows none
   backchannel statusline              Claude Code status line: what waits on this session
   backchannel install statusline      put it into Claude Code's settings.json
   backchannel uninstall statusline    take it out again, restoring the previous one
@@ -33,7 +34,7 @@ Data directory: $BACKCHANNEL_HOME, else ${describeDefaultDataDir()}
 Channels across machines: BACKCHANNEL_STORE=redis://host:port (or serve --store), for every command`;
 
 /** The commands, for the suggestion of the closest one. */
-const COMMANDS = ["serve", "watch", "statusline", "install", "uninstall", "hook", "token", "help"];
+const COMMANDS = ["serve", "watch", "web", "statusline", "install", "uninstall", "hook", "token", "help"];
 
 /** Runs the command line `argv` (without node and the script); resolves to the exit code. */
 async function main(argv: string[]): Promise<number> {
@@ -45,6 +46,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./serve.js")).run(rest);
     case "watch":
       return (await import("./watch.js")).run(rest);
+    case "web":
+      return (await import("./web.js")).run(rest);
     case "statusline":
       return (await import("./statusline.js")).run(rest);
     case "install":

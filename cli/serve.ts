@@ -5,10 +5,11 @@ import { THIS_INSTALLATION } from "../core/commands.js";
 import { callerErrorCode } from "../core/errors.js";
 import { parseCommandLine, usageError } from "./args.js";
 import type { HttpAuthSettings } from "../server/auth/http-auth.js";
+import { isWakePath, WAKE_PATHS } from "../server/client-view.js";
 import { STORE_ENV_VAR, type StoreLocation, storeLocationFromEnv } from "../store/open.js";
 
 /** The usage text of this command. */
-export const USAGE = `Usage: backchannel [serve] [--store URL] [--claude-channel] [--http [--port N] [--host H] [auth options]]
+export const USAGE = `Usage: backchannel [serve] [--store URL] [--claude-channel] [--wake W] [--apps] [--http [--port N] [--host H] [auth options]]
 
 Runs the MCP server on stdin/stdout. stdout carries MCP only; notes go to stderr.
 Add it to a host as the command "backchannel" when it is on your PATH, else as
@@ -24,6 +25,16 @@ Options:
                 (experimental capability claude/channel; Claude Code must be started
                 with --dangerously-load-development-channels server:<name>).
                 Same as BACKCHANNEL_CLAUDE_CHANNEL=1. stdio only.
+  --wake W      how the agent is woken, for what its instructions say: hook (the
+                Claude Code plugin's wake hook: arm nothing; the plugin passes it),
+                shell (a watcher it runs in the background), chat (only the person's
+                messages: a chat page). Default: from the client's name (shell but for
+                chat apps such as Claude Desktop)
+  --apps        treat the client as one that shows MCP Apps, whatever it declares (for
+                a bridge such as mcp-proxy, which does not pass its client's
+                capabilities on). Without it, a client that does not declare the MCP
+                Apps extension gets no app-only tool, and open_reader gives it a link
+                to the reader in the browser instead
   --http        serve Streamable HTTP at http://127.0.0.1:<port>/mcp instead; only
                 localhost Host and Origin headers are accepted (and the public URL's),
                 and open_reader's path is off (the caller need not be you)
@@ -68,6 +79,8 @@ export const OPTIONS = {
   "jwks-url": { type: "string" },
   "public-url": { type: "string" },
   "insecure-no-auth": { type: "boolean" },
+  wake: { type: "string" },
+  apps: { type: "boolean" },
 } as const;
 
 /**
@@ -83,6 +96,9 @@ export async function run(args: string[], command = "backchannel serve"): Promis
     return 0;
   }
   const claudeChannel = values["claude-channel"] ?? isTrue(process.env.BACKCHANNEL_CLAUDE_CHANNEL);
+  const wake = values.wake;
+  if (wake !== undefined && !isWakePath(wake)) throw usageError(command, `--wake takes ${WAKE_PATHS.join(", ")}, not ${JSON.stringify(wake)}`);
+  const client = { wake, apps: values.apps };
   let location: StoreLocation;
   try {
     location = storeLocationFromEnv(process.env, values.store ?? process.env[STORE_ENV_VAR]);
@@ -117,7 +133,7 @@ export async function run(args: string[], command = "backchannel serve"): Promis
     }
     const { runHttpServer } = await import("../server/transports/http.js");
     try {
-      await runHttpServer({ port, host: values.host, location, ...settings });
+      await runHttpServer({ port, host: values.host, location, ...settings, ...client });
     } catch (error) {
       if (callerErrorCode(error) === undefined) throw error;
       process.stderr.write(`backchannel serve: ${(error as Error).message}\n`);
@@ -132,7 +148,7 @@ export async function run(args: string[], command = "backchannel serve"): Promis
     throw usageError(command, `${names} ${misplaced.length === 1 ? "goes" : "go"} with --http (add --http to serve over HTTP)`);
   }
   const { runStdioServer } = await import("../server/transports/stdio.js");
-  await runStdioServer({ claudeChannel, location });
+  await runStdioServer({ claudeChannel, location, ...client });
   return -1;
 }
 

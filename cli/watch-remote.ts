@@ -14,6 +14,7 @@
  * what to do); once watching, a failed call (a replica restarting, a proxy's 502) is
  * said once on stderr and retried, as the local watcher does for a store that is away.
  */
+import { APP_SIDE_EXTENSIONS } from "../protocol/client-capabilities.js";
 import { Client, SdkError, SdkErrorCode, SdkHttpError, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
 import { z } from "zod";
 import { watchCommand } from "../core/commands.js";
@@ -94,7 +95,8 @@ export async function watchRemote(options: RemoteWatchOptions): Promise<number> 
   }
   const deadline = Date.now() + timeoutMs;
   const notifier = notify ? desktopNotifier(err) : undefined;
-  const client = new Client({ name: "backchannel-watch", version: VERSION });
+  // It calls watch_agent_messages, an app-only tool: it says so, or the server would not offer it.
+  const client = new Client({ name: "backchannel-watch", version: VERSION }, { capabilities: { extensions: APP_SIDE_EXTENSIONS } });
   const transport = new StreamableHTTPClientTransport(url, {
     ...(token === undefined ? {} : { authProvider: { token: async () => token } }),
     // An answer past the limit ends the watcher: the SDK would drop the stream and wait on.

@@ -51,6 +51,8 @@ export const ERROR_CODES = {
   DOCUMENT_FILE: "the reader's document file cannot be read",
   CORRUPT_READER_STATE: "the reader's stored state cannot be read",
   HISTORY_MISMATCH: "an ask named a thread history (history_ref) the server's record of the thread does not hold; send the whole history",
+  APP_ONLY_TOOL: "an app-only tool was called by a client that shows no apps (it declares no MCP Apps extension)",
+  BROWSER_HOST: "the browser host, which shows the reader to a client that shows no apps, could not be started or reached",
   READER_NOT_BUILT: "the reader app was not built",
   SHELL_NOT_BUILT: "the app shell was not built",
   TOKEN_FILE: "the token file of serve --http --auth tokens is unusable",

@@ -3,13 +3,13 @@
  *
  *     <data dir>/channels/<channel id>/ui.json      agent → app queue
  *     <data dir>/channels/<channel id>/agent.json   app → agent queue
- *     <data dir>/channels/<channel id>/ui.seq, agent.seq   the highest seq each queue handed out
+ *     <data dir>/channels/<channel id>/ui.seq, agent.seq   each queue's mark (../store/file/queue-log.ts)
  *     <data dir>/channels/<channel id>/state.<name>.json   per-channel state of apps (the reader's document, …)
  *     <data dir>/sessions/<session key>.json   a host session's channels and wall (see ../store/file/session-files.ts)
  *     <data dir>/apps/<name>.json              an app the agent wrote and the user kept (see ../store/file/saved-apps.ts)
  *     <data dir>/watchers/<session key>.json   which session watcher waits for a session (see ../watcher/session-claim.ts)
  *     <data dir>/principals/<namespace>/       a remote principal's own channels, sessions and apps, in this same layout
- *     <file>.lock                                   the lock of a file while a process holds it (a file naming its holder)
+ *     <file>.lock                                   the lock of a file: its holder's record, there while held (./fs/lock.ts)
  *
  * Every path under `channels/` is built here, and only from a checked channel id, so
  * no caller can name a file outside its channel folder.
@@ -124,17 +124,15 @@ export function queueFile(dataDir: string, channelId: string, queue: QueueName):
 }
 
 /**
- * The file that keeps the highest seq a queue ever handed out, `<queue>.seq` beside the
- * queue: the channel's own record, against which a queue file put back from an older
- * copy is detected.
+ * The mark of one queue of one channel, `<queue>.seq` beside its log (../store/file/queue-log.ts).
  * @throws InvalidChannelIdError when `channelId` is not valid.
  */
-export function queueSeqFile(dataDir: string, channelId: string, queue: QueueName): string {
+export function queueMarkFile(dataDir: string, channelId: string, queue: QueueName): string {
   return join(channelDir(dataDir, channelId), `${queue}.seq`);
 }
 
-/** The lock folder of a file of the layout, `<file>.lock` (made while a process holds the lock). */
-export function lockDirOf(path: string): string {
+/** The lock path of a file of the layout, `<file>.lock`: its holder's record, there while the lock is held (./fs/lock.ts). */
+export function lockPathOf(path: string): string {
   return `${path}.lock`;
 }
 
@@ -187,7 +185,7 @@ export function savedAppFile(dataDir: string, name: string): string {
   return join(appsDir(dataDir), `${assertAppName(name)}.json`);
 }
 
-/** The file of disk space kept for acknowledgements, `space.reserve` (store/file/space-reserve.ts); one per data directory, principals' views included. */
+/** The file of disk space kept for acknowledgements, `space.reserve` (./fs/space-reserve.ts); one per data directory, principals' views included. */
 export function spaceReserveFile(dataDir: string): string {
   return join(dataDir, "space.reserve");
 }

@@ -2,9 +2,11 @@
  * What this machine and its processes say about themselves, read from `/proc` on Linux:
  * enough to tell one process from another that later got the same pid, and one machine
  * or container from another (the lock's holder record, core/fs/lock.ts; the session
- * key, ./session-key.ts). Elsewhere each answer is `null`, and callers say what they
+ * key, ./session-key.ts), and how a host process was started (the wake hook,
+ * claude-code/stop-hook.ts). Elsewhere each answer is `null`, and callers say what they
  * do without it.
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync, readlinkSync } from "node:fs";
 
 /** One process as `/proc/<pid>/stat` describes it. */
@@ -56,4 +58,32 @@ export function machineIdentity(): string | null {
     machine = { id };
   }
   return machine.id;
+}
+
+/**
+ * The command line of process `pid`, its program first: exact from `/proc/<pid>/cmdline`
+ * on Linux; elsewhere but Windows from `ps -ww -o args=`, split at white space (an
+ * argument that holds spaces comes back in pieces).
+ * @returns `null` when the process is gone or its command line cannot be read (Windows).
+ */
+export function processArguments(pid: number): string[] | null {
+  if (process.platform === "linux") {
+    try {
+      const text = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      return text === "" ? null : text.replace(/\0$/, "").split("\0");
+    } catch {
+      return null;
+    }
+  }
+  if (process.platform === "win32") return null;
+  try {
+    const line = execFileSync("ps", ["-ww", "-o", "args=", "-p", String(pid)], {
+      encoding: "utf8",
+      timeout: 2000,
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+    return line === "" ? null : line.split(/\s+/);
+  } catch {
+    return null;
+  }
 }

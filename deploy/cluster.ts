@@ -20,8 +20,9 @@ import { type RunningRedisCluster, startRedisCluster } from "./redis-cluster.js"
 /** The `backchannel` command of this build. */
 const CLI = fileURLToPath(new URL("../cli/main.js", import.meta.url));
 
-/** The playground's host page, served by nginx at `/`: it connects to `/mcp` on its own origin, so through the balancer. */
-const HOST_PAGE = fileURLToPath(new URL("../playground/web/index.html", import.meta.url));
+/** The browser host's page (in playground mode), served by nginx at `/` with its app frame at `/frame`: it connects to `/mcp` on its own origin, so through the balancer. */
+const HOST_PAGE = fileURLToPath(new URL("../web/page/index.html", import.meta.url));
+const HOST_FRAME = fileURLToPath(new URL("../web/page/frame.html", import.meta.url));
 
 /** Debian's nginx; `$NGINX` overrides it. */
 export const NGINX = process.env.NGINX ?? "/usr/sbin/nginx";
@@ -132,8 +133,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       replicas.push({ process: replica.process, address: replica.match[1]! });
     }
 
-    const page = join(dir, "index.html");
-    await writeFile(page, await readFile(HOST_PAGE), { mode: 0o644 });
+    await writeFile(join(dir, "index.html"), await readFile(HOST_PAGE), { mode: 0o644 });
+    await writeFile(join(dir, "frame.html"), await readFile(HOST_FRAME), { mode: 0o644 });
     const config = join(dir, "nginx.conf");
     await writeFile(config, nginxConfig({ listen: `127.0.0.1:${port}`, upstreams: replicas.map((replica) => replica.address), dir, pageRoot: dir }));
     const nginx = await startProcess({

@@ -80,6 +80,12 @@ export type ReaderDocument = {
   words: number;
   /** ISO-8601 time it was opened. */
   opened_at: string;
+  /**
+   * `hook` when the agent that opened it is woken by the plugin's wake hook for every
+   * message of the channel (`serve --wake hook`): it listens from the open on, before
+   * any `hello` or answer. Absent for the other wake paths, whose agent must act first.
+   */
+  woken_by?: "hook";
 };
 
 /** A stored message of a thread. `id` makes recording idempotent: an agent answer's id is `ui:<seq>`. */
@@ -142,4 +148,6 @@ export interface ReaderState {
   position: ReaderPosition | null;
   /** The largest JSON encoding of one message's data the server accepts: every `ask` must fit in it. */
   max_message_bytes: number;
+  /** Whether the server can show the channel in a browser tab (its browser host, on the person's machine): the reader offers to only then. */
+  browser_tab?: boolean;
 }

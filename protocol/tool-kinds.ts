@@ -29,6 +29,8 @@ export const TOOL_KINDS: Readonly<Record<string, ToolKind>> = Object.freeze({
   open_app: "data",
   /** App only: the app's title and HTML. */
   app_state: "data",
+  /** App only: the link that shows a channel in a browser tab. */
+  browser_link: "data",
   /** The seq of the event sent to the app. */
   notify_ui: "confirmation",
   /** App only: the seq of the event sent to the agent. */

@@ -29,13 +29,14 @@ import UPNG from "upng-js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const OUT = join(ROOT, "docs", "shots");
-const SAMPLE = join(ROOT, "playground", "web", "sample.md");
+const SAMPLE = join(ROOT, "web", "page", "sample.md");
 
 /**
  * @typedef {import("playwright-core").Page} Page
  * @typedef {import("playwright-core").Frame} Frame
  * @typedef {object} DocsPage
  * @property {string} name the pictures' file name: docs/shots/<name>-<width>-<theme>.png
+ * @property {"playground" | "web"} server which serves it: the playground (`npm start`), or the browser host (`backchannel web`)
  * @property {(channelId: string, theme: Theme) => string} path the path of the page that shows the channel, in the theme
  * @property {(page: Page) => Promise<Frame>} reader the frame the reader runs in
  * @property {string} [clip] a selector of the element to keep (its box), else the whole viewport
@@ -45,15 +46,24 @@ const SAMPLE = join(ROOT, "playground", "web", "sample.md");
 /** @type {DocsPage[]} */
 const PAGES = [
   {
-    // The reader alone, as it sits in a chat: the playground's iframe, clipped to its box.
+    // The reader alone, clipped to its frame: on the browser host's page, where it has the window's height (in the playground, the chat box takes some).
     name: "reader",
-    path: (channelId, theme) => `/?agent=off&theme=${theme}#${channelId}`,
+    server: "web",
+    path: (channelId, theme) => `/?theme=${theme}#${channelId}`,
     reader: (page) => frameOf(page, "#frame iframe"),
     clip: "#frame iframe",
   },
   {
     // The playground as `npm start` shows it: the reader, the chat box and the agent panel.
     name: "playground",
+    server: "playground",
+    path: (channelId, theme) => `/?theme=${theme}#${channelId}`,
+    reader: (page) => frameOf(page, "#frame iframe"),
+  },
+  {
+    // The browser host (`backchannel web`), where a terminal agent's reader shows: the reader alone in a tab.
+    name: "host",
+    server: "web",
     path: (channelId, theme) => `/?theme=${theme}#${channelId}`,
     reader: (page) => frameOf(page, "#frame iframe"),
   },
@@ -94,8 +104,9 @@ if (unknown.length > 0) {
 const chosen = values.only ? PAGES.filter((page) => values.only.includes(page.name)) : PAGES;
 
 // The test support's rig: the playground, an agent's server process and Chromium, on a data directory of their own.
-const { browserSkipReason } = await import(join(ROOT, "dist", "test", "support", "helpers.js"));
+const { browserSkipReason, withKey } = await import(join(ROOT, "dist", "test", "support", "helpers.js"));
 const { ReaderPage, ReaderRig } = await import(join(ROOT, "dist", "test", "support", "reader-page.js"));
+const { startWeb } = await import(join(ROOT, "dist", "test", "support", "browser-host.js"));
 const missing = browserSkipReason();
 if (missing) {
   process.stderr.write(`docs:shots: ${missing}\n`);
@@ -103,20 +114,27 @@ if (missing) {
 }
 
 const rig = await new ReaderRig().start();
+/** The browser host on the rig's data directory, started when a page needs it. @type {Awaited<ReturnType<typeof startWeb>> | undefined} */
+let web;
 try {
   const channelId = await makeScene(rig);
+  if (chosen.some((docsPage) => docsPage.server === "web")) web = await startWeb({ BACKCHANNEL_HOME: rig.dataDir }, ["--port", "0"]);
+  /** The link to `path` on the page's server, with its key (each picture's page is a new browser context, without a session). */
+  const link = (/** @type {DocsPage} */ docsPage, /** @type {string} */ path) =>
+    docsPage.server === "web" && web ? withKey(path, web.link) : rig.playground.page(path);
   mkdirSync(OUT, { recursive: true });
   for (const docsPage of chosen) {
     for (const size of SIZES) {
       for (const theme of THEMES) {
         const file = join(OUT, `${docsPage.name}-${size.width}-${theme}.png`);
-        await shoot(rig, docsPage, channelId, size, theme, file);
+        await shoot(rig, link(docsPage, docsPage.path(channelId, theme)), docsPage, channelId, size, theme, file);
         process.stdout.write(`${relative(ROOT, file)}: ${Math.round(statSync(file).size / 1024)} KiB\n`);
       }
     }
   }
   if (rig.pageErrors.length > 0) throw new Error(`the pages failed: ${rig.pageErrors.join("; ")}`);
 } finally {
+  await web?.stop();
   await rig.stop();
 }
 
@@ -149,19 +167,20 @@ async function makeScene(rig) {
  * Opens `docsPage` on the channel at `size` in `theme`, gives the first card the focus,
  * and writes the picture to `file`.
  * @param {InstanceType<typeof ReaderRig>} rig
+ * @param {string} url the page's link, its key in it
  * @param {DocsPage} docsPage
  * @param {string} channelId
  * @param {{ width: number, height: number }} size
  * @param {Theme} theme
  * @param {string} file
  */
-async function shoot(rig, docsPage, channelId, size, theme, file) {
+async function shoot(rig, url, docsPage, channelId, size, theme, file) {
   // What the readers of earlier pictures sent (their `ready`) is read and cleared: a page that plays the agent shows only its own.
   await rig.agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: channelId } });
   const page = await rig.browser.newPage({ viewport: size, colorScheme: theme });
   try {
     page.on("pageerror", (error) => rig.pageErrors.push(error.message));
-    await page.goto(new URL(docsPage.path(channelId, theme), rig.playground.url).href);
+    await page.goto(url);
     const frame = await docsPage.reader(page);
     // The whole document and its three threads, the waiting one last.
     await frame.waitForFunction(() => document.querySelectorAll(".card").length === 3 && !document.getElementById("doc")?.hasAttribute("aria-busy"));

@@ -14,10 +14,13 @@ import { registerAppTools } from "./tools/app-tools.js";
 import { registerWatchTools } from "./tools/watch-tools.js";
 import { WaitSlots } from "./tools/wait-slots.js";
 import { instructions } from "./instructions.js";
+import { type ClientView, FULL_VIEW } from "./client-view.js";
+import { withholdAppOnlyTools } from "./tools/app-only.js";
+import { registerBrowserTools } from "./tools/browser-tools.js";
 import { NAME, VERSION } from "../core/package.js";
 
 /** Options of {@link createServer}. */
-export interface ServerOptions extends Omit<ChannelToolOptions & ReaderToolOptions, "awareness"> {
+export interface ServerOptions extends Omit<ChannelToolOptions & ReaderToolOptions, "awareness" | "client"> {
   /** The store every tool reads and writes. */
   store: ChannelStore;
   /** The host session's key. Default: this process's, found once (CLAUDE_PID, the topmost `claude` process, else the parent). */
@@ -29,6 +32,12 @@ export interface ServerOptions extends Omit<ChannelToolOptions & ReaderToolOptio
    * advertise `tools.listChanged`, which only that sends). Default true; off for stateless HTTP.
    */
   watchChannels?: boolean;
+  /**
+   * What the client can do (./client-view.ts): the tools it is offered, what its model
+   * is told, where the reader shows. Default: everything (a client that declared nothing
+   * readable).
+   */
+  client?: ClientView;
 }
 
 /** What `createServer` needs besides its options: the waiting calls' slots (pass the process's own when several servers share a process). */
@@ -42,6 +51,7 @@ function waitSlotsOf(options: ServerOptions): WaitSlots {
  */
 export function createServer(options: ServerOptions): McpServer {
   const claudeChannel = options.claudeChannel ?? false;
+  const client = options.client ?? FULL_VIEW;
   const watchChannels = options.watchChannels ?? true;
   const server = new McpServer(
     { name: NAME, version: VERSION },
@@ -54,16 +64,18 @@ export function createServer(options: ServerOptions): McpServer {
         resources: { listChanged: false },
         ...(claudeChannel ? { experimental: { [CLAUDE_CHANNEL_CAPABILITY]: {} } } : {}),
       },
-      instructions: instructions(options.readLocalFiles ?? true, options.watcherWhere),
+      instructions: instructions(options.readLocalFiles ?? true, options.watcherWhere, client),
     },
   );
   const awareness = new Awareness(server, options.store, { sessionKey: options.sessionKey, claudeChannel, watchChannels });
   const waitSlots = waitSlotsOf(options);
   registerChannelTools(server, options.store, { ...options, awareness, waitSlots });
-  registerReaderTools(server, options.store, { ...options, awareness });
+  registerReaderTools(server, options.store, { ...options, client, awareness });
   registerWallTools(server, awareness.session);
   registerRecipeTools(server, { watcherWhere: options.watcherWhere });
-  registerAppTools(server, options.store, { awareness, watcherWhere: options.watcherWhere });
+  registerAppTools(server, options.store, { awareness, watcherWhere: options.watcherWhere, client, browser: options.browser });
   registerWatchTools(server, options.store, waitSlots);
+  if (options.browser) registerBrowserTools(server, options.browser);
+  if (!client.callsAppTools) withholdAppOnlyTools(server);
   return server;
 }

@@ -98,6 +98,20 @@ export function watcherWhere(location: StoreLocation, env: NodeJS.ProcessEnv = p
   };
 }
 
+/**
+ * The environment that makes a child process use the store at `location` whatever
+ * `env` chose: `env` with the store's variables set for it and the others removed
+ * (`$BACKCHANNEL_HOME` stays for a Redis store: it still names where this machine's own
+ * files are). A Redis URL goes in the environment, never on a command line, where any
+ * user of the machine can read it.
+ */
+export function storeEnvironment(location: StoreLocation, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const { [STORE_ENV_VAR]: _store, [STORE_FILE_ENV_VAR]: _file, ...rest } = env;
+  if (location.kind === "file") return { ...rest, [HOME_ENV_VAR]: resolve(location.dataDir) };
+  if (location.file !== undefined) return { ...rest, [STORE_FILE_ENV_VAR]: resolve(location.file) };
+  return { ...rest, [STORE_ENV_VAR]: location.url };
+}
+
 function redisLocation(setting: string): RedisLocation {
   if (!isRedisUrl(setting)) throw new InvalidStoreUrlError(JSON.stringify(setting.slice(0, 200)), "it is not a redis:// or rediss:// URL");
   const { url, shown } = parseRedisUrl(setting);

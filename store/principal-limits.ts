@@ -36,6 +36,7 @@ import { NO_EPOCH } from "../protocol/epoch.js";
 import type { JsonValue, QueueMessage } from "../protocol/message.js";
 import { pollWithWait } from "./changes.js";
 import { PrincipalLimitError, TooManyPrincipalsError } from "./errors.js";
+import { appendedBytes } from "./validate.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult, QueueSnapshot, SessionStore } from "./store.js";
 import type { SavedApp, SavedAppStore, SavedAppSummary } from "./saved-app.js";
 
@@ -118,10 +119,12 @@ export class PrincipalUsage {
   /**
    * @param limits the store's limits (maxPrincipalChannels, maxPrincipalAppendsPerMinute, maxPrincipalBytes).
    * @param admitToStore admits the principal's first write (a {@link PrincipalRoster}'s `admit`); default: every principal may write.
+   * @param now the clock the counts' ages and the appends' minute are read on, in ms; default `Date.now`.
    */
   constructor(
     private readonly limits: Readonly<Limits>,
     private readonly admitToStore: () => Promise<void> = async () => undefined,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /**
@@ -164,7 +167,7 @@ export class PrincipalUsage {
   async admitBytes(view: ChannelStore, bytes: number): Promise<void> {
     // The store is read for a first count, and again only when a write would not fit: reading the file store's queues costs.
     const unknown = this.bytesReadAt === Number.NEGATIVE_INFINITY;
-    if ((unknown || !this.fits(bytes)) && Date.now() - this.bytesReadAt >= REFRESH_MS) await this.readBytes(view);
+    if ((unknown || !this.fits(bytes)) && this.now() - this.bytesReadAt >= REFRESH_MS) await this.readBytes(view);
     this.checkBytes(bytes);
     this.added += bytes;
   }
@@ -191,7 +194,7 @@ export class PrincipalUsage {
    * @returns whether the store was read.
    */
   async countBytes(view: ChannelStore, ifStale = false): Promise<boolean> {
-    const age = Date.now() - this.bytesReadAt;
+    const age = this.now() - this.bytesReadAt;
     if (age !== Number.POSITIVE_INFINITY && !(ifStale && age >= REFRESH_MS)) return false;
     await this.readBytes(view);
     return true;
@@ -215,7 +218,8 @@ export class PrincipalUsage {
    * Admits one append, counting it.
    * @throws PrincipalLimitError "appends", saying when the oldest append of the last minute leaves the window.
    */
-  admitAppend(now: number = Date.now()): void {
+  admitAppend(): void {
+    const now = this.now();
     while (this.appends.length > 0 && this.appends[0]! <= now - MINUTE_MS) this.appends.shift();
     const max = this.limits.maxPrincipalAppendsPerMinute;
     if (this.appends.length >= max) {
@@ -273,7 +277,7 @@ export class PrincipalUsage {
       .then((bytes) => {
         this.bytes = bytes;
         this.added = 0;
-        this.bytesReadAt = Date.now();
+        this.bytesReadAt = this.now();
       })
       .finally(() => {
         this.readingBytes = undefined;
@@ -322,7 +326,7 @@ class LimitedView implements ChannelStore {
     return this.usage.inTurn(async () => {
       await this.usage.admitWrites();
       await this.usage.admitChannel(this.view, channelId);
-      await this.usage.admitBytes(this.view, Buffer.byteLength(event) + Buffer.byteLength(JSON.stringify(data ?? {})));
+      await this.usage.admitBytes(this.view, appendedBytes(event, data ?? {}));
       this.usage.admitAppend();
       return this.view.append(channelId, queue, event, data);
     });

@@ -174,7 +174,9 @@ export interface ChannelStore extends ChannelReader {
   /** The limits in force. */
   readonly limits: Readonly<Limits>;
   /**
-   * Appends a message to a queue.
+   * Appends a message to a queue. Its seq is the queue's last plus one, from 1, and never
+   * handed out twice in the queue's epoch (../protocol/epoch.ts), not even after it drains
+   * or is repaired. Past a limit (../core/limits.ts) it is refused and nothing queued is dropped.
    * @throws InvalidEventError, InvalidDataError, MessageTooLargeError, QueueFullError, LockTimeoutError, I/O errors.
    */
   append(channelId: string, queue: QueueName, event: string, data?: JsonValue): Promise<AppendResult>;
@@ -209,7 +211,8 @@ export interface ChannelStore extends ChannelReader {
    * serving"): channels, sessions, state documents and saved apps of its own, apart from
    * the store's own and every other principal's, so that the same channel id names a
    * different channel for each. Limits and connections are shared with this store. A
-   * view's own `forPrincipal` gives the same as the store's.
+   * view's own `forPrincipal` gives the same as the store's. A principal that only reads
+   * makes nothing in the store, and the idle sweep covers every principal's channels.
    * @param namespace 32 lower-case hex digits (server/auth/principal.ts).
    * @throws Error for a namespace that does not match PRINCIPAL_NAMESPACE_PATTERN (core/ids.ts);
    *   UnsafeLayoutError (file store) when the principal's folder is unsafe.

@@ -49,6 +49,11 @@ export function messageBytes(message: QueueMessage): number {
   return Buffer.byteLength(JSON.stringify(message));
 }
 
+/** What appending `event` with `data` adds to a queue, as {@link messageBytes} counts it: its seq and time as written, but for a seq's digits. */
+export function appendedBytes(event: string, data: JsonValue): number {
+  return messageBytes({ seq: 0, event, data, ts: new Date().toISOString() });
+}
+
 /** The longest prefix of `messages` within `maxBatchBytes` ({@link messageBytes}), and always at least one message. */
 export function takeBatch<T extends QueueMessage>(messages: T[], maxBatchBytes: number): T[] {
   let bytes = 0;

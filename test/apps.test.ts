@@ -150,7 +150,7 @@ describe("open_app", () => {
   }
 
   test("app_state of a channel without an app is null, and harmless for a model that calls it", async () => {
-    assert.deepEqual(await appState("no-app-here"), { channel_id: "no-app-here", app: null });
+    assert.deepEqual(await appState("no-app-here"), { channel_id: "no-app-here", app: null, browser_tab: true });
   });
 });
 

@@ -13,6 +13,7 @@ import { sessionKeyOfProcess } from "../core/session-key.js";
 import { createServer } from "../server/server.js";
 import { FileStore } from "../store/file/file-store.js";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 import { ObservedStore } from "./support/observed-store.js";
 
 /** Every server of a test plays the same Claude Code session. */
@@ -238,7 +239,7 @@ describe("wall", () => {
     const server = createServer({ store, sessionKey: sessionKeyOfProcess("claude", 999) });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
-    const client = new Client({ name: "observed-reader", version: "0.0.0" });
+    const client = new Client({ name: "observed-reader", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
     await client.connect(clientSide);
     return { client, store };
   }
@@ -314,7 +315,7 @@ for (const era of ["2025-11-25", "2026-07-28"] as const) {
       const asked: { message: string; properties: string[] }[] = [];
       const client = await connectServer(dataDir, SESSION, {
         modern,
-        capabilities: { elicitation: { form: {} } },
+        capabilities: { elicitation: { form: {} }, extensions: APPS_HOST_EXTENSIONS },
         prepare: (c) =>
           c.setRequestHandler("elicitation/create", (request) => {
             const params = request.params as { message: string; requestedSchema: { properties: Record<string, unknown> } };

@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { connectServer, tempDataDir } from "./support/helpers.js";
 import { claudeCodeSkipReason } from "./support/claude-code/install.js";
 import { type RecordedRequest, startModelServer, type Turn } from "./support/claude-code/model-server.js";
-import { runPrint } from "./support/claude-code/session.js";
+import { runPrint, AS_CLAUDE_CODE } from "./support/claude-code/session.js";
 
 const skip = claudeCodeSkipReason();
 
@@ -37,10 +37,13 @@ describe("backchannel as the model sees it in Claude Code", { skip }, () => {
   before(async () => {
     const data = await tempDataDir();
     cleanup = data.cleanup;
-    const client = await connectServer(data.dir);
-    tools = (await client.listTools()).tools as ServerTool[];
-    instructions = client.getInstructions() ?? "";
-    await client.close();
+    // Every tool, as a host that shows apps lists them; the instructions as Claude Code, which shows none, gets them.
+    const host = await connectServer(data.dir);
+    tools = (await host.listTools()).tools as ServerTool[];
+    await host.close();
+    const asClaudeCode = await connectServer(data.dir, {}, AS_CLAUDE_CODE);
+    instructions = asClaudeCode.getInstructions() ?? "";
+    await asClaudeCode.close();
     // The model ends the turn at once: only what Claude Code sends first is looked at.
     const model = await startModelServer(() => ({ text: "ok" }));
     try {

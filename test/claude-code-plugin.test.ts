@@ -14,7 +14,7 @@ import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 import { claudeCodeSkipReason } from "./support/claude-code/install.js";
 import { type ModelServer, startModelServer } from "./support/claude-code/model-server.js";
 import { PLUGIN_ROOT, pluginPolicy, pluginTool as tool, sinceLastReply, waitForWatcher } from "./support/claude-code/plugin-policy.js";
-import { type ClaudeSession, descendants, startSession } from "./support/claude-code/session.js";
+import { type ClaudeSession, descendants, runPrint, startSession } from "./support/claude-code/session.js";
 
 const skip = claudeCodeSkipReason();
 /**
@@ -97,5 +97,32 @@ describe("the plugin keeps the agent reachable in Claude Code without arming any
       if (args.split("\0").includes("stop")) watchers.push(pid);
     }
     assert.ok(watchers.length <= 1, `${watchers.length} wake hooks running`);
+  });
+});
+
+describe("a one-shot claude -p with the plugin", { skip }, () => {
+  test("runs the plugin's tools without a prompt and exits within 5 s of its last turn", { timeout: 180_000 }, async () => {
+    const { dir, cleanup } = await tempDataDir();
+    const model = await startModelServer(pluginPolicy());
+    try {
+      // No backchannel tool is allowed on the command line: the plugin's own PreToolUse
+      // hook grants them (`-p` refuses any tool that would ask).
+      const run = await runPrint("Open the reader on my notes.", {
+        model,
+        dataDir: dir,
+        configure: "none",
+        args: ["--plugin-dir", PLUGIN_ROOT],
+        allowedTools: ["ToolSearch"],
+      });
+      const turns = model.turns();
+      const opened = turns.find((turn) => turn.result(tool("open_reader")) !== undefined)?.result(tool("open_reader"));
+      assert.ok(opened && !opened.isError, `open_reader ran without a prompt: ${opened?.text}\n${run.stderr}`);
+      assert.equal(run.code, 0, run.stderr);
+      const lastTurnToExitMs = run.endedAt - turns.at(-1)!.at;
+      assert.ok(lastTurnToExitMs < 5_000, `claude -p exited ${Math.round(lastTurnToExitMs)} ms after its last turn`);
+    } finally {
+      await model.close();
+      await cleanup();
+    }
   });
 });

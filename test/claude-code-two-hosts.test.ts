@@ -111,7 +111,7 @@ for (const makeAgent of AGENTS) {
       // The chat shows the channel the agent opened, with its document (the playground's ?agent=off: no agent of its own).
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       page.on("pageerror", (error) => pageErrors.push(error.message));
-      await page.goto(new URL(`/?agent=off#${channelId}`, playground.url).href);
+      await page.goto(playground.page(`/?agent=off#${channelId}`));
       const frame = await readerFrame(page);
       assert.match((await frame.locator("#doc").textContent()) ?? "", /The queue is the truth/);
 

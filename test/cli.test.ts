@@ -8,6 +8,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { chmod, chown, mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { CLI, tempDataDir } from "./support/helpers.js";
@@ -40,7 +41,7 @@ function listedCommands(): string[] {
 
 test("every command's --help names the command as it runs: backchannel, this installation, or npx -y backchannel-mcp once published", () => {
   const commands = listedCommands();
-  assert.deepEqual(commands, ["serve", "watch", "statusline", "install", "uninstall", "hook", "token"]);
+  assert.deepEqual(commands, ["serve", "watch", "web", "statusline", "install", "uninstall", "hook", "token"]);
   for (const command of ["", ...commands]) {
     const { status, stdout } = run(command === "" ? ["--help"] : [command, "--help"]);
     assert.equal(status, 0, command);
@@ -105,6 +106,41 @@ test("a parse error names the option in the command's words, suggests the closes
     const result = run(args, { BACKCHANNEL_HOME: "/nonexistent-backchannel-home" });
     assert.equal(result.status, 1, args.join(" "));
     assert.equal(result.stderr, `${expected}\n`, args.join(" "));
+  }
+});
+
+test('npm start with options before "--" (npm keeps them) says to put them after it, and exits 1 before it serves', async () => {
+  const temp = await tempDataDir();
+  try {
+    const root = fileURLToPath(new URL("../..", import.meta.url));
+    const cases: [string[], RegExp][] = [
+      [["--home", join(temp.dir, "notes"), "--port", "0"], /npm kept --port and --home for itself/],
+      [["--list"], /npm kept --list for itself/],
+      [["--hom", "x"], /npm kept --hom \(did you mean --home\?\) for itself/],
+    ];
+    for (const [options, expected] of cases) {
+      // PORT=0 and a timeout: a playground that started anyway would neither take a known port nor hang the test.
+      const result = spawnSync("npm", ["start", ...options], {
+        cwd: root,
+        encoding: "utf8",
+        env: { ...process.env, PORT: "0", BACKCHANNEL_HOME: temp.dir },
+        timeout: 60_000,
+      });
+      const said = options.join(" ");
+      assert.equal(result.status, 1, `npm start ${said}: ${result.stdout}${result.stderr}`);
+      assert.match(result.stderr, expected, said);
+      assert.match(result.stderr, /write options after "--", as in: npm start -- --home DIR --port N; see backchannel web --help/, said);
+      assert.doesNotMatch(`${result.stdout}${result.stderr}`, /backchannel playground: http|ERR_PARSE_ARGS|\n\s+at /, said);
+    }
+    // Run directly, the playground's command answers --help and a typo in its own words.
+    const help = run(["web", "--playground", "--help"]);
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /npm start -- --home DIR --port N/);
+    const typo = run(["web", "--playground", "--hom", "x"], { BACKCHANNEL_HOME: temp.dir });
+    assert.equal(typo.status, 1);
+    assert.equal(typo.stderr, "backchannel web: unknown option --hom (did you mean --home?); see backchannel web --help\n");
+  } finally {
+    await temp.cleanup();
   }
 });
 

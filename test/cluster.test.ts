@@ -19,6 +19,7 @@ import { chromium, type Browser } from "playwright-core";
 import { type Cluster, NGINX, startCluster } from "../deploy/cluster.js";
 import type { AccessLogEntry } from "../deploy/nginx-config.js";
 import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, CLI, spawnWatcher, structured, tempDataDir } from "./support/helpers.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 import { ReaderPage } from "./support/reader-page.js";
 import { redisSkipReason } from "./support/redis-server.js";
 
@@ -75,7 +76,8 @@ describe("the cluster: two replicas over one Redis behind nginx", { skip, timeou
 
   before(async () => {
     cluster = await startCluster();
-    agent = new Client({ name: "cluster-test-agent", version: "0.0.0" });
+    // The model of the host whose page shows the reader (an MCP Apps host): it is handed no browser link.
+    agent = new Client({ name: "cluster-test-agent", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
     await agent.connect(new StreamableHTTPClientTransport(cluster.mcpUrl));
     browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   });

@@ -68,6 +68,7 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
   const contexts: BrowserContext[] = [];
   const apps: AgentApp[] = [];
   const pageErrors: string[] = [];
+  const consoleLines: string[] = [];
   const timings: RoundTrips = { woken: [], shown: [] };
 
   /**
@@ -81,11 +82,15 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
     const page = await context.newPage();
     // Playwright reports the errors of the app frames too: a page whose app fails on purpose leaves them out.
     if (!options.appErrors) page.on("pageerror", (error) => pageErrors.push(error.message));
+    // Kept for the report of a failure: what the host and its apps said went wrong.
+    page.on("console", (message) => {
+      if (message.type() === "error" || message.type() === "warning") consoleLines.push(`${message.type()}: ${message.text()}`);
+    });
     page.on("dialog", (dialog) => {
       pageErrors.push(`dialog: ${dialog.message()}`);
       void dialog.dismiss();
     });
-    await page.goto(new URL("/?agent=off", playground.url).href);
+    await page.goto(playground.page("/?agent=off"));
     await page.waitForFunction(() => "playground" in window);
     const call: HostCall = (name, args) =>
       page.evaluate(({ name, args }) => (window as unknown as { playground: { callTool: HostCall } }).playground.callTool(name, args), {
@@ -129,6 +134,7 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
     await agent?.close();
     await playground?.stop();
     await cleanup?.();
+    if (consoleLines.length > 0) process.stderr.write(`\nthe host pages' console errors and warnings:\n${consoleLines.join("\n")}\n`);
     if (timings.woken.length > 0) {
       const show = (values: number[]) => `${values.join(", ")} ms (median ${median(values)} ms)`;
       process.stderr.write(

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { browserSkipReason, tempDataDir } from "./support/helpers.js";
+import { browserSkipReason, tempDataDir, waitUntil } from "./support/helpers.js";
 import { type InspectorHost, type InspectorServer, startInspector, startServer } from "./support/inspector.js";
 import { longMarkdown } from "./support/long-document.js";
 import { askAbout, askFollowUp, ReaderAgent, watchAnswer } from "./support/reader-driver.js";
@@ -91,10 +91,9 @@ describe("a long document in MCP Inspector's Apps host", { skip, timeout: 300_00
         // The page's request reaches this process through DevTools, possibly after the agent got the ask: wait for it (5 s at most).
         const recorded = () =>
           opened.toolCalls("notify_agent").findLast((candidate) => (candidate.params.data as { question?: string }).question === question);
-        for (const until = Date.now() + 5_000; !recorded() && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 50));
-        const call = recorded();
-        const bytes = Buffer.byteLength(JSON.stringify(call?.params ?? {}));
-        assert.ok(call && bytes < 8_192, `follow-up ${i} carried ${bytes} bytes through the host`);
+        const call = await waitUntil(recorded, `follow-up ${i}'s notify_agent seen`, { timeoutMs: 5_000 });
+        const bytes = Buffer.byteLength(JSON.stringify(call.params));
+        assert.ok(bytes < 8_192, `follow-up ${i} carried ${bytes} bytes through the host`);
         await answerIt(`Answer to follow-up ${i}.`, `follow-up ${i}.`);
       }
       // The server keeps each answer in its thread as the agent sends it: none comes back through the host.

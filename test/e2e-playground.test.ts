@@ -10,7 +10,7 @@ import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { chromium } from "playwright-core";
-import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, startPlayground, structured, tempDataDir } from "./support/helpers.js";
+import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, startPlayground, structured, tempDataDir, waitUntil } from "./support/helpers.js";
 import { readerRigForSuite } from "./support/reader-page.js";
 
 const skip = browserSkipReason();
@@ -27,7 +27,7 @@ describe("the playground as a new user meets it", { skip, timeout: 180_000 }, ()
     const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     try {
       const page = await browser.newPage();
-      await page.goto(playground.url.href);
+      await page.goto(playground.page("/"));
       await page.locator("#channel", { hasText: /^ch-/ }).waitFor();
       const channelId = (await page.locator("#channel").textContent())!;
       const own = join(state, "backchannel-playground");
@@ -36,7 +36,7 @@ describe("the playground as a new user meets it", { skip, timeout: 180_000 }, ()
       assert.match(playground.stderr(), new RegExp(`data in ${own.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\(the playground's own`));
       assert.match((await page.locator("#watch").textContent()) ?? "", new RegExp(`--home ${own}`), "an outside agent is told where to look");
       // Also for the channel a reload shows again, which no open_reader result names.
-      await page.goto(new URL(`/?agent=off#${channelId}`, playground.url).href);
+      await page.goto(playground.page(`/?agent=off#${channelId}`));
       await page.locator("#watch", { hasText: channelId }).waitFor();
       assert.match((await page.locator("#watch").textContent()) ?? "", new RegExp(` watch ${channelId} --home ${own}$`));
     } finally {
@@ -210,7 +210,12 @@ describe("the playground as a new user meets it", { skip, timeout: 180_000 }, ()
     const near = (rows: Row[]) =>
       rows.filter((row) => spread.includes(Number(row.thread.slice(2)))).every((row) => Math.abs(row.top - row.passage) <= 24);
     let rows = await measure();
-    for (const deadline = Date.now() + 5_000; !near(rows) && Date.now() < deadline; rows = await measure()) await frame.waitForTimeout(100);
+    const settled = async () => {
+      rows = await measure();
+      return near(rows);
+    };
+    // On time-out the assertion below says where the cards are.
+    await waitUntil(settled, "every spread card beside its passage", { timeoutMs: 5_000, intervalMs: 100 }).catch(() => undefined);
     const shown = JSON.stringify(rows.map(({ thread, top, passage }) => ({ thread, top: Math.round(top), passage: Math.round(passage) })));
     // Passages about 230 px apart leave room for every card beside its passage.
     assert.ok(near(rows), `a card of the spread threads is more than 24 px from its passage: ${shown}`);
@@ -239,8 +244,7 @@ describe("the playground as a new user meets it", { skip, timeout: 180_000 }, ()
     const kept = async () =>
       structured<{ position?: { block: number } | null }>(await rig.agent.callTool({ name: "reader_state", arguments: { channel_id: channelId } }))
         .position?.block;
-    for (const deadline = Date.now() + 10_000; (await kept()) !== block && Date.now() < deadline; ) await frame.waitForTimeout(200);
-    assert.equal(await kept(), block, "the channel keeps the block at the top");
+    await waitUntil(async () => (await kept()) === block, "the block at the top kept", { intervalMs: 200 });
 
     await reader.page.reload();
     const after = await reader.frame();
@@ -262,6 +266,81 @@ describe("the playground as a new user meets it", { skip, timeout: 180_000 }, ()
       .catch(() => undefined);
     assert.ok(Math.abs(await atTop()) < 4, `Section 350 is at the top again, not ${await atTop()} px from it`);
     await reader.page.close();
+  });
+
+  test("the agent panel's layout: an answer's list unboxed, the chat box in view at 900 px, a long command's words kept whole inside the panel", async () => {
+    for (const width of [1280, 1400]) {
+      const reader = await rig.open({ width, height: 900 });
+      // The chat box shows without scrolling, below the reader, as a chat's input does.
+      const box = await reader.page.locator("#chat-input").boundingBox();
+      assert.ok(box && box.y >= 0 && box.y + box.height <= 900, `${width}×900: the chat box is in view (${JSON.stringify(box)})`);
+      if (width === 1280) {
+        const frame = await reader.frame();
+        await frame.locator("#presence", { hasText: "Agent is listening" }).waitFor();
+        await reader.selectAndAsk("doorbell");
+        await reader.submit("Which ones?");
+        const item = reader.page.locator("#inbox > li", { hasText: "Which ones?" });
+        await item.locator("textarea").fill("- one\n- two\n- three");
+        await item.locator("button", { hasText: "Send answer" }).click();
+        await item.locator(".answered li", { hasText: "three" }).waitFor();
+        // A list item of an answer is a line of text: no border of its own (offset and client boxes alike), its lines close together.
+        const boxes = await item
+          .locator(".answered li")
+          .evaluateAll((items) =>
+            items.map((li) => ({ border: (li as HTMLElement).offsetHeight - li.clientHeight, top: li.getBoundingClientRect().top })),
+          );
+        assert.deepEqual(
+          boxes.map(({ border }) => border),
+          [0, 0, 0],
+          "no list item of the answer is boxed",
+        );
+        const lineHeight = await item
+          .locator(".answered li")
+          .first()
+          .evaluate((li) => li.getBoundingClientRect().height);
+        assert.ok(boxes[2]!.top - boxes[0]!.top <= 2 * lineHeight + 4, `the items follow each other line by line (${JSON.stringify(boxes)})`);
+      }
+      await reader.page.close();
+    }
+
+    // ?agent=off, on a data directory with a long path: the command for another agent stays in the panel, its options whole.
+    const temp = await tempDataDir();
+    const home = join(temp.dir, "a-rather-long-folder-name-for-notes", "and-another-one-inside-it-with-dashes");
+    const playground = await startPlayground("", ["--home", home]);
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    try {
+      for (const width of [1280, 390]) {
+        const page = await browser.newPage({ viewport: { width, height: 844 } });
+        await page.goto(playground.page("/?agent=off"));
+        await page.locator("#watch", { hasText: "--home" }).waitFor();
+        const hint = (await page.locator("#page-hint").textContent()) ?? "";
+        assert.doesNotMatch(hint, /playing the agent/, `${width}: with ?agent=off the header says no one here plays the agent: ${hint}`);
+        const geometry = await page.evaluate(() => {
+          const panel = document.getElementById("agent")!.getBoundingClientRect();
+          const code = document.getElementById("watch")!;
+          const text = code.firstChild!;
+          // Each word of the command (the path with its dashes, --home) on the lines it spans.
+          const broken = [...text.textContent!.matchAll(/\S+/g)].flatMap((match) => {
+            const range = document.createRange();
+            range.setStart(text, match.index);
+            range.setEnd(text, match.index + match[0].length);
+            return new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size > 1 ? [match[0]] : [];
+          });
+          const box = code.getBoundingClientRect();
+          return { panelLeft: panel.left, panelRight: panel.right, left: box.left, right: box.right, broken };
+        });
+        assert.ok(
+          geometry.left >= geometry.panelLeft && geometry.right <= geometry.panelRight,
+          `${width}: the command stays inside the panel (${JSON.stringify(geometry)})`,
+        );
+        assert.deepEqual(geometry.broken, [], `${width}: no word of the command is broken across lines`);
+        await page.close();
+      }
+    } finally {
+      await browser.close();
+      await playground.stop();
+      await temp.cleanup();
+    }
   });
 
   test("nothing failed in the pages", () => {

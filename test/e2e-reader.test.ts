@@ -148,7 +148,7 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
       pageErrors.push(`dialog: ${dialog.message()}`);
       void dialog.dismiss();
     });
-    await page.goto(new URL("/?agent=off", playground.url).href);
+    await page.goto(playground.page("/?agent=off"));
     await page.locator("#channel", { hasText: /^ch-/ }).waitFor();
     channelId = (await page.locator("#channel").textContent())!;
   });
@@ -326,7 +326,7 @@ describe("the playground's agent panel, on a narrow screen", { skip, timeout: 60
 
   test("a person answers in the panel (through notify_ui); the card sits under its paragraph", async () => {
     const page = await browser.newPage({ viewport: { width: 640, height: 900 } });
-    await page.goto(playground.url.href);
+    await page.goto(playground.page("/"));
     const frame = await (await page.locator("#frame iframe").elementHandle())!.contentFrame();
     assert.ok(frame);
     // The panel greets a ready reader with hello, as an agent would.

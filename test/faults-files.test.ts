@@ -12,7 +12,7 @@ import { FileStore } from "../store/file/file-store.js";
 import { mintChannelId } from "../core/ids.js";
 import { channelDir, channelsDir, queueFile, stateFile } from "../core/paths.js";
 import { QueueFullError } from "../store/errors.js";
-import { toolError } from "../server/tools/results.js";
+import { describeError } from "../server/tools/results.js";
 import { tempDataDir } from "./support/helpers.js";
 import { mountTmpfs, unmount } from "./support/tmpfs.js";
 
@@ -117,10 +117,8 @@ describe("disk trouble (a real tmpfs)", () => {
         (failure: unknown) => failure,
       );
       assert.equal((error as NodeJS.ErrnoException).code, "ENOSPC");
-      assert.match(
-        toolError(error).content[0]!.type === "text" ? (toolError(error).content[0] as { text: string }).text : "",
-        /ENOSPC\): the disk is full; free some space/,
-      );
+      assert.equal(describeError(error).code, "FILE_SYSTEM");
+      assert.match(describeError(error).message, /ENOSPC\): the disk is full; free some space/);
       assert.equal(await readFile(queueFile(at, "full-disk", "ui"), "utf8"), before, "the previous queue file is intact");
       assert.deepEqual(
         (await readdir(channelDir(at, "full-disk"))).filter((name) => name.endsWith(".tmp")),
@@ -145,7 +143,7 @@ describe("disk trouble (a real tmpfs)", () => {
         (failure: unknown) => failure,
       );
       assert.equal((error as NodeJS.ErrnoException).code, "EROFS");
-      assert.match((toolError(error).content[0] as { text: string }).text, /EROFS\): the data directory is not writable/);
+      assert.match(describeError(error).message, /EROFS\): the data directory is not writable/);
       assert.equal(await readFile(queueFile(at, "read-only", "ui"), "utf8"), before);
       assert.deepEqual(
         (await store.poll("read-only", "ui", { after: 0 })).messages.map((m) => m.data),

@@ -141,8 +141,8 @@ describe("a full disk does not lock the reader out (a real tmpfs)", { skip: tmpf
       const log = queueFile(at, channelId, "ui");
       for (let n = 1; n <= 9; n++) assert.ok(!(await notifyUi(agent, channelId, { n, text: "z".repeat(2_000) })).isError);
       // The 10th message ends the log on a page boundary, so that its acknowledgement needs a new page
-      // (the lock needs none: the server keeps its record file, core/fs/lock.ts). Its line is the 9th's
-      // with a text of another length, and two more digits (seq and n).
+      // (as the lock's record file does, core/fs/lock.ts). Its line is the 9th's with a text of another
+      // length, and two more digits (seq and n).
       const before = (await stat(log)).size;
       const ninth = before - (await seqLineStart(log, 9));
       const text = 4096 + (4096 - (before % 4096)) - (ninth - 2_000 + 2);

@@ -10,7 +10,7 @@ import { readdir } from "node:fs/promises";
 import { FileStore } from "../store/file/file-store.js";
 import { channelDir, queueFile } from "../core/paths.js";
 import type { QueueMessage } from "../protocol/message.js";
-import { readQueue } from "../store/file/log-format.js";
+import { readLog } from "../store/file/log-format.js";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 import { type FixtureProcess, spawnFixture } from "./support/fixture-process.js";
 import { readRest, type StoreFixture, storeKinds } from "./support/stores.js";
@@ -112,7 +112,7 @@ for (const kind of storeKinds()) {
 
         if (fixture.kind === "file") {
           // Every queue file parses, and none was moved aside as corrupt.
-          assert.ok(readQueue(queueFile(fixture.dataDir, channel, "agent")));
+          assert.ok(readLog(queueFile(fixture.dataDir, channel, "agent")));
           assert.deepEqual(
             (await readdir(channelDir(fixture.dataDir, channel))).filter((name) => name.includes(".corrupt-")),
             [],

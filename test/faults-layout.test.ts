@@ -12,12 +12,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { channelDir, channelsDir, queueFile, queueSeqFile, sessionFile, sessionsDir, stateFile } from "../core/paths.js";
+import { channelDir, channelsDir, queueFile, queueMarkFile, sessionFile, sessionsDir, stateFile } from "../core/paths.js";
 import { sessionKeyOfProcess } from "../core/session-key.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { FileStore } from "../store/file/file-store.js";
 import { CLI, connectServer, stderrOf, structured, tempDataDir } from "./support/helpers.js";
 import { AS_OTHER_USER, OTHER_USER, otherUserSkipReason, shellAsOtherUser } from "./support/other-user.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -250,7 +251,7 @@ describe("folders and files that others own or can write", () => {
       env: { ...(process.env as Record<string, string>), BACKCHANNEL_HOME: dataDir, HOME: "/nonexistent" },
       stderr: "pipe",
     });
-    const client = new Client({ name: "backchannel-test", version: "0.0.0" });
+    const client = new Client({ name: "backchannel-test", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
     await client.connect(transport);
     try {
       const call = await client.callTool({ name: "poll_ui_messages", arguments: { channel_id: "mine", after: 0 } });
@@ -273,7 +274,7 @@ describe("named pipes where the store's files belong", () => {
     const pipes = [
       queueFile(dataDir, "piped", "ui"),
       queueFile(dataDir, "piped", "agent"),
-      queueSeqFile(dataDir, "piped", "ui"),
+      queueMarkFile(dataDir, "piped", "ui"),
       stateFile(dataDir, "piped", "reader"),
       stateFile(dataDir, "piped", "session"),
       `${queueFile(dataDir, "piped", "agent")}.lock`,
@@ -379,7 +380,7 @@ describe("the data directory's own checks cost nothing to a fresh setup", () => 
       await store.append("fresh", "ui", "e");
       for (const folder of [dataDir, channelsDir(dataDir), channelDir(dataDir, "fresh")])
         assert.equal((await stat(folder)).mode & 0o777, 0o700, folder);
-      for (const file of [queueFile(dataDir, "fresh", "ui"), queueSeqFile(dataDir, "fresh", "ui")])
+      for (const file of [queueFile(dataDir, "fresh", "ui"), queueMarkFile(dataDir, "fresh", "ui")])
         assert.equal((await stat(file)).mode & 0o777, 0o600, file);
     } finally {
       await rm(join(dataDir, "..", ".."), { recursive: true, force: true });

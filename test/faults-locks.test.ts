@@ -7,10 +7,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { execFileSync, spawn } from "node:child_process";
-import { link, lstat, mkdir, readdir, readFile, symlink, utimes, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { KEPT_RECORD_SUFFIX, withLock } from "../core/fs/lock.js";
 import { channelDir, queueFile } from "../core/paths.js";
 import { FileStore } from "../store/file/file-store.js";
 import { deadHolderRecord } from "./support/dead-holder.js";
@@ -89,59 +88,6 @@ describe("lock paths in odd states", () => {
     await utimes(oldLock, longAgo, longAgo);
     for (const id of ["left-by-dead", "left-by-old"]) await utimes(channelDir(dataDir, id), longAgo, longAgo);
     assert.deepEqual((await store.removeIdleChannels()).sort(), ["left-by-dead", "left-by-old"]);
-  });
-});
-
-describe("a hot lock keeps its holder's record file", () => {
-  /** The kept record files in `channel`'s folder. */
-  const keptFiles = async (channel: string) => (await readdir(channelDir(dataDir, channel))).filter((name) => name.endsWith(KEPT_RECORD_SUFFIX));
-  /** What is at the lock path of `path` while held: its inode and record. */
-  const heldLock = (path: string) =>
-    withLock(path, { staleMs: STALE_MS, keepRecord: true }, async () => {
-      const lock = `${path}.lock`;
-      return { ino: (await lstat(lock)).ino, record: await readFile(lock, "utf8") };
-    });
-
-  test("one file per process and lock, linked at each acquisition with a fresh nonce, kept between them", async () => {
-    const { store } = storeWithWarnings();
-    await store.append("kept-record", "ui", "e");
-    const path = queueFile(dataDir, "kept-record", "ui");
-    const first = await heldLock(path);
-    const second = await heldLock(path);
-    assert.equal(second.ino, first.ino, "the same file is linked again");
-    assert.notEqual(JSON.parse(second.record).nonce, JSON.parse(first.record).nonce, "each acquisition has its own nonce");
-    const kept = await keptFiles("kept-record");
-    assert.equal(kept.length, 1, `one kept record: ${kept.join(", ")}`);
-    assert.equal((await lstat(join(channelDir(dataDir, "kept-record"), kept[0]!))).ino, first.ino);
-    await assert.rejects(lstat(`${path}.lock`), { code: "ENOENT" }, "released");
-  });
-
-  test("a kept record linked elsewhere is replaced, never written through", async () => {
-    const { store } = storeWithWarnings();
-    await store.append("kept-linked", "ui", "e");
-    const path = queueFile(dataDir, "kept-linked", "ui");
-    const first = await heldLock(path);
-    const [kept] = await keptFiles("kept-linked");
-    // As a lock path still linking it would (a release that failed to unlink it).
-    const elsewhere = join(channelDir(dataDir, "kept-linked"), "other-link");
-    await link(join(channelDir(dataDir, "kept-linked"), kept!), elsewhere);
-    const second = await heldLock(path);
-    assert.notEqual(second.ino, first.ino, "a new file");
-    assert.equal(await readFile(elsewhere, "utf8"), first.record, "the other link's record is unchanged");
-  });
-
-  test("the idle sweep removes a kept record a killed process left, and the channel goes on", async () => {
-    const { store } = storeWithWarnings();
-    await store.append("kept-swept", "ui", "e");
-    const path = queueFile(dataDir, "kept-swept", "ui");
-    await heldLock(path);
-    const [kept] = await keptFiles("kept-swept");
-    const longAgo = new Date(Date.now() - 120_000);
-    await utimes(join(channelDir(dataDir, "kept-swept"), kept!), longAgo, longAgo);
-    await store.removeIdleChannels();
-    assert.deepEqual(await keptFiles("kept-swept"), [], "swept");
-    assert.equal((await store.append("kept-swept", "ui", "e")).seq, 2);
-    assert.equal((await keptFiles("kept-swept")).length, 1, "made again");
   });
 });
 

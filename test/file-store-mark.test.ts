@@ -1,5 +1,5 @@
 /**
- * The file store's queue mark (store/file/queue-mark.ts): an append reads the mark, not
+ * The file store's queue mark (store/file/queue-log.ts): an append reads the mark, not
  * the log, however long the queue; and when the mark does not describe the log (a
  * crash between the two writes, a mark that is not one), the log is the truth.
  */
@@ -8,7 +8,7 @@ import fs from "node:fs";
 import { appendFile, writeFile } from "node:fs/promises";
 import { syncBuiltinESMExports } from "node:module";
 import { after, before, describe, test } from "node:test";
-import { queueFile, queueSeqFile } from "../core/paths.js";
+import { queueFile, queueMarkFile } from "../core/paths.js";
 import type { Limits } from "../core/limits.js";
 import { FileStore } from "../store/file/file-store.js";
 import { QueueFullError } from "../store/errors.js";
@@ -82,7 +82,7 @@ describe("the queue mark", () => {
     const { store } = quietStore();
     for (let n = 1; n <= 3; n++) await store.append("garbled", "ui", "e", { n });
     for (const text of ["not a mark\n", '{"seq":3,"count":3,"bytes":', ""]) {
-      await writeFile(queueSeqFile(dataDir, "garbled", "ui"), text);
+      await writeFile(queueMarkFile(dataDir, "garbled", "ui"), text);
       const { seq, pending } = await store.append("garbled", "ui", "e", { text });
       assert.equal(pending, seq, `after ${JSON.stringify(text)}: every message counted`);
     }

@@ -123,7 +123,7 @@ describe("confirmation tools get their one line", () => {
   });
 
   test("whatever shape tool_response takes (content array, string), and for a plugin's server", async () => {
-    const args = { channel_id: "hook-shapes", event: "hello", data: {} };
+    const args = { channel_id: await openReader(), event: "hello", data: {} };
     const result = await call("notify_ui", args);
     const line = textOf(result);
     assert.equal(await hookOn("notify_ui", args, result.content), confirmation(line), "bare content array");

@@ -18,6 +18,7 @@ import { FileStore } from "../store/file/file-store.js";
 import { mkfifo } from "./support/fifo.js";
 import { cpuMsOf } from "./support/cpu-time.js";
 import { CLI, connectServer, pidOf, spawnWatcher, stderrOf, structured, tempDataDir } from "./support/helpers.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 /** A character that must never reach a terminal from outside text: C0 (but the newline ending a line), DEL, C1, bidi controls. */
 const UNSAFE_FOR_TERMINALS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
@@ -360,7 +361,7 @@ describe("smaller faults", () => {
     });
 
     test("advertises no listChanged it cannot send; open_reader {} and the instructions do not offer path", async () => {
-      const client = new Client({ name: "hostile-http", version: "0.0.0" });
+      const client = new Client({ name: "hostile-http", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
       await client.connect(new StreamableHTTPClientTransport(url));
       try {
         const capabilities = client.getServerCapabilities();
@@ -441,7 +442,7 @@ describe("conformance", () => {
         {},
         {
           modern,
-          capabilities: { elicitation: { form: {} } },
+          capabilities: { elicitation: { form: {} }, extensions: APPS_HOST_EXTENSIONS },
           prepare: (c) => c.setRequestHandler("elicitation/create", () => ({ action: "accept", content: { text: 5 } })),
         },
       );

@@ -22,6 +22,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { createMcpRequestListener, listen } from "../server/transports/http.js";
 import { tempDataDir } from "./support/helpers.js";
 import { ObservedStore } from "./support/observed-store.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" };
 
@@ -89,7 +90,7 @@ describe("a waiting poll over stateless HTTP", () => {
 
   test("ends its wait, and answers, when a 2025-11-25 client cancels it in another request", async () => {
     const wait = store.watch("cancelled");
-    const client = new Client({ name: "http-cancel-test", version: "0.0.0" });
+    const client = new Client({ name: "http-cancel-test", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
     await client.connect(new StreamableHTTPClientTransport(url));
     try {
       const cancel = new AbortController();
@@ -121,7 +122,7 @@ describe("a waiting poll over stateless HTTP", () => {
     await Promise.all([first.began, second.began]);
     await post({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7 } });
     // Each poll ends only with its message: had the cancel ended one, it would have answered with none.
-    const agent = new Client({ name: "http-cancel-agent", version: "0.0.0" });
+    const agent = new Client({ name: "http-cancel-agent", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
     await agent.connect(new StreamableHTTPClientTransport(url));
     try {
       for (const channel_id of ["same-id-a", "same-id-b"]) {

@@ -82,6 +82,13 @@ describe("the agent and the reader in one chat: mcp-use's inspector", { skip, ti
         "save_app",
       ]);
       assert.deepEqual(first.system, ["You are a helpful assistant with access to MCP tools. Help users interact with the MCP server."]);
+      // This model has no shell: what open_reader hands it names no command to run.
+      const opened = chat.model
+        .turns()
+        .map((turn) => turn.result("open_reader"))
+        .find((result) => result !== undefined);
+      assert.ok(opened, "the model saw open_reader's result");
+      assert.doesNotMatch(opened.text, /watch_command|backchannel watch|run_in_background|in the background/);
 
       // 1 and 2: a question each on two passages; each goes to the chat by itself and is answered in its card.
       await askAbout(reader, "Rivers carve valleys", "Why valleys?");

@@ -7,8 +7,12 @@ import { after, before, describe, test } from "node:test";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { SESSION_KEY_PATTERN } from "../core/ids.js";
+import { queueFile } from "../core/paths.js";
+import { THREADS_STATE } from "../server/reader/reader-state.js";
+import { FileStore } from "../store/file/file-store.js";
 import type { Client } from "@modelcontextprotocol/client";
 import { connectServer, structured, startServerPair } from "./support/helpers.js";
+import { spawnFixture } from "./support/fixture-process.js";
 
 interface PollResult {
   messages: { seq: number; event: string; data: unknown; ts: string }[];
@@ -52,12 +56,64 @@ describe("tools/list", () => {
   });
 });
 
+describe("notify_ui on a channel no app opened", () => {
+  test("says so, in the text and in structuredContent; on an opened channel it says nothing of the kind", async () => {
+    const unopened = structured<{ seq: number; note?: string }>(
+      await agent.callTool({
+        name: "notify_ui",
+        arguments: { channel_id: "ch-nobody-opened", event: "answer", data: { thread_id: "t", text: "hi" } },
+      }),
+    );
+    assert.equal(unopened.seq, 1);
+    assert.match(unopened.note ?? "", /^No app has channel ch-nobody-opened open in this store: nothing shows this message/);
+    const opened = structured<{ channel_id: string }>(await agent.callTool({ name: "open_reader", arguments: { markdown: "# Open\n\nHere." } }));
+    const sent = await agent.callTool({ name: "notify_ui", arguments: { channel_id: opened.channel_id, event: "hello", data: {} } });
+    assert.equal((sent.structuredContent as { note?: string }).note, undefined);
+    assert.doesNotMatch(JSON.stringify(sent.content), /No app has channel/);
+  });
+});
+
+describe("notify_ui's steps after the send", () => {
+  test("an answer its thread cannot keep, and an ack that cannot clear, are sent all the same and say why", { timeout: 60_000 }, async () => {
+    const staleMs = 300;
+    const model = await connectServer(dataDir, { BACKCHANNEL_LOCK_STALE_MS: String(staleMs) });
+    const { channel_id } = structured<{ channel_id: string }>(await model.callTool({ name: "open_reader", arguments: { text: "One two." } }));
+    const passage = { channel_id, thread_id: "t-1", quote: "two", paragraph: "One two.", anchor: { block: 0, start: 4, end: 7 } };
+    await app.callTool({ name: "reader_record", arguments: { ...passage, message: { id: "q-1", role: "user", text: "Why two?" } } });
+    // The faults, made for real: the thread record is not one, and a live writer holds the app's queue past the lock's patience.
+    const store = new FileStore({ dataDir });
+    await store.updateState(channel_id, THREADS_STATE, () => ({ threads: "not a list" }));
+    await store.append(channel_id, "agent", "ask", { thread_id: "t-1" });
+    const holder = spawnFixture("lock-holder", [queueFile(dataDir, channel_id, "agent"), String(staleMs), "30000"]);
+    try {
+      await holder.waitFor("locked");
+      const data = { thread_id: "t-1", text: "Because." };
+      const sent = await model.callTool({ name: "notify_ui", arguments: { channel_id, event: "answer", data, ack: 1 } });
+      assert.equal(sent.isError, undefined);
+      const text = (sent.content as { text: string }[])[0]!.text;
+      assert.match(
+        text,
+        /^Sent answer as seq 1 \(1 waiting\)\. The reader's thread did not keep it: the reader's reader-threads of channel \S+ is damaged/,
+      );
+      assert.match(text, / The app's messages were not cleared: .*locked/);
+      const read = structured<PollResult>(await app.callTool({ name: "poll_ui_messages", arguments: { channel_id } }));
+      assert.deepEqual(
+        read.messages.map((message) => message.data),
+        [data],
+      );
+    } finally {
+      holder.child.kill();
+      await Promise.all([holder.exited, model.close()]);
+    }
+  });
+});
+
 describe("across server processes", () => {
   test("notify_ui in one process is received by poll_ui_messages in another", async () => {
     const sent = structured<{ seq: number; pending: number }>(
       await agent.callTool({ name: "notify_ui", arguments: { channel_id: "cross", event: "answer", data: { thread_id: "t1", text: "hi" } } }),
     );
-    assert.deepEqual(sent, { seq: 1, pending: 1 });
+    assert.deepEqual([sent.seq, sent.pending], [1, 1]);
     const received = structured<PollResult>(await app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "cross", after: 0 } }));
     assert.deepEqual(
       received.messages.map((m) => [m.seq, m.event, m.data]),
@@ -129,7 +185,7 @@ describe("bad arguments give isError results, never a crash", () => {
   });
 });
 
-test("long-poll: poll_ui_messages waiting 10 s returns within 200 ms of notify_ui in another process", async () => {
+test("long-poll: poll_ui_messages waiting 10 s is woken by notify_ui in another process, not by its fallback timer", async () => {
   const waiting = app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "longpoll", after: 0, wait_ms: 10_000 } });
   // Let the wait begin: a poll of the empty queue through the same server proves the
   // waiting call was read before ours (stdio requests are handled in order).
@@ -143,7 +199,8 @@ test("long-poll: poll_ui_messages waiting 10 s returns within 200 ms of notify_u
     result.messages.map((m) => m.data),
     [{ text: "now" }],
   );
-  assert.ok(latency < 200, `returned ${latency.toFixed(1)} ms after notify_ui returned (send took ${(sentReturned - sentAt).toFixed(1)} ms)`);
+  // A loose net: the file store's fallback re-read comes 5 s into the wait, so a wake-up missed shows as seconds; latency figures are in bench/.
+  assert.ok(latency < 2500, `returned ${latency.toFixed(1)} ms after notify_ui returned (send took ${(sentReturned - sentAt).toFixed(1)} ms)`);
 });
 
 describe("progress while a poll waits", () => {

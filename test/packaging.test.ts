@@ -19,8 +19,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
-import { Client } from "@modelcontextprotocol/client";
+import { Client, type ClientCapabilities } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
+import { stopBrowserHost } from "./support/browser-host.js";
+import { openBrowserLink } from "./support/helpers.js";
 
 const exec = promisify(execFile);
 /** The repository (this file runs from dist/test/). */
@@ -63,15 +66,21 @@ async function run(command: string, args: string[], cwd: string, env: Record<str
  * of the tools it lists, and the channel it opened for a document (so that it wrote its
  * data directory).
  */
-async function tryServer(command: string, args: string[], env: Record<string, string>, cwd: string): Promise<{ tools: string[]; channelId: string }> {
+async function tryServer(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+  capabilities: ClientCapabilities = {},
+): Promise<{ tools: string[]; channelId: string; readerUrl?: string }> {
   const transport = new StdioClientTransport({ command, args, cwd, env: { ...(process.env as Record<string, string>), ...env }, stderr: "pipe" });
-  const client = new Client({ name: "packaging-test", version: "0.0.0" });
+  const client = new Client({ name: "packaging-test", version: "0.0.0" }, { capabilities });
   await client.connect(transport);
   try {
     const tools = (await client.listTools()).tools.map((tool) => tool.name);
     const opened = await client.callTool({ name: "open_reader", arguments: { markdown: "# Installed\n\nIt runs." } });
-    const { channel_id } = opened.structuredContent as { channel_id: string };
-    return { tools, channelId: channel_id };
+    const { channel_id, reader_url } = opened.structuredContent as { channel_id: string; reader_url?: string };
+    return { tools, channelId: channel_id, readerUrl: reader_url };
   } finally {
     await client.close();
   }
@@ -141,9 +150,16 @@ describe("the package as published", () => {
     assert.match(await run(NPX, ["--no", "--", "backchannel", "--version"], app), new RegExp(pkg.version.replaceAll(".", "\\.")));
 
     const dataDir = join(work, "npm-data");
-    const { tools, channelId } = await tryServer(NPX, ["--no", "--", "backchannel"], { BACKCHANNEL_HOME: dataDir }, app);
+    const { tools, channelId, readerUrl } = await tryServer(NPX, ["--no", "--", "backchannel"], { BACKCHANNEL_HOME: dataDir }, app);
     for (const tool of TOOLS) assert.ok(tools.includes(tool), `${tool} in ${tools.join(", ")}`);
     assert.ok((await readdir(join(dataDir, "channels"))).includes(channelId), "its channels are in BACKCHANNEL_HOME");
+    // A client that shows no apps gets a link to the installed package's browser host, and its page loads.
+    try {
+      assert.ok(readerUrl, "open_reader gave a client that shows no apps a link");
+      assert.equal((await openBrowserLink(readerUrl)).page.status, 200);
+    } finally {
+      stopBrowserHost({ BACKCHANNEL_HOME: dataDir });
+    }
     const installed = JSON.parse(await readFile(join(app, "node_modules", pkg.name, "package.json"), "utf8")) as PackageJson;
     assert.equal(installed.version, pkg.version);
   });
@@ -170,7 +186,8 @@ describe("the package as published", () => {
     const { command, args, env } = manifest.server.mcp_config;
     assert.equal(command, "node", "Claude Desktop runs it with its own Node");
     const filledEnv = Object.fromEntries(Object.entries(env).map(([key, value]) => [key, fill(value)]));
-    const { tools, channelId } = await tryServer(process.execPath, args.map(fill), filledEnv, work);
+    // Claude Desktop shows apps.
+    const { tools, channelId } = await tryServer(process.execPath, args.map(fill), filledEnv, work, { extensions: APPS_HOST_EXTENSIONS });
     for (const tool of TOOLS) assert.ok(tools.includes(tool), `${tool} in ${tools.join(", ")}`);
     assert.ok((await readdir(join(dataDir, "channels"))).includes(channelId), "its channels are in the data directory the user set");
   });

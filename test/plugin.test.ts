@@ -36,8 +36,12 @@ describe("the plugin's files", () => {
 
   test("the MCP server and the wake hook run the plugin's launcher, nothing outside the plugin folder", async () => {
     const mcp = await readJson(join(PLUGIN, ".mcp.json"));
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: Claude Code's own placeholder, substituted by the host
-    assert.deepEqual(mcp.mcpServers.backchannel, { command: "node", args: ["${CLAUDE_PLUGIN_ROOT}/scripts/backchannel.mjs"] });
+    // `--wake hook`: the server tells the model that the plugin wakes it, never to arm a watcher.
+    assert.deepEqual(mcp.mcpServers.backchannel, {
+      command: "node",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Claude Code's own placeholder, substituted by the host
+      args: ["${CLAUDE_PLUGIN_ROOT}/scripts/backchannel.mjs", "serve", "--wake", "hook"],
+    });
     const hooks = await readJson(join(PLUGIN, "hooks", "hooks.json"));
     const [stop] = hooks.hooks.Stop[0].hooks;
     assert.deepEqual(stop, {

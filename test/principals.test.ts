@@ -170,11 +170,13 @@ test("a new OAuth sub per request: the server's memory stays flat and no folder 
     // Past the principals a server keeps in memory (1,000), and past its heap's growing: then flat.
     await newPrincipals(3000);
     const warm = rssMiB(child.pid!);
-    await newPrincipals(3000);
+    await newPrincipals(6000);
     const grown = rssMiB(child.pid!) - warm;
-    t.diagnostic(`server RSS ${warm} MiB after 3,000 principals, ${grown >= 0 ? "+" : ""}${grown} MiB after 3,000 more`);
-    // 3,000 principals kept would be about 21 MiB (7 KiB each).
-    assert.ok(grown < 12, `3,000 more principals grew the server by ${grown} MiB`);
+    t.diagnostic(`server RSS ${warm} MiB after 3,000 principals, ${grown >= 0 ? "+" : ""}${grown} MiB after 6,000 more`);
+    // 6,000 principals kept would be about 42 MiB (7 KiB each); RSS moves by some 10 MiB
+    // on its own as the heap grows and shrinks (a loaded machine collects late), so the
+    // bound is half of what keeping them would cost.
+    assert.ok(grown < 21, `6,000 more principals grew the server by ${grown} MiB`);
     assert.ok(!existsSync(join(dir, "principals")), "principals that only read made folders");
   } finally {
     issuer.close();

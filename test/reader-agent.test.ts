@@ -9,7 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { browserSkipReason, structured } from "./support/helpers.js";
+import { browserSkipReason, connectServer, structured } from "./support/helpers.js";
+import { AS_CLAUDE_CODE } from "./support/claude-code/session.js";
 import { readerRigForSuite } from "./support/reader-page.js";
 
 const skip = browserSkipReason();
@@ -31,7 +32,16 @@ describe("the reader and its agent, as people use them", { skip, timeout: 180_00
     await reader.selectAndAsk("sequence number");
     const frame = await reader.frame();
     await frame.locator(".card textarea:focus").fill("Does a reload lose me?");
+    // "Just after": once the host page has sent the question's two calls (its record, then
+    // the ask). A reload before the host page got them from the frame is a tab closed
+    // before Enter; Enter alone returns while they may still be on their way to it.
+    const sent = (tool: string) =>
+      reader.page.waitForRequest(
+        (request) => (request.postData() ?? "").includes(`"name":"${tool}"`) && request.postData()!.includes("Does a reload lose me?"),
+      );
+    const bothSent = Promise.all([sent("reader_record"), sent("notify_agent")]);
     await frame.locator(".card textarea:focus").press("Enter");
+    await bothSent;
     await reader.page.reload();
     const { message } = await reader.nextMessage("ask");
     const threadId = String(message.data.thread_id);
@@ -122,9 +132,32 @@ describe("the reader and its agent, as people use them", { skip, timeout: 180_00
       await rig.agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: reader.channelId } }),
     );
     assert.deepEqual(messages, [], "the ask was read once above; nothing new came from the offer");
+    // An agent that answers listens, hello or not (the plugin's wake hook answers without one).
     await reader.answer(threadId, "Yes, now.", "Yes, now.");
-    await frame.locator("#presence", { hasText: "Waiting for the agent" }).waitFor();
+    await frame.locator("#presence", { hasText: "Agent is listening" }).waitFor();
     await reader.page.close();
+  });
+
+  test("a document the plugin's agent opened shows the agent listening at once, and after a reload", async () => {
+    // The plugin's server (`serve --wake hook`), as Claude Code opens it: its hook wakes
+    // the agent for every message of the channel, so nobody needs to say hello.
+    const plugin = await connectServer(rig.dataDir, {}, { ...AS_CLAUDE_CODE, args: ["--wake", "hook"] });
+    try {
+      const opened = structured<{ channel_id: string }>(
+        await plugin.callTool({ name: "open_reader", arguments: { title: "Hooked", markdown: "# Hooked\n\nThe hook wakes the agent.\n" } }),
+      );
+      const reader = await rig.open({ query: "?agent=off", hash: opened.channel_id });
+      await (await reader.frame()).locator("#presence", { hasText: "Agent is listening" }).waitFor();
+      await reader.page.reload();
+      await (await reader.frame()).locator("#presence", { hasText: "Agent is listening" }).waitFor();
+      await reader.page.close();
+    } finally {
+      await plugin.close();
+    }
+    // One opened by an agent that must poll waits for it to act.
+    const polled = await rig.open({ query: "?agent=off", hash: await rig.openDocument("# Polled\n\nNobody greets.\n", "Polled") });
+    await (await polled.frame()).locator("#presence", { hasText: "Waiting for the agent" }).waitFor();
+    await polled.page.close();
   });
 
   test("an agent that said hello and then went quiet lapses", async () => {

@@ -14,6 +14,7 @@ import { gunzipSync } from "node:zlib";
 import { historyDigest } from "../protocol/history-digest.js";
 import { createMcpRequestListener, FileStore, listen } from "../server/index.js";
 import { connectServer, structured, tempDataDir } from "./support/helpers.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 interface Opened {
   channel_id: string;
@@ -333,7 +334,7 @@ describe("over Streamable HTTP", () => {
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   test("serves the same tools; open_reader's path is off", async () => {
-    const client = new Client({ name: "http-test", version: "0.0.0" });
+    const client = new Client({ name: "http-test", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
     await client.connect(new StreamableHTTPClientTransport(url));
     try {
       const path = join(files, "notes.md");

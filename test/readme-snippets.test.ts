@@ -25,6 +25,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import MarkdownIt from "markdown-it";
 import { shellWords } from "../core/commands.js";
 import { claudeBinary, claudeCodeSkipReason } from "./support/claude-code/install.js";
+import { openBrowserLink } from "./support/helpers.js";
 
 /** The clone (this file runs from dist/test/), without a trailing slash, as README's `/path/to/backchannel`. */
 const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
@@ -121,9 +122,13 @@ async function assertServerStarts(command: string, args: string[], cwd: string):
   }
 }
 
-/** `npm start`: the playground says where it listens (on a free port: `PORT=0`) and serves its page there. */
-async function assertNpmStartServes(): Promise<void> {
-  const child = spawn("npm", ["start"], {
+/**
+ * `npm start` with `args` (after its `--`): the playground says where it listens (on a
+ * free port: `PORT=0`, or the caller's `--port 0`) and serves its page there.
+ * @returns what it printed by then: its link and where it keeps its data.
+ */
+async function assertNpmStartServes(args: string[] = []): Promise<string> {
+  const child = spawn("npm", ["start", ...args], {
     cwd: ROOT,
     detached: true,
     env: { ...process.env, PORT: "0", BACKCHANNEL_HOME: await freshDir("data") },
@@ -135,15 +140,18 @@ async function assertNpmStartServes(): Promise<void> {
     const url = await new Promise<string>((resolve, reject) => {
       const read = (chunk: Buffer) => {
         output += chunk.toString();
+        // The link, then the line that says where its data is.
         const match = output.match(/backchannel playground: (http:\/\/\S+)/);
-        if (match) resolve(match[1]!);
+        if (match && /stop with Ctrl\+C/.test(output)) resolve(match[1]!);
       };
       child.stdout.on("data", read);
       child.stderr.on("data", read);
       child.once("exit", (code) => reject(new Error(`npm start exited (${code}) before it listened:\n${output}`)));
     });
-    const page = await fetch(url);
+    // The printed link carries the key: the first load exchanges it for a session, whose page then loads.
+    const { page } = await openBrowserLink(url);
     assert.equal(page.status, 200, url);
+    return output;
   } finally {
     // npm runs the playground in a shell of its own: end the whole group.
     if (child.exitCode === null) process.kill(-child.pid!, "SIGTERM");
@@ -168,6 +176,14 @@ async function runLine(t: TestContext, line: SnippetLine): Promise<void> {
     // without reinstalling them under it, by what makes it fail (a lock out of step with package.json).
     run("npm", ["ci", "--dry-run", "--ignore-scripts", "--no-audit", "--no-fund"], ROOT);
     await assertNpmStartServes();
+  } else if (program === "npm" && args[0] === "start" && args[1] === "--") {
+    // `~` is a fresh home's; the port a free one (a fixed one may be taken on a shared machine).
+    const home = await freshDir("home");
+    const options = args.slice(2).map((word, i, all) => (all[i - 1] === "--port" ? "0" : word.replace(/^~(?=\/|$)/, home)));
+    assert.ok(args.slice(2).includes("--port"), `${line.text}: shows --port`);
+    const output = await assertNpmStartServes(["--", ...options]);
+    const dataDir = options[options.indexOf("--home") + 1]!;
+    assert.ok(output.includes(`data in ${dataDir}`), `${line.text}: the playground keeps its channels in ${dataDir}:\n${output}`);
   } else if (program === "claude") {
     const skip = claudeCodeSkipReason();
     if (skip !== undefined) {

@@ -17,6 +17,7 @@ import { connectServer, structured, tempDataDir } from "./support/helpers.js";
 import { blockKind, codeBlocks, commands, fill, htmlBlocks, toolCalls } from "./support/recipe-text.js";
 import { readRecipe } from "./support/scripted-agent.js";
 import { runShellCommand } from "./support/shell-command.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 /** A safety net only, for tests that run commands: a watcher that never answers must fail the test, not hang it. */
 const SAFETY_NET = { timeout: 60_000 };
@@ -150,7 +151,7 @@ test("an installed copy (package.json `files` only) serves its own recipes, nami
     const shim = join(install, "dist", "server", "cli.js");
     const cli = join(install, "dist", "cli", "main.js");
     const env = { ...(process.env as Record<string, string>), BACKCHANNEL_HOME: dataDir };
-    const installed = new Client({ name: "installed", version: "0.0.0" });
+    const installed = new Client({ name: "installed", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
     await installed.connect(new StdioClientTransport({ command: process.execPath, args: [shim], env, stderr: "pipe" }));
     try {
       const watcher = await readRecipe(installed, "background-watcher");
@@ -366,7 +367,7 @@ async function checkConfig(recipe: string, config: unknown): Promise<number> {
 /** Starts `argv` as a host would start an MCP server, and checks that it serves backchannel's tools. */
 async function checkServer(recipe: string, argv: string[]): Promise<void> {
   const [command, ...args] = argv;
-  const server = new Client({ name: "recipe-host", version: "0.0.0" });
+  const server = new Client({ name: "recipe-host", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
   await server.connect(
     new StdioClientTransport({
       command: command!,

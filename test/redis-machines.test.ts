@@ -17,6 +17,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { CLI, structured, tempDataDir } from "./support/helpers.js";
 import { type RedisServer, redisSkipReason, startRedis } from "./support/redis-server.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 /** A network namespace joined to this host by a veth pair. */
 interface Machine {
@@ -79,7 +80,7 @@ async function serverOn(machine: Machine | undefined, env: Record<string, string
   const { command, args } = commandIn(machine, [CLI, "serve"]);
   const transport = new StdioClientTransport({ command, args, env: { ...(process.env as Record<string, string>), ...env }, stderr: "pipe" });
   transport.stderr?.on("data", () => undefined);
-  const client = new Client({ name: "backchannel-machines-test", version: "0.0.0" });
+  const client = new Client({ name: "backchannel-machines-test", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
   await client.connect(transport);
   return client;
 }

@@ -21,6 +21,7 @@ import type { QueueMessage } from "../protocol/message.js";
 import { WATCH_TOOL } from "../server/tools/watch-tools.js";
 import { summaryLine } from "../watcher/watch.js";
 import { CLI, spawnWatcher, structured, tempDataDir, type WatcherProcess } from "./support/helpers.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 let dataDir: string;
 let elsewhere: string;
@@ -65,7 +66,7 @@ before(async () => {
   elsewhere = empty.dir;
   ({ process: server, url } = await startServer(0));
   port = Number(new URL(url).port);
-  app = new Client({ name: "remote-watch-test-app", version: "0.0.0" });
+  app = new Client({ name: "remote-watch-test-app", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
   await app.connect(new StreamableHTTPClientTransport(new URL(url)));
 });
 after(async () => {
@@ -80,7 +81,7 @@ describe("backchannel watch --url", () => {
     await watcher.ready();
     await send("remote-exit", "ask", { question: "What does the second paragraph mean?" });
     assert.equal(await watcher.exited, 0, watcher.stderr());
-    const agent = new Client({ name: "remote-watch-test-agent", version: "0.0.0" });
+    const agent = new Client({ name: "remote-watch-test-agent", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
     await agent.connect(new StreamableHTTPClientTransport(new URL(url)));
     try {
       const { messages } = structured<{ messages: QueueMessage[] }>(

@@ -23,7 +23,7 @@ import { characterCount } from "../core/text.js";
 import { FileStore } from "../store/file/file-store.js";
 import { TIMEOUT_NOTE } from "../claude-code/stop-hook.js";
 import { mkfifo } from "./support/fifo.js";
-import { CLI, connectServer, structured, tempDataDir } from "./support/helpers.js";
+import { CLI, connectServer, structured, tempDataDir, waitUntil } from "./support/helpers.js";
 import { OTHER_USER, otherUserSkipReason } from "./support/other-user.js";
 
 const PLUGIN_ROOT = fileURLToPath(new URL("../../plugin", import.meta.url));
@@ -61,18 +61,11 @@ function stopInput(): string {
 }
 
 /** Resolves once the session's claim names a process other than those in `not` (the watcher is subscribed), with its pid. */
-async function claimed(dataDir: string, key: string, not: number[] = []): Promise<number> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      const { pid } = JSON.parse(await readFile(watcherClaimFile(dataDir, key), "utf8")) as { pid: number };
-      if (pid > 0 && !not.includes(pid)) return pid;
-    } catch {
-      // Not written yet.
-    }
-    if (Date.now() > deadline) throw new Error("no watcher claimed the session within 10 s");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function claimed(dataDir: string, key: string, not: number[] = []): Promise<number> {
+  return waitUntil(async () => {
+    const { pid } = JSON.parse(await readFile(watcherClaimFile(dataDir, key), "utf8")) as { pid: number };
+    return pid > 0 && !not.includes(pid) ? pid : undefined;
+  }, "claimed by a watcher");
 }
 
 let dataDir: string;

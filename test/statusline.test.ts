@@ -19,6 +19,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { fileURLToPath } from "node:url";
 import { CLI, connectServer, tempDataDir } from "./support/helpers.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 /** The built fixture that plays Claude Code's process tree. */
 const FAKE_CLAUDE = fileURLToPath(new URL("./fixtures/fake-claude.js", import.meta.url));
@@ -265,7 +266,7 @@ test("a real server and the status line under one Claude Code process tree agree
       await new Promise<void>((resolve) => waiters.push(resolve));
     }
   };
-  const agent = new Client({ name: "fake-claude-code", version: "0.0.0" });
+  const agent = new Client({ name: "fake-claude-code", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
   // The app's calls come through another process of another session, as in Claude Desktop.
   const app = await connectServer(dataDir, { CLAUDE_PID: "1" });
   try {

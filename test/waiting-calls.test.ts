@@ -10,6 +10,7 @@ import { request } from "node:http";
 import { after, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { rssMiB, serveWithTokens, stopHttpServers } from "./support/http-serve.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 const FLOOD = 2000;
 
@@ -65,7 +66,7 @@ test(`two waves of ${FLOOD} waiting polls of one principal: the others stay fast
     cleanup,
   } = await serveWithTokens(["mallory", "bob"]);
   const connect = async (token: string) => {
-    const client = new Client({ name: "waiting-calls-test", version: "0.0.0" });
+    const client = new Client({ name: "waiting-calls-test", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
     await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
     return client;
   };

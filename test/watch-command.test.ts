@@ -13,6 +13,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { startProcess } from "../deploy/process.js";
 import { CLI, connectServer, stderrOf, structured, tempDataDir } from "./support/helpers.js";
 import { redisSkipReason, startRedis, type RedisServer } from "./support/redis-server.js";
+import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -212,7 +213,7 @@ describe("watch_command over Redis", { skip: redisSkipReason() }, () => {
       env: { BACKCHANNEL_HOME: await freshDir("data"), BACKCHANNEL_STORE: redis.url(4) },
       ready: /MCP server at (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
     });
-    const client = new Client({ name: "watch-command-test", version: "0.0.0" });
+    const client = new Client({ name: "watch-command-test", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
     try {
       await client.connect(new StreamableHTTPClientTransport(new URL(match[1]!)));
       const { channelId, watch } = await openAndAsk(client);

@@ -15,6 +15,7 @@ import { createBackchannel, type Backchannel } from "./api.js";
 import type { AppErrorData } from "../../protocol/app-shell.js";
 import { ErrorReporter } from "./errors.js";
 import { runFragment } from "./fragment.js";
+import { PopOut } from "../pop-out.js";
 import "./style.css";
 
 declare global {
@@ -45,12 +46,14 @@ const elements = {
   wall: byId("wall"),
   notice: byId("notice"),
   app: byId("app"),
+  popOut: byId("pop-out") as HTMLButtonElement,
 };
 
 const app = new App({ name: "backchannel-app-shell", version: "0.1.0" }, {}, { autoResize: true });
 let opened = false;
 let channel: AppChannel | undefined;
 let wallTimer: ReturnType<typeof setTimeout> | undefined;
+const popOut = new PopOut(app, elements.popOut, (text) => showNotice(text));
 
 app.onhostcontextchanged = applyHostContext;
 app.ontoolresult = (result) => {
@@ -76,9 +79,11 @@ async function open(channelId: string): Promise<void> {
   try {
     const result = await app.callServerTool({ name: "app_state", arguments: { channel_id: channelId } });
     if (result.isError) throw new Error(textOf(result.content));
-    const fetched = (result.structuredContent as { app?: ChannelApp | null } | undefined)?.app;
-    if (!fetched) return showNotice("This channel has no app. Ask the agent to open it again with open_app.");
-    state = fetched;
+    const structured = result.structuredContent as { app?: ChannelApp | null; browser_tab?: boolean } | undefined;
+    if (!structured?.app) return showNotice("This channel has no app. Ask the agent to open it again with open_app.");
+    state = structured.app;
+    popOut.channelId = channelId;
+    popOut.offer(structured.browser_tab);
   } catch (error) {
     return showNotice(`Could not load the app: ${(error as Error).message}`);
   }

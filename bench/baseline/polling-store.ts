@@ -13,7 +13,7 @@ import { assertEvent } from "../../core/ids.js";
 import { channelDir, type QueueName, queueFile } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { FileStore } from "../../store/file/file-store.js";
-import { emptyQueue, parseQueueText, type QueueFile, serializeLog } from "../../store/file/log-format.js";
+import { emptyQueue, parseLog, type Queue, serializeLog } from "../../store/file/log-format.js";
 import type { AppendResult, PollOptions, PollResult } from "../../store/store.js";
 import { withExclusiveLock } from "./lock.js";
 
@@ -32,7 +32,7 @@ export class PollingStore extends FileStore {
     const path = queueFile(this.dataDir, channelId, queue);
     await mkdir(channelDir(this.dataDir, channelId), { recursive: true, mode: 0o700 });
     return withExclusiveLock(path, async () => {
-      const current = await readQueue(path);
+      const current = await readLog(path);
       if (current.messages.length >= this.limits.maxQueueMessages) throw new Error(`queue ${path} is full`);
       const message: QueueMessage = { seq: current.next_seq, event, data, ts: new Date().toISOString() };
       current.messages.push(message);
@@ -47,7 +47,7 @@ export class PollingStore extends FileStore {
     const { after } = options;
     await mkdir(channelDir(this.dataDir, channelId), { recursive: true, mode: 0o700 });
     return withExclusiveLock(path, async () => {
-      const current = await readQueue(path);
+      const current = await readLog(path);
       const unread = current.messages.filter((message) => after === undefined || message.seq > after);
       const kept = after === undefined ? [] : unread;
       if (kept.length !== current.messages.length) {
@@ -59,10 +59,10 @@ export class PollingStore extends FileStore {
 }
 
 /** The queue in `path`; a missing file is an empty queue. */
-async function readQueue(path: string): Promise<QueueFile> {
+async function readLog(path: string): Promise<Queue> {
   const text = await readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return null;
     throw error;
   });
-  return text === null ? emptyQueue() : parseQueueText(text, path).queue;
+  return text === null ? emptyQueue() : parseLog(text, path).queue;
 }

@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 import { queueFile, resolveDataDir } from "../../core/paths.js";
 import type { QueueMessage } from "../../protocol/message.js";
-import { parseQueueText } from "../../store/file/log-format.js";
+import { parseLog } from "../../store/file/log-format.js";
 
 /** How often the baseline watcher reads the queue file. */
 const BASELINE_WATCH_INTERVAL_MS = 500;
@@ -47,7 +47,7 @@ async function main(): Promise<number> {
  */
 async function readMessages(path: string): Promise<QueueMessage[]> {
   try {
-    return parseQueueText(await readFile(path, "utf8"), path).queue.messages;
+    return parseLog(await readFile(path, "utf8"), path).queue.messages;
   } catch {
     return [];
   }

@@ -47,7 +47,7 @@ export async function deliveryFigures(designs: readonly Design[], counts: (desig
       const latencies = await measureDelivery(design, app, agent, "bench-delivery", counts(design).delivery);
       delivery[design.name] = latencies.fromReturn;
       deliveryFromCall[design.name] = latencies.fromCall;
-      roundTrip[design.name] = await measureRoundTrips(design, dataDir, app, agent, "bench-round-trip", counts(design).roundTrip);
+      roundTrip[design.name] = (await measureRoundTrips(design, dataDir, app, agent, "bench-round-trip", counts(design).roundTrip)).roundTrip;
     } finally {
       await Promise.all([app.close(), agent.close()]);
     }
@@ -83,15 +83,20 @@ export async function measureDelivery(
   }
 }
 
-async function measureRoundTrips(
+/**
+ * Round trips on `channelId`, after one unrecorded: `roundTrip`, the ask sent → the
+ * answer at the app; `send`, the app's `notify_agent` called → answered (the reader's
+ * send). Exported for the suite against earlier commits (./before.ts).
+ */
+export async function measureRoundTrips(
   design: Design,
   dataDir: string,
   app: ServerProcess,
   agent: ServerProcess,
   channelId: string,
   count: number,
-): Promise<number[]> {
-  const samples: number[] = [];
+): Promise<{ roundTrip: number[]; send: number[] }> {
+  const samples = { roundTrip: [] as number[], send: [] as number[] };
   const reader = new AppReader(app, channelId, design, READER_MAX_MS);
   try {
     // One unrecorded round first, as in every suite.
@@ -102,6 +107,7 @@ async function measureRoundTrips(
         await pauseWithinPeriod(Math.max(design.timerPeriodMs.watcher, design.timerPeriodMs.app));
         const askedAt = performance.now();
         await app.call("notify_agent", { channel_id: channelId, event: "ask", data: { thread_id: `t${i}`, question: "why?" } });
+        const sentAt = performance.now();
         const { code } = await withTimeout(watcher.exited, DELIVERY_TIMEOUT_MS, `${design.name} watcher to exit`);
         if (code !== 0) throw new Error(`${design.name} watcher exited with ${code}, not 0`);
         const { messages } = await agent.call<{ messages: QueueMessage[] }>("poll_agent_messages", { channel_id: channelId });
@@ -113,7 +119,10 @@ async function measureRoundTrips(
         await agent.call("notify_ui", { channel_id: channelId, event: "answer", data: { thread_id: `t${i}`, text: "because" } });
         const { message, at } = await reader.next(DELIVERY_TIMEOUT_MS);
         assertExactlyOnce(`${design.name} round trip (answer)`, [`t${i}`], [threadOf(message.data)]);
-        if (i >= 0) samples.push(at - askedAt);
+        if (i >= 0) {
+          samples.roundTrip.push(at - askedAt);
+          samples.send.push(sentAt - askedAt);
+        }
       } finally {
         watcher.stop();
       }

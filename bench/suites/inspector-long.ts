@@ -30,6 +30,7 @@ import { browserSkipReason, connectServer, structured } from "../../test/support
 import { type LongTask, type OpenedApp, startInspector, startServer } from "../../test/support/inspector.js";
 import { longMarkdown } from "../../test/support/long-document.js";
 import { askAbout, askFollowUp, ReaderAgent, watchAnswer } from "../../test/support/reader-driver.js";
+import { APPS_HOST_EXTENSIONS } from "../../protocol/client-capabilities.js";
 
 /** How much each page measures. */
 export interface InspectorLongPlan {
@@ -232,7 +233,7 @@ async function stateHops(dataDir: string, proxyUrl: URL, channelId: string, call
     return samples;
   };
   const direct = await connectServer(dataDir);
-  const viaProxy = new Client({ name: "backchannel-bench", version: "0.0.0" });
+  const viaProxy = new Client({ name: "backchannel-bench", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
   await viaProxy.connect(new StreamableHTTPClientTransport(proxyUrl));
   try {
     return { server: await time(direct), proxy: await time(viaProxy) };

@@ -38,7 +38,7 @@ export interface WorkerTask {
   /**
    * `floor`: a bare O_APPEND write + fdatasync loop on `floor.log` in the data directory,
    * no store (the physical floor of an append); `locked-floor`: the same loop with each
-   * write under the lock a queue's appends take (core/fs/lock.ts, kept record) and the
+   * write under the lock a queue's appends take (core/fs/lock.ts) and the
    * fdatasync after its release, as an append does: the floor of any design that serializes appends with it.
    */
   role: "append" | "drain" | "floor" | "locked-floor";
@@ -183,7 +183,7 @@ async function appendToFloor(task: WorkerTask): Promise<WorkerReport> {
   if (task.location.kind !== "file") throw new Error("the floor is measured in a data directory");
   const path = join(task.location.dataDir, "floor.log");
   const fd = openSync(path, "a", 0o600);
-  const lock = { staleMs: DEFAULT_LIMITS.lockStaleMs, keepRecord: true };
+  const lock = { staleMs: DEFAULT_LIMITS.lockStaleMs };
   const report: WorkerReport = { startedAt: now(), lastAt: now(), operations: 0, keys: [], errors: [] };
   const deadline = report.startedAt + task.durationMs;
   try {

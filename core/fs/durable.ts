@@ -9,7 +9,7 @@
  * The rule, kept here and by the callers of these functions: **an acknowledgement that
  * depends on a create or a rename comes only after the file and its folder are
  * fsynced** (./atomic-write.ts for replacements; {@link makeFolder} for folders; the
- * file store's first append to a new log, store/file/log-append.ts).
+ * file store's first append to a new log, store/file/queue-log.ts).
  */
 import { closeSync, constants, fsyncSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";

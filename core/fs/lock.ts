@@ -1,7 +1,7 @@
 /**
  * Inter-process locks on the files of the layout. The lock of `<file>` is the file
  * `<file>.lock` (core/paths.ts), which holds its holder's record: pid, machine (boot id
- * and pid namespace), the process's start time, a random nonce, and a `beat` counter.
+ * and pid namespace), the process's start time, a nonce of its own, and a `beat` counter.
  * It is taken by writing the record to a temporary file and hard-linking that to the
  * lock path, which fails when anything is there (atomic on every local file system and
  * on NFS, the classic NFS lock); it is released by unlinking it. So a lock exists
@@ -38,30 +38,13 @@
  * Each attempt is synchronous (link, and an lstat when the lock is taken): a few
  * microseconds, against a few hundred for the same calls through libuv's thread pool,
  * and lock hand-over time bounds how many writes per second several processes get.
- *
- * A hot lock (a queue's, taken by every append) may keep its holder's record file
- * between acquisitions (`keepRecord`): `<file>.lock.<process token>.holder`, made once
- * per process and lock, rewritten in place with a fresh nonce before each acquisition
- * and linked; a release unlinks only the lock path. Making and removing a file per
- * acquisition allocates and frees an inode and a block, which every fdatasync's journal
- * commit then carries (docs/ARCHITECTURE.md, "The file store"). Invariants:
- * - a record never changes in place while it is at the lock path: the kept file is
- *   rewritten only while nothing else links it (one link, and no acquisition of this
- *   process holds it), and beats replace the lock path by a rename. So "same inode,
- *   same record" still names one acquisition: a breaker that judged acquisition A dead
- *   sees acquisition B's nonce in the same inode and leaves it;
- * - a kept file that is gone (the idle sweep removes `.holder` files a minute old, a
- *   channel removed whole) is made again; one that is not what this process left (a
- *   second link, another kind of file) is replaced, never written through;
- * - at most {@link MAX_KEPT_RECORDS} per process (the least recently used is removed),
- *   all removed when the process exits; a killed process's are left to the idle sweep.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fstatSync, ftruncateSync, linkSync, openSync, renameSync, type Stats, unlinkSync } from "node:fs";
-import { FILE_MODE, lockDirOf } from "../paths.js";
+import { closeSync, linkSync, openSync, renameSync, type Stats, unlinkSync } from "node:fs";
+import { FILE_MODE, lockPathOf } from "../paths.js";
 import { machineIdentity, procStat } from "../process-info.js";
 import { moveAside } from "./aside.js";
-import { describeKind, lstatOrNull, ownedByThisUser, readTextFile } from "./safe-open.js";
+import { describeKind, lstatOrNull, readTextFile } from "./safe-open.js";
 import { FileTooLargeError, LockLostError, LockTimeoutError, NotRegularFileError } from "./errors.js";
 import { writeAll } from "./write-all.js";
 
@@ -77,16 +60,7 @@ export interface LockOptions {
   remakeFolder?: () => void;
   /** Where a broken lock, or something moved aside from a lock path, is reported. Default: nowhere. */
   warn?: (message: string) => void;
-  /**
-   * Keep this process's record file for the lock between acquisitions (see the top of
-   * this module). Only for locks in folders the idle sweep cleans (store/file/sweep.ts),
-   * which removes what a killed process left. Default: false.
-   */
-  keepRecord?: boolean;
 }
-
-/** How the name of a kept record file ends (`<file>.lock.<process token>.holder`): the idle sweep removes old ones. */
-export const KEPT_RECORD_SUFFIX = ".holder";
 
 /** Handed to the action run under a lock. */
 export interface HeldLock {
@@ -133,18 +107,17 @@ const MAX_RETRY_MS = 10;
  * whole stale time first), so the holder need not look.
  */
 const SURELY_HELD_FRACTION = 0.9;
+/** Why a holder no longer holds its lock. */
+const BROKEN_WHILE_STALLED = "another process broke it while this one stalled";
 /** Random per process: with a count, it makes each acquisition's nonce, unique across processes and hosts. */
 const processToken = randomBytes(8).toString("hex");
 let acquisitions = 0;
 
-/** A nonce no other acquisition of any process has (cheaper than random bytes per acquisition: a hot lock takes one per append). */
-function freshNonce(): string {
+/** A new record of this process, with a nonce no other acquisition of any process has (cheaper than random bytes: a queue's lock is taken per append). */
+function newRecord(): HolderRecord {
   acquisitions += 1;
-  return `${processToken}${acquisitions.toString(16)}`;
+  return { pid: process.pid, ...thisProcess(), nonce: `${processToken}${acquisitions.toString(16)}`, beat: 0 };
 }
-
-/** Most record files one process keeps (one per hot lock it took lately). */
-const MAX_KEPT_RECORDS = 32;
 
 /**
  * Runs `action` while holding the lock of `path` (the file need not exist; its folder
@@ -154,7 +127,7 @@ const MAX_KEPT_RECORDS = 32;
  *   after releasing the lock.
  */
 export async function withLock<T>(path: string, options: LockOptions, action: (lock: HeldLock) => Promise<T> | T): Promise<T> {
-  const holding = await acquire(lockDirOf(path), path, options);
+  const holding = await acquire(path, options);
   try {
     const result = action(holding);
     // No beat can run while a synchronous action holds the event loop: only one that awaits needs the timer.
@@ -166,166 +139,33 @@ export async function withLock<T>(path: string, options: LockOptions, action: (l
   }
 }
 
-/**
- * What the lock at `lockPath` says right now, without waiting (the idle sweep's
- * question: is anyone using this channel?).
- * @throws UnsafeLayoutError when it belongs to another user.
- */
-export function judgeLock(lockPath: string): LockVerdict {
-  return judge(lockPath);
-}
-
-async function acquire(lockPath: string, path: string, options: LockOptions): Promise<Holding> {
+async function acquire(path: string, options: LockOptions): Promise<Holding> {
+  const lockPath = lockPathOf(path);
   const started = performance.now();
   const lock = new Observation();
   const guard = new Observation();
-  const record: HolderRecord = { pid: process.pid, ...thisProcess(), nonce: freshNonce(), beat: 0 };
-  // A kept record another acquisition of this process holds meanwhile is not touched: this one makes its own.
-  const keptRecord = options.keepRecord ? KeptRecord.take(lockPath) : null;
+  const record = newRecord();
   let verdict: LockVerdict | undefined;
   try {
-    keptRecord?.write(record, options.remakeFolder);
     for (let attempt = 0; ; attempt++) {
-      // A temporary record file is removed once the lock is released, outside the held time.
-      const taken = keptRecord ? keptRecord.link(record, options.remakeFolder) : tryTake(lockPath, record, options.remakeFolder);
-      if (taken) return new Holding(path, lockPath, record, options.staleMs, keptRecord);
+      // The temporary record file is removed once the lock is released, outside the held time.
+      if (tryTake(lockPath, record, options.remakeFolder)) return new Holding(path, lockPath, record, options.staleMs);
       const stats = lstatOrNull(lockPath);
       if (!stats) continue; // released meanwhile: try again at once
       const now = performance.now();
-      verdict = lock.due(stats, now) ? judge(lockPath) : undefined;
+      verdict = lock.due(stats, now) ? judgeLock(lockPath) : undefined;
       if (verdict) {
         lock.examined(verdict, now);
         if (shouldClear(verdict, lock, now, options) && underGuard(lockPath, options, guard, () => clear(lockPath, verdict!, options))) continue;
       }
       const waited = now - started;
-      if (waited > 3 * options.staleMs) throw new LockTimeoutError(path, Math.round(waited), describeHolder(verdict ?? judge(lockPath)));
+      if (waited > 3 * options.staleMs) throw new LockTimeoutError(path, Math.round(waited), describeHolder(verdict ?? judgeLock(lockPath)));
       const ceiling = Math.min(MAX_RETRY_MS, 2 ** Math.min(attempt, 4));
       await new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
     }
   } catch (error) {
-    if (keptRecord) keptRecord.put();
-    else removeQuietly(() => unlinkSync(tempOf(lockPath, record)));
+    removeQuietly(() => unlinkSync(tempOf(lockPath, record)));
     throw error;
-  }
-}
-
-/**
- * This process's kept record file for one lock (see the top of this module), taken by
- * one acquisition at a time.
- */
-class KeptRecord {
-  private static readonly all = new Map<string, KeptRecord>();
-  private static exitHooked = false;
-  private inUse = false;
-
-  private constructor(
-    private readonly lockPath: string,
-    private readonly path: string,
-  ) {}
-
-  /** The kept record of `lockPath`, for one acquisition; `null` when another acquisition of this process has it. */
-  static take(lockPath: string): KeptRecord | null {
-    let kept = KeptRecord.all.get(lockPath);
-    if (kept?.inUse) return null;
-    if (!KeptRecord.exitHooked) {
-      KeptRecord.exitHooked = true;
-      process.once("exit", () => {
-        for (const each of KeptRecord.all.values()) each.remove();
-      });
-    }
-    if (kept)
-      KeptRecord.all.delete(lockPath); // re-inserted last: the map is kept in order of use
-    else kept = new KeptRecord(lockPath, `${lockPath}.${processToken}${KEPT_RECORD_SUFFIX}`);
-    KeptRecord.all.set(lockPath, kept);
-    kept.inUse = true;
-    for (const [other, each] of KeptRecord.all) {
-      if (KeptRecord.all.size <= MAX_KEPT_RECORDS) break;
-      if (each.inUse) continue;
-      KeptRecord.all.delete(other);
-      each.remove();
-    }
-    return kept;
-  }
-
-  /**
-   * Writes `record` into the kept file in place; makes the file when it is gone, and
-   * again when it is not the regular file of this user with one link that this process
-   * left (another link is left as it is; anything else is moved aside, never deleted).
-   */
-  write(record: HolderRecord, remakeFolder?: () => void): void {
-    const text = JSON.stringify(record);
-    let fd: number;
-    try {
-      fd = openSync(this.path, constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ELOOP" || code === "ENXIO" || code === "EISDIR") moveAside(this.path, "foreign");
-      else if (code !== "ENOENT") throw error;
-      this.make(text, remakeFolder);
-      return;
-    }
-    let ours: boolean;
-    let alone: boolean;
-    try {
-      const stats = fstatSync(fd);
-      ours = stats.isFile() && ownedByThisUser(stats);
-      // A second link may be the lock path (a release that failed to unlink it): a record must not change in place there.
-      alone = stats.nlink === 1;
-      if (ours && alone) {
-        writeAll(fd, text, this.path, 0);
-        if (stats.size > Buffer.byteLength(text)) ftruncateSync(fd, Buffer.byteLength(text));
-      }
-    } finally {
-      closeSync(fd);
-    }
-    if (ours && alone) return;
-    if (ours) this.remove();
-    else moveAside(this.path, "foreign");
-    this.make(text, remakeFolder);
-  }
-
-  /** Links the kept file to the lock path, making it again (with `record`) when it vanished. @returns as {@link tryTake}. */
-  link(record: HolderRecord, remakeFolder?: () => void): boolean {
-    try {
-      linkSync(this.path, this.lockPath);
-      return true;
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "EEXIST") return false;
-      if (code !== "ENOENT") throw error;
-    }
-    this.make(JSON.stringify(record), remakeFolder);
-    try {
-      linkSync(this.path, this.lockPath);
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
-      throw error;
-    }
-  }
-
-  /** Ends this acquisition's use of the kept file (it stays for the next one). */
-  put(): void {
-    this.inUse = false;
-  }
-
-  /** Makes the kept file (nothing is at its path), and its folder when that vanished. */
-  private make(text: string, remakeFolder?: () => void): void {
-    try {
-      writeNewFile(this.path, text);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || !remakeFolder) throw error;
-      remakeFolder();
-      writeNewFile(this.path, text);
-    }
-  }
-
-  private remove(): void {
-    try {
-      unlinkSync(this.path);
-    } catch {
-      // Gone already, or its folder is: nothing to remove.
-    }
   }
 }
 
@@ -371,7 +211,7 @@ class Holding implements HeldLock {
   private lost: string | undefined;
   private readonly since = performance.now();
   private timer: NodeJS.Timeout | undefined;
-  /** The temporary file the record was linked from, removed on release (a kept record stays). */
+  /** The temporary file the record was linked from, removed on release. */
   private readonly temp: string;
 
   constructor(
@@ -379,7 +219,6 @@ class Holding implements HeldLock {
     private readonly lockPath: string,
     private readonly record: HolderRecord,
     private readonly staleMs: number,
-    private readonly kept: KeptRecord | null,
   ) {
     this.temp = tempOf(lockPath, record);
   }
@@ -391,7 +230,7 @@ class Holding implements HeldLock {
   }
 
   assertHeld(): void {
-    if (!this.lost && !this.surelyHeld() && !this.stillOurs()) this.lost = "another process broke it while this one stalled";
+    if (!this.lost && !this.surelyHeld() && !this.stillOurs()) this.lost = BROKEN_WHILE_STALLED;
     if (this.lost) throw new LockLostError(this.path, this.lost);
   }
 
@@ -401,9 +240,7 @@ class Holding implements HeldLock {
     try {
       if (!this.lost && (this.surelyHeld() || this.stillOurs())) removeQuietly(() => unlinkSync(this.lockPath));
     } finally {
-      // Put back only now: the kept file is rewritten only once the lock path no longer links it.
-      if (this.kept) this.kept.put();
-      else removeQuietly(() => unlinkSync(this.temp));
+      removeQuietly(() => unlinkSync(this.temp));
     }
   }
 
@@ -411,7 +248,7 @@ class Holding implements HeldLock {
   private beat(): void {
     try {
       if (!this.stillOurs()) {
-        this.lost = "another process broke it while this one stalled";
+        this.lost = BROKEN_WHILE_STALLED;
         clearInterval(this.timer);
         return;
       }
@@ -430,7 +267,7 @@ class Holding implements HeldLock {
   }
 
   private stillOurs(): boolean {
-    const verdict = judge(this.lockPath, false);
+    const verdict = judgeLock(this.lockPath, false);
     return verdict.state !== "gone" && verdict.state !== "foreign" && verdict.holder.nonce === this.record.nonce;
   }
 }
@@ -481,7 +318,7 @@ class Observation {
  */
 function underGuard(lockPath: string, options: LockOptions, observation: Observation, action: () => void): boolean {
   const guardPath = `${lockPath}.break`;
-  const record: HolderRecord = { pid: process.pid, ...thisProcess(), nonce: freshNonce(), beat: 0 };
+  const record = newRecord();
   let taken: boolean;
   try {
     taken = tryTake(guardPath, record);
@@ -496,7 +333,7 @@ function underGuard(lockPath: string, options: LockOptions, observation: Observa
     const now = performance.now();
     const stats = lstatOrNull(guardPath);
     if (stats && observation.due(stats, now)) {
-      const verdict = judge(guardPath);
+      const verdict = judgeLock(guardPath);
       observation.examined(verdict, now);
       if (shouldClear(verdict, observation, now, options)) clear(guardPath, verdict, options);
     }
@@ -517,7 +354,7 @@ function underGuard(lockPath: string, options: LockOptions, observation: Observa
  */
 function clear(lockPath: string, verdict: LockVerdict, options: LockOptions): void {
   if (verdict.state === "gone") return;
-  const now = judge(lockPath, false);
+  const now = judgeLock(lockPath, false);
   if (now.state === "gone" || now.stats.ino !== verdict.stats.ino || ("text" in now ? now.text : null) !== ("text" in verdict ? verdict.text : null))
     return;
   const warn = options.warn ?? (() => undefined);
@@ -531,10 +368,12 @@ function clear(lockPath: string, verdict: LockVerdict, options: LockOptions): vo
 }
 
 /**
- * Reads the lock path and judges it.
+ * What the lock at `lockPath` says right now, without waiting (also the idle sweep's
+ * question: is anyone using this channel?).
  * @param checkHolder false to skip the liveness check (when only the record matters).
+ * @throws UnsafeLayoutError when it belongs to another user.
  */
-function judge(lockPath: string, checkHolder = true): LockVerdict {
+export function judgeLock(lockPath: string, checkHolder = true): LockVerdict {
   const stats = lstatOrNull(lockPath);
   if (!stats) return { state: "gone" };
   if (!stats.isFile()) return { state: "foreign", stats };

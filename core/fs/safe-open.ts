@@ -100,11 +100,6 @@ function checkFolder(path: string, access: FolderAccess): boolean {
   return true;
 }
 
-/** True when `stats` are of something this user owns (always, where there are no POSIX owners). */
-export function ownedByThisUser(stats: Stats): boolean {
-  return UID === undefined || stats.uid === UID;
-}
-
 /**
  * Refuses a folder or file that another user owns or that group or others can write.
  * @throws UnsafeLayoutError naming the command that fixes it.
@@ -112,7 +107,7 @@ export function ownedByThisUser(stats: Stats): boolean {
 export function checkOwnerAndMode(path: string, stats: Stats): void {
   if (UID === undefined) return;
   const folder = stats.isDirectory();
-  if (!ownedByThisUser(stats)) {
+  if (stats.uid !== UID) {
     const sudo = UID === 0 ? "" : "sudo ";
     throw new UnsafeLayoutError(
       path,

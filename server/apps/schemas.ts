@@ -25,6 +25,8 @@ export const openAppOutput = z.object({
   channel_id: z.string().optional(),
   title: z.string().optional(),
   watch_command: z.string().optional(),
+  app_url: z.string().optional(),
+  next_step: z.string().optional(),
   // Only for a saved app: its name and the note that says how to drive it.
   name: z.string().optional(),
   description: z.string().optional(),
@@ -53,4 +55,8 @@ export const channelAppSchema = z.object({
 export const appStateInput = z.object({ channel_id: channelIdSchema });
 
 /** The output of `app_state`: the channel's app, or null when none was opened on it. */
-export const appStateOutput = z.object({ channel_id: z.string(), app: channelAppSchema.nullable() });
+export const appStateOutput = z.object({
+  channel_id: z.string(),
+  app: channelAppSchema.nullable(),
+  browser_tab: z.boolean().optional().describe("Whether browser_link can open the channel in a browser tab."),
+});

@@ -49,8 +49,10 @@ export const openReaderOutput = z.object({
   channel_id: z.string(),
   title: z.string(),
   words: z.number().int(),
-  // What to do with it is in the result's text and the instructions; a description here would cost context on every turn.
-  watch_command: z.string(),
+  // What to do with them is in the result's text, next_step and the instructions; a description here would cost context on every turn.
+  watch_command: z.string().optional(),
+  reader_url: z.string().optional(),
+  next_step: z.string().optional(),
 });
 
 /** Offsets of a passage in one block of the rendered document. */
@@ -100,6 +102,7 @@ export const documentSchema = z.object({
   text: z.string(),
   words: z.number().int(),
   opened_at: z.string(),
+  woken_by: z.literal("hook").optional().describe("The agent is woken by the plugin's hook for every message: it listens from the open on."),
 });
 
 /** The input of `reader_state`. */
@@ -119,6 +122,7 @@ export const readerStateOutput = z.object({
   drafts: z.array(draftSchema),
   position: positionSchema.nullable(),
   max_message_bytes: z.number().int().describe("Largest JSON encoding of one message's data: every ask must fit in it."),
+  browser_tab: z.boolean().optional().describe("Whether browser_link can open the channel in a browser tab."),
 });
 
 /** The input of `reader_record`: one message of a thread, or its draft question, plus the passage when the thread is new. */

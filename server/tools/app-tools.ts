@@ -7,17 +7,20 @@
  * the model's own code; it never travels back to the model.
  */
 import { registerAppResource, registerAppTool, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
-import { ResourceNotFoundError, ResourceTemplate, type McpServer } from "@modelcontextprotocol/server";
-import { watchCommand } from "../../core/commands.js";
+import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/server";
 import { assertChannelId, mintChannelId } from "../../core/ids.js";
 import { APP_HTML_MAX_BYTES, SAVED_APP_LIST_PAGE } from "../../core/limits.js";
 import type { ChannelStore } from "../../store/store.js";
 import { Awareness } from "../awareness/awareness.js";
 import { checkFragment, checkTitle, DEFAULT_APP_TITLE, readChannelApp, writeChannelApp, type ChannelApp } from "../apps/channel-app.js";
-import { findSavedApp, listSavedApps, saveChannelApp, savedAppUri, UnknownAppError } from "../apps/saved-apps.js";
+import { findSavedApp, listSavedApps, saveChannelApp, savedAppUri } from "../apps/saved-apps.js";
 import { appStateInput, appStateOutput, openAppInput, openAppOutput, saveAppInput, saveAppOutput } from "../apps/schemas.js";
 import { readShellHtml, SHELL_RESOURCE_URI } from "../apps/shell-resource.js";
-import { messageError, toolError, toolResult } from "./results.js";
+import type { BrowserLinks } from "../browser-links.js";
+import { type ClientView, FULL_VIEW } from "../client-view.js";
+import { registerAppOnlyTool } from "./app-only.js";
+import { openedChannel } from "./opened-channel.js";
+import { guarded, guardedRead, messageError, toolResult } from "./results.js";
 import { compactSchema } from "./schemas.js";
 
 /** Options of {@link registerAppTools}. */
@@ -28,10 +31,11 @@ export interface AppToolOptions {
   awareness?: Awareness;
   /** The words of `watch_command` that name the store (see `ReaderToolOptions.watcherWhere`). Default: none. */
   watcherWhere?: readonly string[];
+  /** What the client can do (see `ReaderToolOptions.client`). Default: everything. */
+  client?: ClientView;
+  /** The browser host's links (see `ReaderToolOptions.browser`). Default none. */
+  browser?: BrowserLinks;
 }
-
-/** `_meta` of a tool only the app may call. Only hosts enforce it; `app_state` returns only what the model wrote itself. */
-const APP_ONLY = { ui: { visibility: ["app"] } } as const;
 
 /**
  * Registers `open_app`, `save_app`, the app-only `app_state`, the shell resource
@@ -54,39 +58,33 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
     {
       title: "Open an app",
       description:
-        `Show your own HTML app (markup, inline <style>/<script>, ≤ ${APP_HTML_MAX_BYTES / 1024} KiB; see recipe custom-apps) in the chat, ` +
-        "wired to a channel. name: a saved app instead; neither: list them (after: the page after that name).",
+        `Show your HTML app (inline <style>/<script>, ≤ ${APP_HTML_MAX_BYTES / 1024} KiB; recipe custom-apps) on a channel. ` +
+        "name: a saved app instead; neither: list them (after: the next page).",
       inputSchema: compactSchema(openAppInput),
       outputSchema: compactSchema(openAppOutput),
       _meta: { ui: { resourceUri: SHELL_RESOURCE_URI } },
     },
-    async ({ html, name, title, channel_id, after }) => {
-      try {
-        if (html !== undefined && name !== undefined)
-          return messageError("INVALID_ARGUMENTS", "pass html (a new app) or name (a saved app), not both");
-        if (html === undefined && name === undefined) return await listResult(store, after);
-        if (after !== undefined) return messageError("INVALID_ARGUMENTS", "after pages the list of saved apps: pass it without html or name");
-        const channelId = channel_id === undefined ? mintChannelId() : assertChannelId(channel_id);
-        const saved = name === undefined ? undefined : await findSavedApp(store, name);
-        const app: ChannelApp = {
-          title: checkTitle(title, saved?.title ?? DEFAULT_APP_TITLE),
-          html: saved?.html ?? checkFragment(html ?? ""),
-          name: saved?.name ?? null,
-          opened_at: new Date().toISOString(),
-        };
-        await writeChannelApp(store, channelId, app);
-        await awareness.useChannel(channelId, "channel", true, app.title);
-        const watch = watchCommand(channelId, { where: options.watcherWhere });
-        const what = saved ? `the saved app ${saved.name} ("${app.title}"; its note: ${saved.description})` : `"${app.title}"`;
-        return toolResult(
-          { channel_id: channelId, title: app.title, watch_command: watch, ...(saved ? { name: saved.name, description: saved.description } : {}) },
-          `Opened ${what} on channel ${channelId}. Run \`${watch}\` in the background; when it exits, call poll_agent_messages ` +
-            "(the app sends ready once its scripts ran, app_error {message, line} when one fails) and reply with notify_ui.",
-        );
-      } catch (error) {
-        return toolError(error);
-      }
-    },
+    guarded(async ({ html, name, title, channel_id, after }) => {
+      if (html !== undefined && name !== undefined) return messageError("INVALID_ARGUMENTS", "pass html (a new app) or name (a saved app), not both");
+      if (html === undefined && name === undefined) return await listResult(store, after);
+      if (after !== undefined) return messageError("INVALID_ARGUMENTS", "after pages the list of saved apps: pass it without html or name");
+      const channelId = channel_id === undefined ? mintChannelId() : assertChannelId(channel_id);
+      const saved = name === undefined ? undefined : await findSavedApp(store, name);
+      const app: ChannelApp = {
+        title: checkTitle(title, saved?.title ?? DEFAULT_APP_TITLE),
+        html: saved?.html ?? checkFragment(html ?? ""),
+        name: saved?.name ?? null,
+        opened_at: new Date().toISOString(),
+      };
+      await writeChannelApp(store, channelId, app);
+      await awareness.useChannel(channelId, "channel", true, app.title);
+      const opened = await openedChannel("app", channelId, { ...options, client: options.client ?? FULL_VIEW });
+      const what = saved ? `the saved app ${saved.name} ("${app.title}"; its note: ${saved.description})` : `"${app.title}"`;
+      return toolResult(
+        { channel_id: channelId, title: app.title, ...opened.structured, ...(saved ? { name: saved.name, description: saved.description } : {}) },
+        `Opened ${what} on channel ${channelId}. ${opened.next}`,
+      );
+    }),
   );
 
   server.registerTool(
@@ -97,22 +95,19 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
       inputSchema: compactSchema(saveAppInput),
       outputSchema: compactSchema(saveAppOutput),
     },
-    async ({ channel_id, name, description }) => {
-      try {
-        const { app, replaced } = await saveChannelApp(store, channel_id, name, description);
-        const uri = savedAppUri(app.name);
-        return toolResult(
-          { name: app.name, uri, replaced },
-          `Saved "${app.title}" as ${app.name}${replaced ? " (it replaces the app saved under that name)" : ""}. ` +
-            `Open it again, in any conversation, with open_app {"name": "${app.name}"}.`,
-        );
-      } catch (error) {
-        return toolError(error);
-      }
-    },
+    guarded(async ({ channel_id, name, description }) => {
+      const { app, replaced } = await saveChannelApp(store, channel_id, name, description);
+      const uri = savedAppUri(app.name);
+      return toolResult(
+        { name: app.name, uri, replaced },
+        `Saved "${app.title}" as ${app.name}${replaced ? " (it replaces the app saved under that name)" : ""}. ` +
+          `Open it again, in any conversation, with open_app {"name": "${app.name}"}.`,
+      );
+    }),
   );
 
-  registerAppTool(
+  // App only; it returns only what the model wrote itself.
+  registerAppOnlyTool(
     server,
     "app_state",
     {
@@ -120,16 +115,14 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
       description: "App only: the app (title and HTML) open on a channel, for the shell to run.",
       inputSchema: compactSchema(appStateInput),
       outputSchema: compactSchema(appStateOutput),
-      _meta: APP_ONLY,
     },
-    async ({ channel_id }) => {
-      try {
-        const app = await readChannelApp(store, channel_id);
-        return toolResult({ channel_id, app }, app ? `App "${app.title}" on channel ${channel_id}.` : `No app on channel ${channel_id}.`);
-      } catch (error) {
-        return toolError(error);
-      }
-    },
+    guarded(async ({ channel_id }) => {
+      const app = await readChannelApp(store, channel_id);
+      return toolResult(
+        { channel_id, app, browser_tab: options.browser !== undefined },
+        app ? `App "${app.title}" on channel ${channel_id}.` : `No app on channel ${channel_id}.`,
+      );
+    }),
   );
 
   server.registerResource(
@@ -151,15 +144,10 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
       description: `An app the agent wrote and the user kept: its title, note and HTML. Listed: the first ${SAVED_APP_LIST_PAGE} by name; open_app lists them all, a page at a time.`,
       mimeType: "application/json",
     },
-    async (uri, { name }) => {
-      try {
-        const app = await findSavedApp(store, String(name));
-        return { contents: [{ uri: savedAppUri(app.name), mimeType: "application/json", text: JSON.stringify(app) }] };
-      } catch (error) {
-        if (error instanceof UnknownAppError) throw new ResourceNotFoundError(uri.href, error.message);
-        throw error;
-      }
-    },
+    guardedRead(async (_uri, { name }) => {
+      const app = await findSavedApp(store, String(name));
+      return { contents: [{ uri: savedAppUri(app.name), mimeType: "application/json", text: JSON.stringify(app) }] };
+    }),
   );
 }
 

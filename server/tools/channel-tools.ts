@@ -6,9 +6,7 @@
  * server's awareness which channels the model uses; a `poll_ui_messages` result carries
  * the wall of the channel's session, and a wall change ends its wait.
  */
-import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
-import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
-import type { QueueName } from "../../core/paths.js";
+import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
 import type { JsonValue } from "../../protocol/message.js";
 import { NO_EPOCH } from "../../protocol/epoch.js";
 import type { ChannelStore, PollResult } from "../../store/store.js";
@@ -19,7 +17,8 @@ import { recordAnswer } from "../reader/reader-state.js";
 import { progressTicker } from "./progress.js";
 import type { WaitingPolls } from "./waiting-polls.js";
 import type { WaitSlots } from "./wait-slots.js";
-import { toolError, toolResult } from "./results.js";
+import { registerAppOnlyTool } from "./app-only.js";
+import { attempt, describeError, guarded, toolResult } from "./results.js";
 import { compactSchema, notifyInput, notifyOutput, notifyUiInput, pollInput, pollOutput, uiPollOutput } from "./schemas.js";
 import { DEFAULT_LIMITS } from "../../core/limits.js";
 
@@ -50,9 +49,6 @@ export interface ChannelToolOptions {
   awareness?: Awareness;
 }
 
-/** `_meta` of a tool that only the app may call. Only hosts enforce it: such tools must be harmless for the model too. */
-const APP_ONLY = { ui: { visibility: ["app"] } } as const;
-
 /** `poll_agent_messages`'s description; what waits is added to it (see ../awareness/waiting-description.ts). */
 const POLL_AGENT_DESCRIPTION = "Read what the app sent on a channel; clears it unless after (a cursor) is given. wait_ms: wait for a message.";
 
@@ -76,21 +72,20 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       // Loaded, not deferred behind tool search: a woken agent answers in one call.
       _meta: { "anthropic/alwaysLoad": true },
     },
-    async ({ channel_id, event, data, ack, ack_epoch }) => {
-      const { result, seq } = await notify(store, channel_id, "ui", event, data);
-      if (seq === undefined) return result;
+    guarded(async ({ channel_id, event, data, ack, ack_epoch }) => {
+      // A channel made by this message was opened by no app in this store (a mistyped id, or an app on another store).
+      const note = (await store.hasChannel(channel_id)) ? undefined : unopenedNote(channel_id);
+      const { seq, pending } = await store.append(channel_id, "ui", event, data);
       await awareness.useChannel(channel_id, "channel");
       // A reader's answer goes into its thread here, so the reader need not send it back
       // through the host to keep it (docs/reader.md, "How it works").
       const kept = await keepAnswer(store, channel_id, event, data, seq);
-      if (ack === undefined && kept === "") return result;
-      const sent = result.content[0]?.type === "text" ? result.content[0].text : "";
       const cleared = ack === undefined ? "" : ` ${await acknowledge(store, awareness, channel_id, ack, ack_epoch)}`;
-      return { ...result, content: [{ type: "text" as const, text: `${sent}${kept}${cleared}` }] };
-    },
+      return sentResult(event, seq, pending, note, `${kept}${cleared}`);
+    }),
   );
 
-  const pollAgent = server.registerTool(
+  const pollAgentTool = server.registerTool(
     "poll_agent_messages",
     {
       title: "Read from the app",
@@ -101,25 +96,18 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       // stale description: this one's description is how the model learns what waits.
       _meta: { "anthropic/alwaysLoad": true },
     },
-    async ({ channel_id, after, epoch, wait_ms }, ctx) => {
+    guarded(async ({ channel_id, after, epoch, wait_ms }, ctx) => {
       await awareness.useChannel(channel_id, "channel");
-      const result = await poll(store, "agent", {
-        channelId: channel_id,
-        after,
-        epoch,
-        waitMs: wait_ms,
-        ctx,
-        progressIntervalMs: options.progressIntervalMs,
-        waitSlots: options.waitSlots,
-      });
+      const call = { channelId: channel_id, after, epoch, waitMs: wait_ms, ctx, waitSlots: options.waitSlots };
+      const result = await pollAgent(store, call, options.progressIntervalMs);
       // The poll took what it returned: the description drops it now, not at the next file event.
       await awareness.refresh(channel_id);
-      return result;
-    },
+      return toolResult({ ...result }, describePoll(result));
+    }),
   );
-  awareness.describeWaiting(pollAgent, POLL_AGENT_DESCRIPTION);
+  awareness.describeWaiting(pollAgentTool, POLL_AGENT_DESCRIPTION);
 
-  registerAppTool(
+  registerAppOnlyTool(
     server,
     "poll_ui_messages",
     {
@@ -127,13 +115,13 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       description: "App only: read what the agent sent on a channel, after a cursor, waiting up to wait_ms.",
       inputSchema: compactSchema(pollInput(maxUiWaitMs)),
       outputSchema: compactSchema(uiPollOutput),
-      _meta: APP_ONLY,
     },
-    ({ channel_id, after, epoch, wait_ms }, ctx) =>
+    guarded(({ channel_id, after, epoch, wait_ms }, ctx) =>
       pollUi(store, awareness, { channelId: channel_id, after, epoch, waitMs: wait_ms, ctx, waitSlots: options.waitSlots }, options.waitingPolls),
+    ),
   );
 
-  registerAppTool(
+  registerAppOnlyTool(
     server,
     "notify_agent",
     {
@@ -141,35 +129,28 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
       description: "App only: send an event to the agent on a channel.",
       inputSchema: compactSchema(notifyInput),
       outputSchema: compactSchema(notifyOutput),
-      _meta: APP_ONLY,
     },
-    async ({ channel_id, event, data }) => {
-      let filled: JsonValue | undefined;
-      try {
-        // The reader's asks may name the thread's history instead of carrying it (server/reader/ask-history.ts).
-        filled = await fillAskHistory(store, channel_id, event, data, maxMessageBytes);
-      } catch (error) {
-        return toolError(error);
-      }
-      return (await notify(store, channel_id, "agent", event, filled)).result;
-    },
+    guarded(async ({ channel_id, event, data }) => {
+      // The reader's asks may name the thread's history instead of carrying it (server/reader/ask-history.ts).
+      const filled = await fillAskHistory(store, channel_id, event, data, maxMessageBytes);
+      const { seq, pending } = await store.append(channel_id, "agent", event, filled);
+      return sentResult(event, seq, pending);
+    }),
   );
 }
 
-/** Queues one message: the tool's result, and the message's seq when it was queued. */
-async function notify(
-  store: ChannelStore,
-  channelId: string,
-  queue: QueueName,
-  event: string,
-  data: JsonValue | undefined,
-): Promise<{ result: CallToolResult; seq?: number }> {
-  try {
-    const { seq, pending } = await store.append(channelId, queue, event, data);
-    return { result: toolResult({ seq, pending }, `Sent ${event} as seq ${seq} (${pending} waiting).`), seq };
-  } catch (error) {
-    return { result: toolError(error) };
-  }
+/** What `notify_ui` says of a channel that no app opened in this store: its message waits unseen. */
+function unopenedNote(channelId: string): string {
+  return (
+    `No app has channel ${channelId} open in this store: nothing shows this message until one opens it. ` +
+    "Check the channel id; an app opened through another server shows it only when that server uses the same store (data directory or Redis)."
+  );
+}
+
+/** The result of a queued message: its seq and what waits, with `note` (in both shapes) and `more` (text only) when given. */
+function sentResult(event: string, seq: number, pending: number, note?: string, more = "") {
+  const sent = `Sent ${event} as seq ${seq} (${pending} waiting).${note ? ` ${note}` : ""}${more}`;
+  return toolResult(note ? { seq, pending, note } : { seq, pending }, sent);
 }
 
 /**
@@ -182,13 +163,13 @@ async function keepAnswer(store: ChannelStore, channelId: string, event: string,
   if (event !== "answer" || typeof data !== "object" || data === null || Array.isArray(data)) return "";
   const { thread_id: threadId, text } = data;
   if (typeof threadId !== "string" || typeof text !== "string") return "";
-  try {
-    await recordAnswer(store, channelId, { threadId, seq, text });
-    return "";
-  } catch (error) {
-    const failed = toolError(error).content[0];
-    return ` The reader's thread did not keep it: ${failed?.type === "text" ? failed.text : "unknown error"}`;
-  }
+  return attempt(
+    async () => {
+      await recordAnswer(store, channelId, { threadId, seq, text });
+      return "";
+    },
+    (error) => ` The reader's thread did not keep it: ${describeError(error).message}`,
+  );
 }
 
 /**
@@ -199,16 +180,16 @@ async function keepAnswer(store: ChannelStore, channelId: string, event: string,
  *   then still wait; the answer stays sent).
  */
 async function acknowledge(store: ChannelStore, awareness: Awareness, channelId: string, ack: number, epoch: string | undefined): Promise<string> {
-  try {
-    const { pending, epoch: current } = await store.poll(channelId, "agent", { after: ack, epoch });
-    if (epoch !== undefined && epoch !== current)
-      return `Cleared nothing: the app's queue started again since #${ack} was read (${pending} waiting; read them with poll_agent_messages).`;
-    await awareness.refresh(channelId);
-    return `Cleared the app's messages up to #${ack} (${pending} still waiting).`;
-  } catch (error) {
-    const failed = toolError(error).content[0];
-    return `The app's messages were not cleared: ${failed?.type === "text" ? failed.text : "unknown error"}`;
-  }
+  return attempt(
+    async () => {
+      const { pending, epoch: current } = await store.poll(channelId, "agent", { after: ack, epoch });
+      if (epoch !== undefined && epoch !== current)
+        return `Cleared nothing: the app's queue started again since #${ack} was read (${pending} waiting; read them with poll_agent_messages).`;
+      await awareness.refresh(channelId);
+      return `Cleared the app's messages up to #${ack} (${pending} still waiting).`;
+    },
+    (error) => `The app's messages were not cleared: ${describeError(error).message}`,
+  );
 }
 
 /** One poll as a tool handler received it. */
@@ -219,8 +200,6 @@ interface PollCall {
   epoch: string | undefined;
   waitMs: number | undefined;
   ctx: ServerContext;
-  /** How often a waiting poll sends progress; see {@link ChannelToolOptions.progressIntervalMs}. */
-  progressIntervalMs?: number | undefined;
   /** See {@link ChannelToolOptions.waitSlots}. */
   waitSlots?: WaitSlots | undefined;
 }
@@ -234,15 +213,18 @@ function takeWaitSlot(call: PollCall): () => void {
   return (call.waitMs ?? 0) > 0 && call.waitSlots ? call.waitSlots.take() : () => undefined;
 }
 
-async function poll(store: ChannelStore, queue: QueueName, call: PollCall) {
-  let giveBack = () => {};
+/**
+ * `poll_agent_messages`: a poll of the `agent` queue that sends progress while it waits
+ * (when the call has a progress token, every `progressIntervalMs`) and ends when the call is cancelled.
+ */
+async function pollAgent(store: ChannelStore, call: PollCall, progressIntervalMs: number | undefined): Promise<PollResult> {
+  const giveBack = takeWaitSlot(call);
+  const { channelId, after, epoch, waitMs, ctx } = call;
+  const progress = progressTicker(ctx, waitMs ?? 0, (seconds) => `waiting for the app on ${channelId} (${seconds} s)`, progressIntervalMs);
   try {
-    giveBack = takeWaitSlot(call);
-    const result = await waitingPoll(store, queue, call, call.ctx.mcpReq.signal);
-    return toolResult({ ...result }, describePoll(result));
-  } catch (error) {
-    return toolError(error);
+    return await store.poll(channelId, "agent", { after, epoch, waitMs, signal: ctx.mcpReq.signal, onWaiting: progress.start });
   } finally {
+    progress.stop();
     giveBack();
   }
 }
@@ -253,12 +235,7 @@ async function poll(store: ChannelStore, queue: QueueName, call: PollCall) {
  * wait, so an open reader shows it at once. It never sends progress.
  */
 async function pollUi(store: ChannelStore, awareness: Awareness, call: PollCall, waitingPolls: WaitingPolls | undefined) {
-  let giveBack: () => void;
-  try {
-    giveBack = takeWaitSlot(call);
-  } catch (error) {
-    return toolError(error);
-  }
+  const giveBack = takeWaitSlot(call);
   try {
     return await waitingUiPoll(store, awareness, call, waitingPolls);
   } finally {
@@ -281,24 +258,10 @@ async function waitingUiPoll(store: ChannelStore, awareness: Awareness, call: Po
     const result = await store.poll(call.channelId, "ui", { after: call.after, epoch: call.epoch, waitMs: call.waitMs, signal: stop.signal });
     const wall = key === null ? null : await session.wallOf(key);
     return toolResult({ ...result, wall }, describePoll(result) + describeWall(wall));
-  } catch (error) {
-    return toolError(error);
   } finally {
     unlist?.();
     stop.abort();
     callSignal.removeEventListener("abort", cancel);
-  }
-}
-
-/** A store poll that sends progress while it waits (when the call has a progress token) and ends when `signal` aborts. */
-async function waitingPoll(store: ChannelStore, queue: QueueName, call: PollCall, signal: AbortSignal): Promise<PollResult> {
-  const { channelId, after, epoch, waitMs, ctx } = call;
-  const reader = queue === "agent" ? "the app" : "the agent";
-  const progress = progressTicker(ctx, waitMs ?? 0, (seconds) => `waiting for ${reader} on ${channelId} (${seconds} s)`, call.progressIntervalMs);
-  try {
-    return await store.poll(channelId, queue, { after, epoch, waitMs, signal, onWaiting: progress.start });
-  } finally {
-    progress.stop();
   }
 }
 

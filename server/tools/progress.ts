@@ -4,6 +4,7 @@
  * the message). Sent only when the call carried a `progressToken`, as the spec requires.
  */
 import type { ServerContext } from "@modelcontextprotocol/server";
+import { attempt } from "./results.js";
 
 /** A running progress ticker; stop it when the wait ends. */
 export interface ProgressTicker {
@@ -23,12 +24,12 @@ export function progressTicker(ctx: ServerContext, waitMs: number, describe: (el
   let started = 0;
   const send = () => {
     const elapsed = Date.now() - started;
-    ctx.mcpReq
-      .notify({
-        method: "notifications/progress",
-        params: { progressToken: token, progress: elapsed, total: waitMs, message: describe(Math.round(elapsed / 1000)) },
-      })
-      .catch(() => undefined);
+    const params = { progressToken: token, progress: elapsed, total: waitMs, message: describe(Math.round(elapsed / 1000)) };
+    // A notification the connection can no longer carry is dropped: the wait goes on.
+    void attempt(
+      () => ctx.mcpReq.notify({ method: "notifications/progress", params }),
+      () => undefined,
+    );
   };
   return {
     start() {

@@ -6,7 +6,6 @@
  */
 import { registerAppResource, registerAppTool, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
 import type { McpServer, StandardSchemaWithJSON } from "@modelcontextprotocol/server";
-import { watchCommand } from "../../core/commands.js";
 import { mintChannelId } from "../../core/ids.js";
 import type { ChannelStore } from "../../store/store.js";
 import { Awareness } from "../awareness/awareness.js";
@@ -30,7 +29,11 @@ import {
 } from "../reader/schemas.js";
 import { askForDocument, type DocumentAnswer } from "../reader/ask-document.js";
 import { chooseTitle, countWords, DEFAULT_MAX_FILE_BYTES, readDocumentFile, type DocumentSource } from "../reader/source.js";
-import { messageError, toolError, toolResult } from "./results.js";
+import type { BrowserLinks } from "../browser-links.js";
+import { type ClientView, FULL_VIEW } from "../client-view.js";
+import { registerAppOnlyTool } from "./app-only.js";
+import { openedChannel } from "./opened-channel.js";
+import { guarded, messageError, toolResult } from "./results.js";
 import { compactSchema } from "./schemas.js";
 
 /** Options of {@link registerReaderTools}. */
@@ -53,6 +56,10 @@ export interface ReaderToolOptions {
   readerHtmlPath?: string;
   /** The server's awareness (see `ChannelToolOptions.awareness`). Default: these tools' own. */
   awareness?: Awareness;
+  /** What the client can do (../client-view.ts): where `open_reader` shows the reader, and what it says to do next. Default: everything. */
+  client?: ClientView;
+  /** The browser host's links, for a client that shows no apps. Default none: such a client is told the reader cannot be shown. */
+  browser?: BrowserLinks;
   /**
    * The largest message the store accepts, which `reader_state` tells the reader so that
    * it keeps every `ask` within it. Default: the store's own `limits` when it has them
@@ -60,9 +67,6 @@ export interface ReaderToolOptions {
    */
   maxMessageBytes?: number;
 }
-
-/** `_meta` of a tool only the app may call. Only hosts enforce it; both tools are harmless for a model. */
-const APP_ONLY = { ui: { visibility: ["app"] } } as const;
 
 /** Where `open_reader`'s document comes from: at most one of the three. */
 type DocumentRequest = { markdown?: string; text?: string; path?: string };
@@ -121,50 +125,47 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       outputSchema: compactSchema(openReaderOutput),
       _meta: { ui: { resourceUri: READER_RESOURCE_URI } },
     },
-    async ({ title, markdown, text, path, channel_id }, ctx) => {
-      try {
-        let given: DocumentRequest = { markdown, text, path };
-        if (markdown === undefined && text === undefined && path === undefined) {
-          const canAsk = server.server.getClientCapabilities()?.elicitation !== undefined;
-          const answer = await askForDocument(ctx, canAsk, readLocalFiles);
-          if (answer.action === "ask") return answer.result;
-          if (answer.action !== "accept") return messageError("NO_DOCUMENT", unanswered(answer, readLocalFiles));
-          // A form sends empty fields as "": they mean nothing was given.
-          given = answer.path?.trim() ? { path: answer.path.trim() } : { markdown: answer.text ?? "" };
-        }
-        let source: DocumentSource;
-        if (given.path !== undefined) {
-          if (!readLocalFiles) return messageError("INVALID_ARGUMENTS", NO_PATH_HERE);
-          source = await readDocumentFile(given.path, maxFileBytes);
-        } else if (given.markdown !== undefined) {
-          source = { format: "markdown", text: given.markdown };
-        } else {
-          source = { format: "text", text: given.text ?? "" };
-        }
-        if (source.text.trim() === "") return messageError("NO_DOCUMENT", "the document is empty: pass some markdown or text to read");
-        const channelId = channel_id ?? mintChannelId();
-        const document: ReaderDocument = {
-          title: chooseTitle(source, title),
-          format: source.format,
-          text: source.text,
-          words: countWords(source.text),
-          opened_at: new Date().toISOString(),
-        };
-        await writeDocument(store, channelId, document);
-        await awareness.useChannel(channelId, "reader", true, document.title);
-        const watch = watchCommand(channelId, { where: options.watcherWhere });
-        return toolResult(
-          { channel_id: channelId, title: document.title, words: document.words, watch_command: watch },
-          `Opened "${document.title}" (${document.words} words) in the reader on channel ${channelId}. ` +
-            `Run \`${watch}\` in the background; when it exits, call poll_agent_messages and answer with notify_ui.`,
-        );
-      } catch (error) {
-        return toolError(error);
+    guarded(async ({ title, markdown, text, path, channel_id }, ctx) => {
+      let given: DocumentRequest = { markdown, text, path };
+      if (markdown === undefined && text === undefined && path === undefined) {
+        const canAsk = server.server.getClientCapabilities()?.elicitation !== undefined;
+        const answer = await askForDocument(ctx, canAsk, readLocalFiles);
+        if (answer.action === "ask") return answer.result;
+        if (answer.action !== "accept") return messageError("NO_DOCUMENT", unanswered(answer, readLocalFiles));
+        // A form sends empty fields as "": they mean nothing was given.
+        given = answer.path?.trim() ? { path: answer.path.trim() } : { markdown: answer.text ?? "" };
       }
-    },
+      let source: DocumentSource;
+      if (given.path !== undefined) {
+        if (!readLocalFiles) return messageError("INVALID_ARGUMENTS", NO_PATH_HERE);
+        source = await readDocumentFile(given.path, maxFileBytes);
+      } else if (given.markdown !== undefined) {
+        source = { format: "markdown", text: given.markdown };
+      } else {
+        source = { format: "text", text: given.text ?? "" };
+      }
+      if (source.text.trim() === "") return messageError("NO_DOCUMENT", "the document is empty: pass some markdown or text to read");
+      const channelId = channel_id ?? mintChannelId();
+      const client = options.client ?? FULL_VIEW;
+      const document: ReaderDocument = {
+        title: chooseTitle(source, title),
+        format: source.format,
+        text: source.text,
+        words: countWords(source.text),
+        opened_at: new Date().toISOString(),
+        ...(client.wake === "hook" ? { woken_by: "hook" as const } : {}),
+      };
+      await writeDocument(store, channelId, document);
+      await awareness.useChannel(channelId, "reader", true, document.title);
+      const opened = await openedChannel("reader", channelId, { ...options, client });
+      return toolResult(
+        { channel_id: channelId, title: document.title, words: document.words, ...opened.structured },
+        `Opened "${document.title}" (${document.words} words) in the reader on channel ${channelId}. ${opened.next}`,
+      );
+    }),
   );
 
-  registerAppTool(
+  registerAppOnlyTool(
     server,
     "reader_state",
     {
@@ -172,34 +173,30 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       description: "App only: the document and threads of a reader channel, to restore a re-rendered reader.",
       inputSchema: compactSchema(readerStateInput),
       outputSchema: compactSchema(readerStateOutput),
-      _meta: APP_ONLY,
     },
-    async ({ channel_id, gzip }) => {
-      try {
-        const [document, { threads, drafts }, position] = await Promise.all([
-          readDocument(store, channel_id),
-          readThreads(store, channel_id),
-          readPosition(store, channel_id),
-        ]);
-        const summary = document ? `"${document.title}" with ${threads.length} thread${threads.length === 1 ? "" : "s"}` : "no document";
-        return toolResult(
-          {
-            channel_id,
-            document: document && gzip ? await compressedDocument(document) : document,
-            threads,
-            drafts,
-            position,
-            max_message_bytes: maxMessageBytes,
-          },
-          `Reader state of channel ${channel_id}: ${summary}.`,
-        );
-      } catch (error) {
-        return toolError(error);
-      }
-    },
+    guarded(async ({ channel_id, gzip }) => {
+      const [document, { threads, drafts }, position] = await Promise.all([
+        readDocument(store, channel_id),
+        readThreads(store, channel_id),
+        readPosition(store, channel_id),
+      ]);
+      const summary = document ? `"${document.title}" with ${threads.length} thread${threads.length === 1 ? "" : "s"}` : "no document";
+      return toolResult(
+        {
+          channel_id,
+          document: document && gzip ? await compressedDocument(document) : document,
+          threads,
+          drafts,
+          position,
+          max_message_bytes: maxMessageBytes,
+          browser_tab: options.browser !== undefined,
+        },
+        `Reader state of channel ${channel_id}: ${summary}.`,
+      );
+    }),
   );
 
-  registerAppTool(
+  registerAppOnlyTool(
     server,
     "reader_record",
     {
@@ -207,32 +204,27 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       description: "App only: store one message of a reader thread, or the question typed in it, so that it survives a re-render.",
       inputSchema: compactSchema(readerRecordInput),
       outputSchema: compactSchema(readerRecordOutput),
-      _meta: APP_ONLY,
     },
-    async ({ channel_id, thread_id, quote, paragraph, anchor, message, withdraw, draft }) => {
-      try {
-        if (draft) {
-          const outcome = await recordDraft(store, channel_id, { thread_id, quote, paragraph, anchor, ...draft });
-          const done = outcome.recorded ? (draft.text === "" ? "Dropped the draft of" : "Kept the draft of") : "A newer message left the draft of";
-          return toolResult({ ...outcome }, `${done} thread ${thread_id}${outcome.recorded ? "" : " unchanged"}.`);
-        }
-        // The input's refinement leaves a message when there is no draft.
-        const outcome = await recordMessage(store, channel_id, { threadId: thread_id, quote, paragraph, anchor, message: message!, withdraw });
-        const done = withdraw
-          ? outcome.recorded
-            ? "Withdrawn from"
-            : "Nothing to withdraw in"
-          : outcome.recorded
-            ? "Recorded in"
-            : "Already recorded in";
-        return toolResult({ ...outcome }, `${done} thread ${thread_id}.`);
-      } catch (error) {
-        return toolError(error);
+    guarded(async ({ channel_id, thread_id, quote, paragraph, anchor, message, withdraw, draft }) => {
+      if (draft) {
+        const outcome = await recordDraft(store, channel_id, { thread_id, quote, paragraph, anchor, ...draft });
+        const done = outcome.recorded ? (draft.text === "" ? "Dropped the draft of" : "Kept the draft of") : "A newer message left the draft of";
+        return toolResult({ ...outcome }, `${done} thread ${thread_id}${outcome.recorded ? "" : " unchanged"}.`);
       }
-    },
+      // The input's refinement leaves a message when there is no draft.
+      const outcome = await recordMessage(store, channel_id, { threadId: thread_id, quote, paragraph, anchor, message: message!, withdraw });
+      const done = withdraw
+        ? outcome.recorded
+          ? "Withdrawn from"
+          : "Nothing to withdraw in"
+        : outcome.recorded
+          ? "Recorded in"
+          : "Already recorded in";
+      return toolResult({ ...outcome }, `${done} thread ${thread_id}.`);
+    }),
   );
 
-  registerAppTool(
+  registerAppOnlyTool(
     server,
     "reader_position",
     {
@@ -240,15 +232,10 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       description: "App only: keep which block of a reader channel's document is at the top, so that a re-rendered reader scrolls back there.",
       inputSchema: compactSchema(readerPositionInput),
       outputSchema: compactSchema(positionSchema),
-      _meta: APP_ONLY,
     },
-    async ({ channel_id, block }) => {
-      try {
-        await writePosition(store, channel_id, { block });
-        return toolResult({ block }, `Kept block ${block} as the reading position of channel ${channel_id}.`);
-      } catch (error) {
-        return toolError(error);
-      }
-    },
+    guarded(async ({ channel_id, block }) => {
+      await writePosition(store, channel_id, { block });
+      return toolResult({ block }, `Kept block ${block} as the reading position of channel ${channel_id}.`);
+    }),
   );
 }

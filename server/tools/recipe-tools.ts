@@ -3,10 +3,10 @@
  * (the list without a name, the text with one) and the same recipes as resources
  * `backchannel://recipes/<name>`.
  */
-import { ResourceNotFoundError, ResourceTemplate, type McpServer } from "@modelcontextprotocol/server";
+import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { listRecipes, readRecipe, UnknownRecipeError } from "../recipes.js";
-import { toolError, toolResult } from "./results.js";
+import { listRecipes, readRecipe } from "../recipes.js";
+import { guarded, guardedRead, toolResult } from "./results.js";
 import { compactSchema } from "./schemas.js";
 
 const summarySchema = z.object({
@@ -46,19 +46,15 @@ export function registerRecipeTools(server: McpServer, options: RecipeToolOption
       inputSchema: compactSchema(readRecipeInput),
       outputSchema: compactSchema(readRecipeOutput),
     },
-    async ({ name }) => {
-      try {
-        if (name === undefined) {
-          const recipes = await listRecipes();
-          const lines = recipes.map((recipe) => `- ${recipe.name}: ${recipe.title}`);
-          return toolResult({ recipes }, [`${recipes.length} recipes; read one with read_recipe {"name": "<name>"}:`, ...lines].join("\n"));
-        }
-        const recipe = await readRecipe(name, options.watcherWhere);
-        return toolResult({ recipe }, recipe.text);
-      } catch (error) {
-        return toolError(error);
+    guarded(async ({ name }) => {
+      if (name === undefined) {
+        const recipes = await listRecipes();
+        const lines = recipes.map((recipe) => `- ${recipe.name}: ${recipe.title}`);
+        return toolResult({ recipes }, [`${recipes.length} recipes; read one with read_recipe {"name": "<name>"}:`, ...lines].join("\n"));
       }
-    },
+      const recipe = await readRecipe(name, options.watcherWhere);
+      return toolResult({ recipe }, recipe.text);
+    }),
   );
 
   server.registerResource(
@@ -75,14 +71,9 @@ export function registerRecipeTools(server: McpServer, options: RecipeToolOption
       }),
     }),
     { title: "backchannel recipe", description: "A playbook for the agent.", mimeType: "text/markdown" },
-    async (uri, { name }) => {
-      try {
-        const recipe = await readRecipe(String(name), options.watcherWhere);
-        return { contents: [{ uri: recipe.uri, mimeType: "text/markdown", text: recipe.text }] };
-      } catch (error) {
-        if (error instanceof UnknownRecipeError) throw new ResourceNotFoundError(uri.href, error.message);
-        throw error;
-      }
-    },
+    guardedRead(async (_uri, { name }) => {
+      const recipe = await readRecipe(String(name), options.watcherWhere);
+      return { contents: [{ uri: recipe.uri, mimeType: "text/markdown", text: recipe.text }] };
+    }),
   );
 }

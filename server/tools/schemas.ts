@@ -6,7 +6,6 @@
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { CHANNEL_ID_PATTERN, CHANNEL_ID_RULE, EVENT_PATTERN, WINDOWS_DEVICE_NAME } from "../../core/ids.js";
-import { EPOCH_PATTERN } from "../../protocol/epoch.js";
 import { isJsonValue, MAX_JSON_DEPTH } from "../../core/json.js";
 import { characterCount } from "../../core/text.js";
 
@@ -50,8 +49,13 @@ export const cursorSchema = z
   .max(2 ** 50)
   .describe("Your last poll's cursor (acknowledges up to it).");
 
-/** The epoch a cursor came from (protocol/epoch.ts): the `epoch` of the poll that gave it. */
-export const epochSchema = z.string().regex(EPOCH_PATTERN, 'an epoch is the "epoch" of a poll result: up to 32 letters, digits, "_" and "-"');
+/**
+ * The epoch a cursor came from (protocol/epoch.ts): the `epoch` of the poll that gave it.
+ * Its pattern is the store's to check (store/validate.ts `checkCursor`, INVALID_CURSOR),
+ * not restated here: the model reads these schemas on every turn, and only a poll's own
+ * answer gives it an epoch to pass.
+ */
+export const epochSchema = z.string();
 
 /** How long a poll may wait for a message, up to `maxMs`. */
 export function waitSchema(maxMs: number) {
@@ -77,13 +81,14 @@ export const notifyInput = z.object({
 /** The input of `notify_ui`: `notify_agent`'s, and `ack`, which clears what the agent handled. */
 export const notifyUiInput = notifyInput.extend({
   ack: cursorSchema.optional().describe("Also clear the app's messages up to this seq (those you handled)."),
-  ack_epoch: epochSchema.optional().describe("The epoch that came with ack's seq."),
+  ack_epoch: epochSchema.optional().describe("ack's epoch."),
 });
 
 /** The output of `notify_ui` and `notify_agent`. */
 export const notifyOutput = z.object({
   seq: z.number().int().describe("The message's seq in its queue."),
   pending: z.number().int().describe("Messages now waiting to be read."),
+  note: z.string().optional().describe("Set when the channel did not exist before: no app has it open."),
 });
 
 /** The input of `poll_agent_messages` and `poll_ui_messages`. */
@@ -91,7 +96,7 @@ export function pollInput(maxWaitMs: number) {
   return z.object({
     channel_id: channelIdSchema,
     after: cursorSchema.optional(),
-    epoch: epochSchema.optional().describe("Your last poll's epoch, with after."),
+    epoch: epochSchema.optional().describe("after's epoch."),
     wait_ms: waitSchema(maxWaitMs).optional(),
   });
 }

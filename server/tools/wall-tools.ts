@@ -6,7 +6,7 @@
  */
 import type { McpServer } from "@modelcontextprotocol/server";
 import type { Session } from "../awareness/session.js";
-import { messageError, toolError, toolResult } from "./results.js";
+import { guarded, messageError, toolResult } from "./results.js";
 import { compactSchema, wallInput, wallOutput } from "./schemas.js";
 import { WALL_DEFAULT_SECONDS, WALL_MAX_CHARS, WALL_MAX_SECONDS } from "../../core/limits.js";
 
@@ -16,23 +16,19 @@ export function registerWallTools(server: McpServer, session: Session): void {
     "post_wall",
     {
       title: "Post a status",
-      description: `Show the user one line (text, ≤ ${WALL_MAX_CHARS} chars) in every open app and their status line for duration_s (default ${WALL_DEFAULT_SECONDS}, ≤ ${WALL_MAX_SECONDS}); clear: true ends it.`,
+      description: `One line (text, ≤ ${WALL_MAX_CHARS} chars) for the user in every open app and the status line, for duration_s (default ${WALL_DEFAULT_SECONDS}, ≤ ${WALL_MAX_SECONDS}); clear: true ends it.`,
       inputSchema: compactSchema(wallInput),
       outputSchema: compactSchema(wallOutput),
     },
-    async ({ text, duration_s, clear }) => {
-      try {
-        if (clear) {
-          if (text !== undefined) return messageError("INVALID_ARGUMENTS", "pass either text or clear: true, not both");
-          const wasUp = await session.clearWall();
-          return toolResult({ until: null }, wasUp ? "Took the wall down." : "No wall was up.");
-        }
-        if (text === undefined) return messageError("INVALID_ARGUMENTS", "pass the status to show as text, or clear: true to take the wall down");
-        const wall = await session.postWall(text, duration_s);
-        return toolResult({ until: wall.until }, `The wall shows "${wall.text}" until ${wall.until}.`);
-      } catch (error) {
-        return toolError(error);
+    guarded(async ({ text, duration_s, clear }) => {
+      if (clear) {
+        if (text !== undefined) return messageError("INVALID_ARGUMENTS", "pass either text or clear: true, not both");
+        const wasUp = await session.clearWall();
+        return toolResult({ until: null }, wasUp ? "Took the wall down." : "No wall was up.");
       }
-    },
+      if (text === undefined) return messageError("INVALID_ARGUMENTS", "pass the status to show as text, or clear: true to take the wall down");
+      const wall = await session.postWall(text, duration_s);
+      return toolResult({ until: wall.until }, `The wall shows "${wall.text}" until ${wall.until}.`);
+    }),
   );
 }

@@ -17,7 +17,8 @@ import { changes } from "../../store/changes.js";
 import { channelTitle } from "../../store/channel-title.js";
 import { afterSeqIn, NO_EPOCH } from "../../protocol/epoch.js";
 import type { ChannelReader, QueueSnapshot } from "../../store/store.js";
-import { toolError, toolResult } from "./results.js";
+import { registerAppOnlyTool } from "./app-only.js";
+import { guarded, toolResult } from "./results.js";
 import { channelIdSchema, compactSchema, epochSchema, messageSchema, waitSchema } from "./schemas.js";
 import type { WaitSlots } from "./wait-slots.js";
 
@@ -55,7 +56,8 @@ export const watchOutput = z.object({
 
 /** Registers `watch_agent_messages` on `server`, reading `reader`; a call with `wait_ms` takes one of `waitSlots` while it runs. */
 export function registerWatchTools(server: McpServer, reader: ChannelReader, waitSlots: WaitSlots): void {
-  server.registerTool(
+  registerAppOnlyTool(
+    server,
     WATCH_TOOL,
     {
       title: "Watch the agent's queue",
@@ -63,13 +65,11 @@ export function registerWatchTools(server: McpServer, reader: ChannelReader, wai
         "For backchannel watch --url: wait up to wait_ms until the agent queue holds messages with seq > after_seq, and list them without taking them.",
       inputSchema: compactSchema(watchInput),
       outputSchema: compactSchema(watchOutput),
-      _meta: { ui: { visibility: ["app"] } },
       annotations: { readOnlyHint: true },
     },
-    async ({ channel_id, after_seq = 0, epoch, wait_ms = 0, with_title = false }, ctx) => {
-      let giveBack = () => {};
+    guarded(async ({ channel_id, after_seq = 0, epoch, wait_ms = 0, with_title = false }, ctx) => {
+      const giveBack = wait_ms > 0 ? waitSlots.take() : () => undefined;
       try {
-        if (wait_ms > 0) giveBack = waitSlots.take();
         const { messages, epoch: current } = await waitForMessages(reader, channel_id, { seq: after_seq, epoch }, wait_ms, ctx.mcpReq.signal);
         const text =
           messages.length === 0
@@ -78,12 +78,10 @@ export function registerWatchTools(server: McpServer, reader: ChannelReader, wai
         const title = with_title ? await channelTitle(reader, channel_id) : undefined;
         const exists = messages.length > 0 || (await reader.hasChannel(channel_id));
         return toolResult(title === undefined ? { messages, epoch: current, exists } : { messages, epoch: current, title, exists }, text);
-      } catch (error) {
-        return toolError(error);
       } finally {
         giveBack();
       }
-    },
+    }),
   );
 }
 

@@ -10,6 +10,7 @@
  * Either way, requests whose Host or Origin names neither this machine nor the public
  * URL are refused (DNS-rebinding protection): a web page on another site cannot reach it.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve as resolvePath } from "node:path";
@@ -20,6 +21,7 @@ import { resolveDataDir } from "../../core/paths.js";
 import { createServer, type ServerOptions } from "../server.js";
 import { WaitSlots } from "../tools/wait-slots.js";
 import { startIdleSweep } from "../idle-sweep.js";
+import { localBrowserHost } from "../browser-host.js";
 import { bannerLocation, openStore, type StoreLocation, storeLocationFromEnv, watcherWhere } from "../../store/open.js";
 import { VERSION } from "../../core/package.js";
 import { warnOnStderr } from "../../core/warn.js";
@@ -30,6 +32,8 @@ import { jwtVerifier, staticTokenVerifier } from "../auth/verifiers.js";
 import { BindAddressError, bindRefusal } from "./bind-address.js";
 import { admit } from "./admission.js";
 import { type Caller, Callers } from "./callers.js";
+import { type ClientSettings, type ClientView, clientView } from "../client-view.js";
+import { declarationOf, isInitialize, sessionIdFor, viewOfSessionId } from "./client-declaration.js";
 import { type BearerGate, bearerGate } from "./bearer-gate.js";
 import { isMetadataPath, protectedResourceMetadata, sendMetadata } from "./protected-resource.js";
 
@@ -47,8 +51,25 @@ export type RequestListener = (req: IncomingMessage, res: ServerResponse) => Pro
  */
 const LOCAL_HOST_HEADER = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
 
-/** Options of {@link createMcpRequestListener}: the server's, and who may call it. */
-export interface McpListenerOptions extends ServerOptions {
+/**
+ * The view of the client whose request is being served (../client-view.ts), for the
+ * server factory, which the SDK calls with the request but not its body.
+ */
+const clientViews = new AsyncLocalStorage<ClientView>();
+
+/**
+ * What the client of a request can do: what its body declares (`initialize`, or the
+ * envelope of 2026-07-28), else what its session id holds (a 2025 client after
+ * `initialize`, ./client-declaration.ts), else unknown (everything).
+ */
+function requestClientView(parsedBody: unknown, sessionId: string | string[] | undefined, settings: ClientSettings): ClientView {
+  const declared = declarationOf(parsedBody);
+  if (declared) return clientView(declared, settings);
+  return (typeof sessionId === "string" ? viewOfSessionId(sessionId) : undefined) ?? clientView(undefined, settings);
+}
+
+/** Options of {@link createMcpRequestListener}: the server's, who may call it, and how to read what clients declare. */
+export interface McpListenerOptions extends Omit<ServerOptions, "client">, ClientSettings {
   /**
    * When set, every request must pass this gate (a bearer token), and is served over
    * the view of `store` that belongs to the token's principal. Default: no
@@ -66,7 +87,8 @@ export interface McpListenerOptions extends ServerOptions {
  * false here: over HTTP the caller need not be the user whose files the server can read.
  */
 export function createMcpRequestListener(options: McpListenerOptions, onerror: (error: Error) => void = logError): RequestListener {
-  const { authenticate, publicUrl, ...serverOptions } = options;
+  const { authenticate, publicUrl, apps, wake, ...serverOptions } = options;
+  const settings: ClientSettings = { apps, wake };
   const callers = new Callers(serverOptions.store);
   // Admission counts the waiting calls (./admission.ts): the tools' own count takes no cap here.
   const uncounted = new WaitSlots(Number.POSITIVE_INFINITY, "server");
@@ -82,6 +104,7 @@ export function createMcpRequestListener(options: McpListenerOptions, onerror: (
         store,
         waitingPolls,
         waitSlots: uncounted,
+        client: clientViews.getStore() ?? clientView(undefined, settings),
       });
       // A 2025-11-25 client's cancel comes in a request of its own, to this fresh instance: end the poll it names (see waiting-polls.ts).
       server.server.setNotificationHandler("notifications/cancelled", (notification) => {
@@ -99,7 +122,11 @@ export function createMcpRequestListener(options: McpListenerOptions, onerror: (
     const auth = authenticate ? await authenticate(req, res) : undefined;
     if (authenticate && !auth) return;
     const admitted = await admit(req, res, callerOf(auth).slots);
-    if (admitted) await serve(Object.assign(req, auth ? { auth } : {}), res, admitted.parsedBody);
+    if (!admitted) return;
+    const view = requestClientView(admitted.parsedBody, req.headers["mcp-session-id"], settings);
+    // A 2025 client declares itself only here: its session id carries the view to its later requests.
+    if (isInitialize(admitted.parsedBody)) res.setHeader("mcp-session-id", sessionIdFor(view));
+    await clientViews.run(view, () => serve(Object.assign(req, auth ? { auth } : {}), res, admitted.parsedBody));
   };
 }
 
@@ -178,7 +205,7 @@ export interface ListenOptions {
 }
 
 /** Options of {@link runHttpServer}. */
-export interface HttpServerOptions extends ListenOptions {
+export interface HttpServerOptions extends ListenOptions, ClientSettings {
   /** The store. Default: the one the environment chooses (`$BACKCHANNEL_STORE`, else the data directory). */
   location?: StoreLocation;
   /** How callers are authenticated (../auth/http-auth.ts). Default: not at all, which only a loopback host allows. */
@@ -255,6 +282,10 @@ export async function runHttpServer(options: HttpServerOptions = {}): Promise<vo
     authenticate,
     publicUrl: options.publicUrl,
     watcherWhere: watcherWhereFor(location, endpoint, options.publicUrl, authenticate !== undefined),
+    apps: options.apps,
+    wake: options.wake,
+    // Only a server on the person's own machine (loopback, no accounts) can show them an app in their browser.
+    ...(authenticate === undefined && options.publicUrl === undefined ? { browser: localBrowserHost(location) } : {}),
   });
   const metadata = protectedResourceMetadata(resource, auth);
   route = async (req, res) => {

@@ -17,6 +17,9 @@ import { VERSION } from "../../core/package.js";
 import { type Warn, warnOnStderr } from "../../core/warn.js";
 import { LineReader } from "./line-reader.js";
 import type { RequestId } from "./request-id.js";
+import { type ClientSettings, clientView, type DeclaredClient } from "../client-view.js";
+import { declarationOf } from "./client-declaration.js";
+import { localBrowserHost } from "../browser-host.js";
 
 /** Largest message read from stdin: 10 MiB, the SDK's own limit, far above any call within the store's limits. */
 export const MAX_STDIO_MESSAGE_BYTES = 10 * 1024 * 1024;
@@ -27,7 +30,7 @@ const INVALID_REQUEST = -32600;
 const NEWLINE = Buffer.from("\n");
 
 /** Options of {@link runStdioServer}. */
-export interface StdioServerOptions {
+export interface StdioServerOptions extends ClientSettings {
   /** Push questions to Claude Code as channel notifications (see ../awareness/claude-channel.ts). Default false. */
   claudeChannel?: boolean;
   /** The store. Default: the one the environment chooses (`$BACKCHANNEL_STORE`, else the data directory). */
@@ -58,9 +61,18 @@ export async function runStdioServer(options: StdioServerOptions = {}): Promise<
     maxUiWaitMs: limits.maxUiWaitMs,
     claudeChannel: options.claudeChannel,
     sessionKey: key,
+    // A client that shows no apps gets a link to the reader in the person's browser, on this machine.
+    browser: localBrowserHost(location),
   };
-  serveStdio(() => createServer(serverOptions), {
-    transport: limitedStdioTransport(warnOnStderr),
+  // The client declares itself in its first request (initialize, or the envelope of
+  // server/discover); the SDK builds the connection's server when that request is read.
+  let declared: DeclaredClient | undefined;
+  const settings: ClientSettings = { apps: options.apps, wake: options.wake };
+  const notice = (line: Buffer) => {
+    if (declared === undefined) declared = declarationOf(parseJson(line));
+  };
+  serveStdio(() => createServer({ ...serverOptions, client: clientView(declared, settings) }), {
+    transport: limitedStdioTransport(warnOnStderr, notice),
     onerror: (error) => warnOnStderr(error.message),
   });
   process.stdin.once("end", () => void opened.close());
@@ -70,11 +82,11 @@ export async function runStdioServer(options: StdioServerOptions = {}): Promise<
 
 /**
  * The SDK's stdio transport on this process's stdout, fed from stdin through a
- * {@link LineReader}: lines up to {@link MAX_STDIO_MESSAGE_BYTES} pass; a longer request
- * is answered with an Invalid Request error naming the limit (when its id could be
- * found) and reported through `warn`.
+ * {@link LineReader}: lines up to {@link MAX_STDIO_MESSAGE_BYTES} pass, each shown to
+ * `notice` before the SDK reads it; a longer request is answered with an Invalid
+ * Request error naming the limit (when its id could be found) and reported through `warn`.
  */
-function limitedStdioTransport(warn: Warn): StdioServerTransport {
+function limitedStdioTransport(warn: Warn, notice: (line: Buffer) => void): StdioServerTransport {
   const lines = new PassThrough();
   // The SDK's buffer then holds one line at a time; its limit is only a backstop.
   const transport = new StdioServerTransport(lines, process.stdout, { maxBufferSize: 2 * (MAX_STDIO_MESSAGE_BYTES + 1) });
@@ -86,7 +98,14 @@ function limitedStdioTransport(warn: Warn): StdioServerTransport {
       "send less: a long document as a local file (open_reader's path), or in parts";
     transport.send({ jsonrpc: "2.0", id, error: { code: INVALID_REQUEST, message } }).catch((error: Error) => warn(error.message));
   };
-  const reader = new LineReader(MAX_STDIO_MESSAGE_BYTES, (line) => lines.write(Buffer.concat([line, NEWLINE])), refuse);
+  const reader = new LineReader(
+    MAX_STDIO_MESSAGE_BYTES,
+    (line) => {
+      notice(line);
+      lines.write(Buffer.concat([line, NEWLINE]));
+    },
+    refuse,
+  );
   const end = () => {
     if (!lines.writableEnded) lines.end();
   };
@@ -95,4 +114,13 @@ function limitedStdioTransport(warn: Warn): StdioServerTransport {
   process.stdin.once("close", end);
   process.stdin.once("error", (error) => lines.destroy(error));
   return transport;
+}
+
+/** `line` parsed as JSON, or `undefined` when it is not JSON (the SDK answers it). */
+function parseJson(line: Buffer): unknown {
+  try {
+    return JSON.parse(line.toString("utf8"));
+  } catch {
+    return undefined;
+  }
 }

@@ -10,14 +10,14 @@ import { readdirSync, rmdirSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { PRINCIPAL_NAMESPACE_PATTERN } from "../../core/ids.js";
-import { principalDir, principalsDir, QUEUE_NAMES, type QueueName, queueFile, queueSeqFile, resolveDataDir, stateFile } from "../../core/paths.js";
+import { principalDir, principalsDir, QUEUE_NAMES, type QueueName, resolveDataDir, spaceReserveFile, stateFile } from "../../core/paths.js";
 import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { pollWithWait } from "../changes.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult, QueueSnapshot } from "../store.js";
 import { NO_EPOCH } from "../../protocol/epoch.js";
 import { checkCursor, checkMessage, messageBytes } from "../validate.js";
 import { ChannelFolders } from "./channel-folders.js";
-import { appendMessage, drain, type QueueLogContext, readAfter } from "./queue-log.js";
+import { type QueueContext, QueueLog } from "./queue-log.js";
 import { FileQueueReader } from "./queue-reader.js";
 import { CorruptQueueFileError } from "../errors.js";
 import { READ_ONLY, reachFolder } from "../../core/fs/safe-open.js";
@@ -27,7 +27,7 @@ import { SavedAppFiles } from "./saved-apps.js";
 import { updateStateFile } from "./state-files.js";
 import { maxStateFileBytes, readStateFile } from "./state-read.js";
 import { removeIdle } from "./sweep.js";
-import { SpaceReserve } from "./space-reserve.js";
+import { SpaceReserve } from "../../core/fs/space-reserve.js";
 import { FILE_FALLBACK_WAKE_MS } from "./folder-watch.js";
 import { warnOnStderr } from "../../core/warn.js";
 
@@ -47,7 +47,7 @@ export interface FileStoreOptions {
 export interface FileStoreViewOptions extends FileStoreOptions {
   /** The store's own data directory, where `principals/` is. */
   rootDir: string;
-  /** The store's space reserve (./space-reserve.ts), one for the data directory and every principal in it. */
+  /** The store's space reserve (core/fs/space-reserve.ts), one for the data directory and every principal in it. */
   reserve: SpaceReserve;
 }
 
@@ -66,6 +66,8 @@ export class FileStore implements ChannelStore {
   /** The store's own data directory (the same as {@link dataDir} but in a principal's view). */
   private readonly rootDir: string;
   private readonly reserve: SpaceReserve;
+  /** What every queue of this store shares (./queue-log.ts). */
+  private readonly queues: QueueContext;
   /**
    * Makes a principal's view's own folder, reached from the store's data directory as
    * every folder below it is (made 0700, never through a link), before anything is made
@@ -78,30 +80,27 @@ export class FileStore implements ChannelStore {
     this.rootDir = "rootDir" in options ? options.rootDir : this.dataDir;
     this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...options.limits });
     this.warn = options.warn ?? warnOnStderr;
-    this.reserve = "reserve" in options ? options.reserve : new SpaceReserve(this.rootDir, this.warn);
+    this.reserve = "reserve" in options ? options.reserve : new SpaceReserve(spaceReserveFile(this.rootDir), this.warn);
     this.fallbackWakeMs = options.fallbackWakeMs ?? FILE_FALLBACK_WAKE_MS;
     this.reachOwnFolder = this.isView() ? () => reachFolder(this.rootDir, this.dataDir, { create: true, warn: this.warn }) : () => undefined;
     this.sessions = new SessionFiles(this.dataDir, this.limits.lockStaleMs, this.warn, this.reachOwnFolder);
     this.apps = new SavedAppFiles(this.dataDir, this.warn, this.reachOwnFolder);
     this.reader = new FileQueueReader(this.dataDir, this.limits);
     this.folders = new ChannelFolders(this.dataDir, this.limits.channelTtlMs, this.warn);
+    this.queues = { rootDir: this.rootDir, dataDir: this.dataDir, limits: this.limits, warn: this.warn, reserve: this.reserve };
   }
 
   async append(channelId: string, queue: QueueName, event: string, data: JsonValue = {}): Promise<AppendResult> {
-    const log = this.queueLog(channelId, queue);
+    const log = new QueueLog(this.queues, channelId, queue);
     checkMessage(event, data, this.limits);
-    this.reachOwnFolder();
-    this.folders.ensure(channelId);
-    // Writers take back the room an acknowledgement used, so that they are refused before the reserve is.
-    this.reserve.refill();
-    return appendMessage(log, event, data);
+    return log.append(event, data);
   }
 
   async poll(channelId: string, queue: QueueName, options: PollOptions = {}): Promise<PollResult> {
-    const log = this.queueLog(channelId, queue);
+    const log = new QueueLog(this.queues, channelId, queue);
     const { after, epoch, waitMs = 0, signal, onWaiting } = options;
     checkCursor(after, epoch);
-    const read = () => (after === undefined ? drain(log) : readAfter(log, after, epoch));
+    const read = () => (after === undefined ? log.drain() : log.readAfter(after, epoch));
     // A read that does not wait makes nothing: a channel nobody made reads as an empty queue.
     if (waitMs <= 0 && this.channelIsMissing(channelId)) return read();
     this.reachOwnFolder();
@@ -243,19 +242,5 @@ export class FileStore implements ChannelStore {
     } catch {
       // Something is left in it (or it went meanwhile): it stays.
     }
-  }
-
-  /** The queue log of a channel; builds its paths, so checks the id first. */
-  private queueLog(channelId: string, queue: QueueName): QueueLogContext {
-    return {
-      path: queueFile(this.dataDir, channelId, queue),
-      seqPath: queueSeqFile(this.dataDir, channelId, queue),
-      channelId,
-      queue,
-      limits: this.limits,
-      warn: this.warn,
-      remakeFolder: () => this.folders.ensure(channelId),
-      reserve: this.reserve,
-    };
   }
 }

@@ -1,32 +1,26 @@
 /**
- * The queue file format (docs/ARCHITECTURE.md, "On disk") and the one way to read it without a lock.
+ * The log format: how a queue (its live messages, next seq and epoch) is kept in its
+ * file, `<queue>.json` (docs/ARCHITECTURE.md, "On disk"), and the one way to read it
+ * without a lock. Writers: ./queue-log.ts.
  *
- * A queue file is a log of JSON lines (format 2), each line one record:
+ * A log is JSON lines (format 2), each line one record:
  *
  *     {"version":2,"next_seq":<int>,"epoch":"…"}         the header, always the first line
  *     {"seq":<int>,"event":…,"data":…,"ts":…}            a message
  *     {"ack":<int>}                                      every message with seq <= ack is gone
  *
- * Appending a message or an acknowledgement writes one line at the end (O_APPEND), so
- * the lock is held for one small write and the fsync can run after it is released,
- * where the fsyncs of several writers share one journal commit. When acknowledged
- * records outweigh the live ones, the store compacts: it writes header + live messages
- * to a temporary file and renames it over the log.
- *
- * Invariants every file written by the store keeps, and that {@link parseQueueText} checks:
+ * Invariants every log written by the store keeps, and that {@link parseLog} checks:
  * - messages are in strictly increasing `seq` order;
  * - `next_seq` is greater than every `seq` and every ack in the file, and only ever
  *   grows, so a `seq` is never handed out twice, not even after the queue drains;
  * - `epoch` (../../protocol/epoch.ts) is minted when a log is started from nothing (its
  *   seq counter may begin again) and kept by every rewrite of the same queue; a header
  *   without one (a log written before epochs) has NO_EPOCH;
- * - every record is one write ending in a newline: a reader without the lock ignores
- *   a last line without one (a write in progress, or cut by a full disk), and never
- *   acts on a torn record; whole-file replacements are renames, so such a reader sees
- *   a whole file, old or new.
+ * - every record ends in a newline: a last line without one is a write in progress or
+ *   one cut short, which a reader ignores, so it never acts on a torn record.
  *
  * This module loads no library, so that the watcher and the status line can use it and start fast.
- * Reads are synchronous: a queue file is small (8 MiB of live messages at most), the
+ * Reads are synchronous: a log is small (8 MiB of live messages at most), the
  * store reads it under a lock that should be held as briefly as possible, and the
  * watcher has nothing else to do meanwhile.
  */
@@ -38,7 +32,7 @@ import { CorruptQueueFileError } from "../errors.js";
 import { readTextFile } from "../../core/fs/safe-open.js";
 import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js";
 
-/** A log is compacted once its dead records outweigh its live ones by this much (see ./queue-log.ts). */
+/** A log is compacted once its dead records outweigh its live ones by this much (./queue-log.ts). */
 export const COMPACT_SLACK_BYTES = 64 * 1024;
 
 /**
@@ -47,20 +41,20 @@ export const COMPACT_SLACK_BYTES = 64 * 1024;
  * process whose limits are smaller than a writer's still reads what that writer wrote.
  * A larger file (a runaway or sparse file) is not a queue: it is refused unread.
  */
-export function maxQueueFileBytes(limits: Pick<Limits, "maxQueueBytes" | "maxMessageBytes">): number {
+export function maxLogBytes(limits: Pick<Limits, "maxQueueBytes" | "maxMessageBytes">): number {
   return 2 * (2 * limits.maxQueueBytes + COMPACT_SLACK_BYTES + 2 * (limits.maxMessageBytes + 1024));
 }
 
 /** What a queue holds: its live messages, the next seq, and the epoch its seqs belong to. */
-export interface QueueFile {
+export interface Queue {
   next_seq: number;
   messages: QueueMessage[];
   epoch: string;
 }
 
-/** A queue as read from its file, with what the store needs to append to it. */
-export interface ParsedQueue {
-  queue: QueueFile;
+/** A log as read: its queue, and what the store needs to append to it. */
+export interface ParsedLog {
+  queue: Queue;
   /** Bytes up to the end of the last complete line. */
   validBytes: number;
   /** Bytes of the whole file: more than `validBytes` when its last line is torn. */
@@ -85,12 +79,12 @@ export function recordMessageBytes(line: string): number {
 }
 
 /** The whole log of `queue`, compacted: its header and its live messages. */
-export function serializeLog(queue: QueueFile): string {
+export function serializeLog(queue: Queue): string {
   return logHeader(queue.next_seq, queue.epoch) + queue.messages.map(logRecord).join("");
 }
 
 /** The content of a queue with no message: one never written (NO_EPOCH), or one started anew with `epoch`. */
-export function emptyQueue(nextSeq = 1, epoch = NO_EPOCH): QueueFile {
+export function emptyQueue(nextSeq = 1, epoch = NO_EPOCH): Queue {
   return { next_seq: nextSeq, messages: [], epoch };
 }
 
@@ -100,7 +94,7 @@ export function emptyQueue(nextSeq = 1, epoch = NO_EPOCH): QueueFile {
  * An empty file is an empty queue (a log whose creation was cut short wrote nothing).
  * @throws CorruptQueueFileError when the text is not a queue.
  */
-export function parseQueueText(text: string, path = "queue file"): ParsedQueue {
+export function parseLog(text: string, path = "queue log"): ParsedLog {
   if (text === "") return { queue: emptyQueue(), validBytes: 0, totalBytes: 0, liveBytes: 0 };
   const totalBytes = Buffer.byteLength(text);
   if (!text.startsWith('{"version":2,')) throw new CorruptQueueFileError(path, "it does not start with a version 2 header");
@@ -154,14 +148,14 @@ function parseLine(line: string, path: string): Record<string, unknown> {
 }
 
 /**
- * Reads and parses a queue file without taking its lock (see core/fs/safe-open.ts: no link
+ * Reads and parses a log without taking its lock (see core/fs/safe-open.ts: no link
  * followed, nothing but a regular file of this user read, its size checked first).
  * @param maxBytes the largest file read. Default: what a queue within the default limits can be.
  * @returns `null` when the file does not exist.
  * @throws CorruptQueueFileError when the file is not a queue, not a regular file, or
  *   larger than `maxBytes`; UnsafeLayoutError; other I/O errors (EACCES, …) as they are.
  */
-export function readQueue(path: string, maxBytes: number = maxQueueFileBytes(DEFAULT_LIMITS)): ParsedQueue | null {
+export function readLog(path: string, maxBytes: number = maxLogBytes(DEFAULT_LIMITS)): ParsedLog | null {
   let text: string | null;
   try {
     text = readTextFile(path, maxBytes);
@@ -171,7 +165,7 @@ export function readQueue(path: string, maxBytes: number = maxQueueFileBytes(DEF
       throw new CorruptQueueFileError(path, `it is ${error.bytes} bytes, more than a queue can hold (${error.maxBytes})`);
     throw error;
   }
-  return text === null ? null : parseQueueText(text, path);
+  return text === null ? null : parseLog(text, path);
 }
 
 /**

@@ -1,30 +1,55 @@
 /**
- * The operations on one queue log (./log-format.ts) that a server makes: append, read
- * with a cursor, read and clear. Each change happens under the queue's lock and is
- * durable before its caller hears of it.
+ * One queue's files, and every change a server makes to them: append, read with a
+ * cursor, read and clear. Three files beside each other in the channel folder
+ * (core/paths.ts):
+ *
+ * - the log, `<queue>.json` (./log-format.ts): the queue itself;
+ * - the mark, `<queue>.seq`: one fixed-width line holding what an append needs of the
+ *   queue (the highest seq handed out, the live messages' count and bytes) and the
+ *   identity of the log it describes (inode, size, ctime: the kernel sets ctime on every
+ *   change, and no one can set it back), so that an append reads one short line
+ *   instead of the whole log;
+ * - the lock, `<queue>.json.lock` (core/fs/lock.ts).
  *
  * An append does the same few steps whatever the queue holds: take the lock, read the
- * queue's mark (./queue-mark.ts) and check it against the log's lstat, check the limits,
- * append one line (./log-append.ts), write the mark, release the lock, fdatasync. The log
- * is read whole only when its mark does not describe it ({@link queueState}, which also
- * repairs it). Reads parse the log (they return its messages), and compaction is done by
- * their acknowledgements, never by an append.
+ * mark and check it against the log's lstat, check the limits, append one line, write
+ * the mark, release the lock, fdatasync. The log is read whole only when the mark does
+ * not describe it ({@link QueueLog.state}, which also repairs it). Reads parse the log
+ * (they return its messages), and compaction is done by their acknowledgements, never
+ * by an append.
  *
  * Invariants:
- * - every change to a queue file happens under its lock: one appended line (a message
- *   or an ack), or an atomic replacement (compaction, a fresh queue after
- *   corruption, a queue raised above its mark); a reader without the lock acts only on
- *   whole lines of whole files;
- * - every change to the log is followed, under the same lock, by its mark's; a change
- *   whose mark is not written (a crash, a failed write) leaves a mark that no longer
- *   describes the log, so the next writer reads the log whole;
- * - an append or an ack is durable (fdatasync) before its caller hears of it; the sync
- *   runs after the lock is released, so that writers share journal commits;
+ * - every change to the log happens under its lock: one appended line (a message or an
+ *   ack), or an atomic replacement (compaction, a fresh log after corruption, a log
+ *   raised above its mark); a reader without the lock acts only on whole lines of whole
+ *   files;
+ * - a line is appended in one O_APPEND write (repeated for the rest only if the kernel
+ *   takes part of it, core/fs/write-all.ts), so that readers without the lock see it
+ *   whole or not at all; on any error the log is cut back to its previous length, so a
+ *   refused write leaves the queue as it was and is never acknowledged. A torn line
+ *   never becomes part of the log: until the cut it is a last line without a newline,
+ *   which readers ignore; should the cut fail or the process die first, the log no
+ *   longer matches its mark, so the next writer reads it whole and cuts it under the
+ *   lock before appending;
+ * - the log is the truth and the mark a cache of it: its count and bytes are used only
+ *   while the log is the very file it describes. Its seq is trusted even when the log
+ *   differs: it is a floor, so that a log put back from an older copy goes on above
+ *   every seq handed out;
+ * - every change to the log is followed, under the same lock, by its mark's, written in
+ *   one write of one fixed-width line at offset 0 (within one disk sector: after a power
+ *   cut it is the old line or the new one, and anything else does not parse and is
+ *   rebuilt from the log). A change whose mark is not written (a crash, a failed write)
+ *   leaves a mark that no longer describes the log, so the next writer reads it whole;
+ * - an append or an ack is durable (fdatasync, and for a log written from its start its
+ *   folder's fsync: core/fs/durable.ts) before its caller hears of it; the sync runs
+ *   after the lock is released, so that writers share journal commits and the lock is
+ *   held for microseconds. The mark is not fsynced: one a power cut left behind or
+ *   ahead no longer describes the log, and one ahead only makes seqs skip (seqs must
+ *   never repeat, they need not be contiguous);
  * - `seq` never repeats in a queue: `next_seq` only grows and is kept when the queue
- *   drains; every seq handed out is recorded in the queue's mark, and a queue file whose
- *   `next_seq` is not above its mark (put back from an older copy) goes on above the
- *   mark, keeping every message it holds; a queue restarted after corruption starts
- *   above every seq it may have handed out;
+ *   drains; every seq handed out is recorded in the mark, and a log whose `next_seq` is
+ *   not above the mark's seq goes on above it, keeping every message it holds; a log
+ *   started again after corruption starts above every seq it may have handed out;
  * - a cursor moves nothing but acknowledgements up to itself, and never past the last
  *   seq handed out: a cursor above it (a hostile caller, or a reader of a queue that was
  *   deleted) acknowledges nothing and gets the queue's messages from its start;
@@ -33,325 +58,501 @@
  *   A cursor of another epoch than the log's acknowledges nothing and gets the queue's
  *   messages from its start, whatever its number;
  * - a write refused for a limit changes nothing already queued;
- * - acknowledging needs no free room: a read that acknowledges and fails for lack of
- *   room runs once more on the data directory's space reserve (./space-reserve.ts),
- *   which only acknowledgements use; a compaction that finds no room on the disk
- *   appends the record instead (the log is compacted by a later write); and with no
- *   reserve left, a read with a cursor whose acknowledgement cannot be written at all
- *   (nor its lock taken) still returns the messages after the cursor, acknowledging
- *   nothing: they stay in the log, and the next read with a cursor acknowledges them.
- *   Nothing is lost and no seq repeats; only a read-and-clear, which must delete what
- *   it returns, fails when neither the disk nor the reserve has room for its ack.
+ * - acknowledging needs no free room: every append refills the data directory's space
+ *   reserve (core/fs/space-reserve.ts) before it writes, and only a read that
+ *   acknowledges may use it, once it failed for lack of room; a compaction that finds
+ *   no room on the disk appends the ack instead (the log is compacted by a later
+ *   write); and with no reserve left, a read with a cursor whose ack cannot be written
+ *   at all (nor its lock taken) still returns the messages after the cursor,
+ *   acknowledging nothing: they stay, and the next read with a cursor acknowledges them.
+ *   Nothing is lost and no seq repeats; only a read-and-clear, which must delete what it
+ *   returns, fails when neither the disk nor the reserve has room for its ack.
  */
-import { lstatSync, type Stats } from "node:fs";
+import { closeSync, fdatasyncSync, fstatSync, ftruncateSync, readSync, type Stats } from "node:fs";
+import { dirname } from "node:path";
 import type { Limits } from "../../core/limits.js";
-import type { QueueName } from "../../core/paths.js";
+import { type QueueName, queueFile, queueMarkFile } from "../../core/paths.js";
 import type { JsonValue } from "../../protocol/message.js";
+import { NO_EPOCH } from "../../protocol/epoch.js";
 import { CorruptQueueFileError, QueueFullError } from "../errors.js";
 import type { AppendResult, PollResult } from "../store.js";
 import { messageBytes, mintEpoch, takeBatch } from "../validate.js";
-import { NO_EPOCH } from "../../protocol/epoch.js";
 import { moveAside } from "../../core/fs/aside.js";
 import { writeFileAtomic } from "../../core/fs/atomic-write.js";
-import { type HeldLock, type LockOptions, withLock } from "../../core/fs/lock.js";
-import { ALREADY_DURABLE, appendToLog, type PendingSync, truncateLog } from "./log-append.js";
+import { syncFolder } from "../../core/fs/durable.js";
+import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js";
+import { type HeldLock, withLock } from "../../core/fs/lock.js";
+import { lstatOrNull, openFile, type OpenFile, reachFolder, readFileEnds } from "../../core/fs/safe-open.js";
+import type { SpaceReserve } from "../../core/fs/space-reserve.js";
+import { isOutOfSpace, writeAll } from "../../core/fs/write-all.js";
 import {
   COMPACT_SLACK_BYTES,
   emptyQueue,
   logHeader,
   logRecord,
-  maxQueueFileBytes,
+  maxLogBytes,
+  type ParsedLog,
+  parseLog,
+  type Queue,
+  readLog,
   recordMessageBytes,
-  type ParsedQueue,
-  parseQueueText,
-  type QueueFile,
-  readQueue,
   salvageSeqFloor,
   serializeLog,
 } from "./log-format.js";
-import { lstatOrNull, readFileEnds } from "../../core/fs/safe-open.js";
-import { QueueMark, type QueueState, readMarkSeq } from "./queue-mark.js";
-import { isOutOfSpace } from "../../core/fs/write-all.js";
-import type { SpaceReserve } from "./space-reserve.js";
 
-/** How much of each end of a corrupt file is read for salvage: its header and its last records. */
-const SALVAGE_BYTES = 64 * 1024;
-
-/** Where a queue log is and what it may hold. */
-export interface QueueLogContext {
-  /** The log's path (from core/paths.ts `queueFile`, so built from a checked id). */
-  path: string;
-  /** Its seq mark's path (core/paths.ts `queueSeqFile`). */
-  seqPath: string;
-  channelId: string;
-  queue: QueueName;
+/** What every queue of one data directory shares. */
+export interface QueueContext {
+  /** The store's own data directory, from which every folder is reached (core/fs/safe-open.ts). */
+  rootDir: string;
+  /** The data directory the channels are in: `rootDir`, or a principal's folder in it. */
+  dataDir: string;
   limits: Readonly<Limits>;
-  /** Where a corrupt file moved aside, a queue raised above its mark or a broken lock is reported. */
+  /** Where a corrupt file moved aside, a log raised above its mark or a broken lock is reported. */
   warn: (message: string) => void;
-  /** Makes the channel folder again when it vanished under a waiting writer (the idle sweep removed it). */
-  remakeFolder: () => void;
-  /** The room an acknowledgement may use on a full disk (./space-reserve.ts). */
+  /** The room an acknowledgement may use on a full disk. */
   reserve: SpaceReserve;
 }
 
-/**
- * Appends a message (already checked with `checkMessage`).
- * @throws QueueFullError (nothing changed), LockTimeoutError, I/O errors.
- */
-export async function appendMessage(log: QueueLogContext, event: string, data: JsonValue): Promise<AppendResult> {
-  const { limits } = log;
-  const { result, pending } = await withLock(log.path, lockOptions(log), (lock) =>
-    withMark(log, (mark) => {
-      const { state, size } = queueState(log, mark);
-      if (state.count >= limits.maxQueueMessages) throw new QueueFullError(log.channelId, log.queue, "messages", limits.maxQueueMessages);
+/** What an append needs to know of a queue, as its mark records it. */
+export interface QueueState {
+  /** The highest seq handed out; 0 when none was. */
+  seq: number;
+  /** Live messages. */
+  count: number;
+  /** Bytes of the live messages (store/validate.ts `messageBytes`: the measure of the queue's byte limit). */
+  bytes: number;
+}
+
+/** A write that is done but not yet durable; `sync` makes it so, exactly once, after the lock's release. */
+interface PendingSync {
+  sync(): void;
+}
+
+/** A write that is already durable (a whole-file replacement fsyncs before its rename). */
+const ALREADY_DURABLE: PendingSync = { sync() {} };
+
+/** How much of each end of a corrupt log is read for salvage: its header and its last records. */
+const SALVAGE_BYTES = 64 * 1024;
+
+/** One queue of one channel: its log, mark and lock (see the top of this module). Holds paths only: cheap to make per call. */
+export class QueueLog {
+  /** The log. */
+  private readonly path: string;
+  /** The mark. */
+  private readonly markPath: string;
+
+  /** @throws InvalidChannelIdError before any path is built. */
+  constructor(
+    private readonly context: QueueContext,
+    private readonly channelId: string,
+    private readonly queue: QueueName,
+  ) {
+    this.path = queueFile(context.dataDir, channelId, queue);
+    this.markPath = queueMarkFile(context.dataDir, channelId, queue);
+  }
+
+  /**
+   * Appends a message (already checked with store/validate.ts `checkMessage`); makes the
+   * channel folder, and every folder above it, when missing.
+   * @throws QueueFullError (nothing changed), LockTimeoutError, LockLostError, I/O errors.
+   */
+  async append(event: string, data: JsonValue): Promise<AppendResult> {
+    const { limits, reserve } = this.context;
+    this.reachFolder();
+    reserve.refill();
+    const { result, pending } = await this.locked((mark, lock) => {
+      const { state, size } = this.state(mark);
+      if (state.count >= limits.maxQueueMessages) throw new QueueFullError(this.channelId, this.queue, "messages", limits.maxQueueMessages);
       const seq = state.seq + 1;
       const record = logRecord({ seq, event, data, ts: new Date().toISOString() });
       const bytes = state.bytes + recordMessageBytes(record);
-      if (bytes > limits.maxQueueBytes) throw new QueueFullError(log.channelId, log.queue, "bytes", limits.maxQueueBytes);
+      if (bytes > limits.maxQueueBytes) throw new QueueFullError(this.channelId, this.queue, "bytes", limits.maxQueueBytes);
       lock.assertHeld();
       // A log started here begins an epoch: its seq counter may start again (no mark, or a folder made anew).
-      const appended = appendToLog(log.path, size === 0 ? logHeader(seq, mintEpoch()) + record : record, size);
+      const appended = this.appendText(size === 0 ? logHeader(seq, mintEpoch()) + record : record, size);
       const count = state.count + 1;
-      writeMark(log, mark, { seq, count, bytes }, appended.stats);
+      this.writeMark(mark, { seq, count, bytes }, appended.stats);
       return { result: { seq, pending: count }, pending: appended.pending };
-    }),
-  );
-  pending.sync();
-  return result;
-}
-
-/**
- * What an append needs of the queue, and its log's length: the mark's record when it
- * describes the log (constant work), else the log read whole ({@link readLocked}, which
- * repairs it) and the mark written from it at once, so that the next append is constant
- * work again, even when this one is refused. Call only under the lock.
- */
-function queueState(log: QueueLogContext, mark: QueueMark): { state: QueueState; size: number } {
-  const stats = lstatOrNull(log.path);
-  const cached = stats && mark.stateOf(stats);
-  if (stats && cached) return { state: cached, size: stats.size };
-  const parsed = readLocked(log, mark.seq);
-  const state = { seq: parsed.queue.next_seq - 1, count: parsed.queue.messages.length, bytes: parsed.liveBytes };
-  writeMark(log, mark, state, statsOrNull(log.path));
-  return { state, size: parsed.validBytes };
-}
-
-/**
- * Acknowledges every message with `seq <= after`, then returns a batch of those after it
- * (at-least-once: they stay until a later cursor passes them). A cursor above the last
- * seq this queue handed out, or one of another epoch than the queue's (`epoch`, when
- * given), acknowledges nothing and changes nothing: the batch then starts at the
- * queue's first message, and its `cursor` is below `after`.
- * @throws LockTimeoutError, I/O errors.
- */
-export async function readAfter(log: QueueLogContext, after: number, epoch?: string): Promise<PollResult> {
-  let current = (await readUnlocked(log)) ?? emptyQueue();
-  if (epoch !== undefined && epoch !== current.epoch) return fromStart(log, current, current.next_seq - 1);
-  if (after >= current.next_seq) {
-    const last = Math.max(current.next_seq - 1, readMarkSeq(log.seqPath) ?? 0);
-    if (after > last) return fromStart(log, current, last);
+    });
+    pending.sync();
+    return result;
   }
-  // A cursor at or past next_seq but within the mark: this file went back; readLocked raises it.
-  if (after >= current.next_seq || current.messages.some((message) => message.seq <= after)) {
-    const ahead = after >= current.next_seq;
-    const acknowledged = await log.reserve
-      .withRoom(() =>
-        withQueueLocked(log, (locked, mark, lock) => {
-          // Replaced since the read without the lock (started again, or raised above its mark): nothing is acknowledged.
-          if (after >= locked.queue.next_seq || (epoch !== undefined && epoch !== locked.queue.epoch))
-            return { queue: locked.queue, pending: ALREADY_DURABLE, ahead: true };
-          lock.assertHeld();
-          return { ...acknowledge(log, mark, locked, after), ahead: false };
-        }),
-      )
-      .catch((error: unknown) => {
-        // A full disk must not lock the reader out: the read is answered from the whole
-        // lines read above, and the acknowledgement waits for the next read with a cursor.
-        if (ahead || !isOutOfSpace(error)) throw error;
-        log.warn(`${errorText(error)}: messages up to seq ${after} of ${log.path} stay until the next read acknowledges them`);
-        return null;
-      });
-    if (acknowledged) {
-      acknowledged.pending.sync();
-      current = acknowledged.queue;
-      if (acknowledged.ahead) return fromStart(log, current, current.next_seq - 1);
-    }
+
+  /** Makes the channel folder, and every folder above it (a principal's own too), when missing. */
+  private reachFolder(): void {
+    const { rootDir, warn } = this.context;
+    reachFolder(rootDir, dirname(this.path), { create: true, warn });
   }
-  const unread = current.messages.filter((message) => message.seq > after);
-  const batch = takeBatch(unread, log.limits.maxBatchBytes);
-  return { messages: batch, cursor: batch.at(-1)?.seq ?? after, pending: unread.length - batch.length, epoch: current.epoch };
-}
 
-/** The answer to a cursor that names no seq of this queue (above the last one handed out, `last`, or of another epoch): the queue from its start, nothing acknowledged. */
-function fromStart(log: QueueLogContext, queue: QueueFile, last: number): PollResult {
-  const batch = takeBatch(queue.messages, log.limits.maxBatchBytes);
-  return { messages: batch, cursor: batch.at(-1)?.seq ?? last, pending: queue.messages.length - batch.length, epoch: queue.epoch };
-}
-
-/**
- * Returns a batch of the waiting messages and deletes it (at-most-once).
- * @throws LockTimeoutError, I/O errors.
- */
-export async function drain(log: QueueLogContext): Promise<PollResult> {
-  const current = await readUnlocked(log);
-  if (!current || current.messages.length === 0)
-    return { messages: [], cursor: (current?.next_seq ?? 1) - 1, pending: 0, epoch: current?.epoch ?? NO_EPOCH };
-  const drained = await log.reserve.withRoom(() =>
-    withQueueLocked(log, (locked, mark, lock) => {
-      const batch = takeBatch(locked.queue.messages, log.limits.maxBatchBytes);
-      if (batch.length === 0) return { batch, queue: locked.queue, pending: ALREADY_DURABLE };
-      lock.assertHeld();
-      return { batch, ...acknowledge(log, mark, locked, batch.at(-1)!.seq) };
-    }),
-  );
-  drained.pending.sync();
-  const { batch, queue } = drained;
-  return { messages: batch, cursor: batch.at(-1)?.seq ?? queue.next_seq - 1, pending: queue.messages.length, epoch: queue.epoch };
-}
-
-function lockOptions(log: QueueLogContext): LockOptions {
-  return { staleMs: log.limits.lockStaleMs, remakeFolder: log.remakeFolder, warn: log.warn, keepRecord: true };
-}
-
-/** Runs `action` under the queue's lock on the queue read whole ({@link readLocked}: repaired), its mark open. */
-function withQueueLocked<T>(log: QueueLogContext, action: (locked: ParsedQueue, mark: QueueMark, lock: HeldLock) => T): Promise<T> {
-  return withLock(log.path, lockOptions(log), (lock) => withMark(log, (mark) => action(readLocked(log, mark.seq), mark, lock)));
-}
-
-/** Runs `action` with the queue's mark open. Call only under the lock. */
-function withMark<T>(log: QueueLogContext, action: (mark: QueueMark) => T): T {
-  const mark = QueueMark.open(log.seqPath, log.warn);
-  try {
-    return action(mark);
-  } finally {
-    mark.close();
+  /** Runs `action` under the queue's lock, with its mark open. */
+  private locked<T>(action: (mark: Mark, lock: HeldLock) => T): Promise<T> {
+    const { limits, warn } = this.context;
+    return withLock(this.path, { staleMs: limits.lockStaleMs, remakeFolder: () => this.reachFolder(), warn }, (lock) => {
+      const mark = Mark.open(this.markPath, warn);
+      try {
+        return action(mark, lock);
+      } finally {
+        mark.close();
+      }
+    });
   }
-}
 
-/** Writes the ack of every message up to `seq` (at most the last seq handed out), then the mark. Call only under the lock. */
-function acknowledge(log: QueueLogContext, mark: QueueMark, current: ParsedQueue, seq: number): { queue: QueueFile; pending: PendingSync } {
-  const kept = current.queue.messages.filter((message) => message.seq > seq);
-  const gone = current.queue.messages.slice(0, current.queue.messages.length - kept.length);
-  const bytes = current.liveBytes - gone.reduce((sum, message) => sum + messageBytes(message), 0);
-  const queue: QueueFile = { next_seq: current.queue.next_seq, messages: kept, epoch: current.queue.epoch };
-  const written = writeRecord(log, current, logRecord({ ack: seq }), queue, bytes);
-  writeMark(log, mark, { seq: queue.next_seq - 1, count: kept.length, bytes }, written.stats);
-  return { queue, pending: written.pending };
-}
+  /**
+   * What an append needs of the queue, and its log's length: the mark's record when it
+   * describes the log (constant work), else the log read whole ({@link readLocked},
+   * which repairs it) and the mark written from it at once, so that the next append is
+   * constant work again, even when this one is refused. Call only under the lock.
+   */
+  private state(mark: Mark): { state: QueueState; size: number } {
+    const stats = lstatOrNull(this.path);
+    const cached = stats && mark.stateOf(stats);
+    if (stats && cached) return { state: cached, size: stats.size };
+    const parsed = this.readLocked(mark.seq);
+    const state = { seq: parsed.queue.next_seq - 1, count: parsed.queue.messages.length, bytes: parsed.liveBytes };
+    this.writeMark(mark, state);
+    return { state, size: parsed.validBytes };
+  }
 
-/**
- * Adds `record` to the log (`next` is the queue with it, `liveBytes` its live size).
- * When dead records (acknowledged messages, acks) would outweigh the live ones and
- * pass {@link COMPACT_SLACK_BYTES}, the log is compacted instead: rewritten whole
- * (header and live messages), durably, and renamed over the old one. A compaction that
- * finds no room on the disk appends the record instead (an acknowledgement must not
- * need room for a copy of the queue), as long as the log stays within half the size a
- * reader accepts. Call only under the lock.
- */
-function writeRecord(
-  log: QueueLogContext,
-  current: ParsedQueue,
-  record: string,
-  next: QueueFile,
-  liveBytes: number,
-): { stats: Stats | null; pending: PendingSync } {
-  const { path } = log;
-  const fileBytes = current.validBytes + Buffer.byteLength(record);
-  if (fileBytes > 2 * liveBytes + COMPACT_SLACK_BYTES) {
+  /**
+   * Appends `text` to the log, whose first `validBytes` bytes are its whole records, in
+   * one O_APPEND write (see the top of this module). Call only under the lock.
+   * @returns the log's stats after it, and its fdatasync to come (and its folder's fsync
+   *   when the log was written from its start: its name may be new to its folder).
+   * @throws the I/O error (ENOSPC, EROFS, …), after cutting the log back to `validBytes`;
+   *   NotRegularFileError, UnsafeLayoutError when something else took the log's place.
+   */
+  private appendText(text: string, validBytes: number): { stats: Stats; pending: PendingSync } {
+    const path = this.path;
+    const { fd } = openFile(path, "append", Number.MAX_SAFE_INTEGER)!;
+    let stats: Stats;
     try {
-      writeFileAtomic(path, serializeLog(next));
-      return { stats: statsOrNull(path), pending: ALREADY_DURABLE };
+      writeAll(fd, text, path);
+      stats = fstatSync(fd);
     } catch (error) {
-      if (!isOutOfSpace(error) || fileBytes > maxQueueFileBytes(log.limits) / 2) throw error;
-      log.warn(`${errorText(error)}: could not compact ${path}; appended to it instead`);
+      try {
+        ftruncateSync(fd, validBytes);
+      } finally {
+        closeSync(fd);
+      }
+      throw error;
+    }
+    const sync = () => {
+      try {
+        fdatasyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      if (validBytes === 0) syncFolder(dirname(path));
+    };
+    return { stats, pending: { sync } };
+  }
+
+  /**
+   * Writes the mark for the log as it is now (`stats`, else its lstat; none: nothing is
+   * written). A mark that cannot be written is reported, not thrown: the log holds the
+   * change, and the mark left behind no longer describes it, so the next write reads
+   * the log whole.
+   */
+  private writeMark(mark: Mark, state: QueueState, stats?: Stats): void {
+    try {
+      const log = stats ?? lstatOrNull(this.path);
+      if (log) mark.write(state, log);
+    } catch (error) {
+      this.context.warn(`could not write ${this.markPath} (${errorText(error)}); the queue goes on`);
     }
   }
-  const text = current.validBytes === 0 ? logHeader(current.queue.next_seq, current.queue.epoch) + record : record;
-  return appendToLog(path, text, current.validBytes);
+
+  /**
+   * Acknowledges every message with `seq <= after`, then returns a batch of those after it
+   * (at-least-once: they stay until a later cursor passes them). A cursor above the last
+   * seq this queue handed out, or one of another epoch than the queue's (`epoch`, when
+   * given), acknowledges nothing and changes nothing: the batch then starts at the
+   * queue's first message, and its `cursor` is below `after`.
+   * @throws LockTimeoutError, I/O errors.
+   */
+  async readAfter(after: number, epoch?: string): Promise<PollResult> {
+    let current = (await this.readUnlocked()) ?? emptyQueue();
+    if (epoch !== undefined && epoch !== current.epoch) return this.fromStart(current, current.next_seq - 1);
+    if (after >= current.next_seq) {
+      const last = Math.max(current.next_seq - 1, readMarkSeq(this.markPath) ?? 0);
+      if (after > last) return this.fromStart(current, last);
+    }
+    // A cursor at or past next_seq but within the mark: this log went back; readLocked raises it.
+    if (after >= current.next_seq || current.messages.some((message) => message.seq <= after)) {
+      const ahead = after >= current.next_seq;
+      const acknowledged = await this.context.reserve
+        .withRoom(() =>
+          this.locked((mark, lock) => {
+            const locked = this.readLocked(mark.seq);
+            // Replaced since the read without the lock (started again, or raised above its mark): nothing is acknowledged.
+            if (after >= locked.queue.next_seq || (epoch !== undefined && epoch !== locked.queue.epoch))
+              return { queue: locked.queue, pending: ALREADY_DURABLE, ahead: true };
+            lock.assertHeld();
+            return { ...this.acknowledge(mark, locked, after), ahead: false };
+          }),
+        )
+        .catch((error: unknown) => {
+          // A full disk must not lock the reader out: the read is answered from the whole
+          // lines read above, and the acknowledgement waits for the next read with a cursor.
+          if (ahead || !isOutOfSpace(error)) throw error;
+          this.context.warn(`${errorText(error)}: messages up to seq ${after} of ${this.path} stay until the next read acknowledges them`);
+          return null;
+        });
+      if (acknowledged) {
+        acknowledged.pending.sync();
+        current = acknowledged.queue;
+        if (acknowledged.ahead) return this.fromStart(current, current.next_seq - 1);
+      }
+    }
+    const unread = current.messages.filter((message) => message.seq > after);
+    const batch = takeBatch(unread, this.context.limits.maxBatchBytes);
+    return { messages: batch, cursor: batch.at(-1)?.seq ?? after, pending: unread.length - batch.length, epoch: current.epoch };
+  }
+
+  /**
+   * Returns a batch of the waiting messages and deletes it (at-most-once).
+   * @throws LockTimeoutError, I/O errors.
+   */
+  async drain(): Promise<PollResult> {
+    const current = await this.readUnlocked();
+    if (!current || current.messages.length === 0)
+      return { messages: [], cursor: (current?.next_seq ?? 1) - 1, pending: 0, epoch: current?.epoch ?? NO_EPOCH };
+    const drained = await this.context.reserve.withRoom(() =>
+      this.locked((mark, lock) => {
+        const locked = this.readLocked(mark.seq);
+        const batch = takeBatch(locked.queue.messages, this.context.limits.maxBatchBytes);
+        if (batch.length === 0) return { batch, queue: locked.queue, pending: ALREADY_DURABLE };
+        lock.assertHeld();
+        return { batch, ...this.acknowledge(mark, locked, batch.at(-1)!.seq) };
+      }),
+    );
+    drained.pending.sync();
+    const { batch, queue } = drained;
+    return { messages: batch, cursor: batch.at(-1)?.seq ?? queue.next_seq - 1, pending: queue.messages.length, epoch: queue.epoch };
+  }
+
+  /** The answer to a cursor that names no seq of this queue (above the last one handed out, `last`, or of another epoch): the queue from its start, nothing acknowledged. */
+  private fromStart(queue: Queue, last: number): PollResult {
+    const batch = takeBatch(queue.messages, this.context.limits.maxBatchBytes);
+    return { messages: batch, cursor: batch.at(-1)?.seq ?? last, pending: queue.messages.length - batch.length, epoch: queue.epoch };
+  }
+
+  /** Writes the ack of every message up to `seq` (at most the last seq handed out), then the mark. Call only under the lock. */
+  private acknowledge(mark: Mark, current: ParsedLog, seq: number): { queue: Queue; pending: PendingSync } {
+    const kept = current.queue.messages.filter((message) => message.seq > seq);
+    const gone = current.queue.messages.slice(0, current.queue.messages.length - kept.length);
+    const bytes = current.liveBytes - gone.reduce((sum, message) => sum + messageBytes(message), 0);
+    const queue: Queue = { next_seq: current.queue.next_seq, messages: kept, epoch: current.queue.epoch };
+    const written = this.writeRecord(current, logRecord({ ack: seq }), queue, bytes);
+    this.writeMark(mark, { seq: queue.next_seq - 1, count: kept.length, bytes }, written.stats);
+    return { queue, pending: written.pending };
+  }
+
+  /**
+   * Adds `record` to the log (`next` is the queue with it, `liveBytes` its live size).
+   * When dead records (acknowledged messages, acks) would outweigh the live ones and
+   * pass {@link COMPACT_SLACK_BYTES}, the log is compacted instead: rewritten whole
+   * (header and live messages), durably, and renamed over the old one. A compaction that
+   * finds no room on the disk appends the record instead (an acknowledgement must not
+   * need room for a copy of the queue), as long as the log stays within half the size a
+   * reader accepts. Call only under the lock.
+   * @returns the log's stats when they are known without an lstat, and the sync to come.
+   */
+  private writeRecord(current: ParsedLog, record: string, next: Queue, liveBytes: number): { stats?: Stats; pending: PendingSync } {
+    const fileBytes = current.validBytes + Buffer.byteLength(record);
+    if (fileBytes > 2 * liveBytes + COMPACT_SLACK_BYTES) {
+      try {
+        writeFileAtomic(this.path, serializeLog(next));
+        return { pending: ALREADY_DURABLE };
+      } catch (error) {
+        if (!isOutOfSpace(error) || fileBytes > maxLogBytes(this.context.limits) / 2) throw error;
+        this.context.warn(`${errorText(error)}: could not compact ${this.path}; appended to it instead`);
+      }
+    }
+    const text = current.validBytes === 0 ? logHeader(current.queue.next_seq, current.queue.epoch) + record : record;
+    return this.appendText(text, current.validBytes);
+  }
+
+  /** Reads the queue without its lock; a corrupt log is handed to {@link readLocked}, under the lock, to be moved aside. */
+  private async readUnlocked(): Promise<Queue | null> {
+    try {
+      return readLog(this.path, maxLogBytes(this.context.limits))?.queue ?? null;
+    } catch (error) {
+      if (!(error instanceof CorruptQueueFileError)) throw error;
+      return this.locked((mark) => this.readLocked(mark.seq).queue);
+    }
+  }
+
+  /**
+   * Reads the log under the lock and leaves it ready for an append: no torn last line
+   * (cut off: it was never acknowledged), a `next_seq` above `floor` (the mark's seq,
+   * the highest handed out).
+   *
+   * A file that is not a log (or larger than a log can be) is moved aside to
+   * `<name>.corrupt-<timestamp>` (never deleted), reported, and replaced by an empty log
+   * whose next_seq is above anything the old file can have handed out: above the floor,
+   * what its remains show, and the current time in milliseconds (seqs that count up from
+   * 1 by one per durable write stay far below it; the mark is not fsynced, so it alone
+   * may be behind after a power cut).
+   * Call only under the lock.
+   */
+  private readLocked(floor: number | null): ParsedLog {
+    const path = this.path;
+    let parsed: ParsedLog | null;
+    try {
+      parsed = readLog(path, maxLogBytes(this.context.limits));
+    } catch (error) {
+      if (!(error instanceof CorruptQueueFileError)) throw error;
+      const above = Math.max(salvageSeqFloor(readFileEnds(path, SALVAGE_BYTES)), floor ?? 0, Date.now());
+      const aside = moveAside(path, "corrupt");
+      this.context.warn(`${error.reason}: moved ${path} aside to ${aside}; the queue starts again, empty`);
+      // Written at once, so that the new floor outlives this call even when the caller only reads.
+      // A new epoch: the readers' seqs of the old file may be above or below the floor.
+      return this.rewrite(emptyQueue(above + 1, mintEpoch()));
+    }
+    const found = parsed?.queue ?? emptyQueue();
+    if (floor !== null && found.next_seq <= floor) {
+      const what = parsed ? `went back to seq ${found.next_seq - 1}` : "is missing";
+      this.context.warn(
+        `${path} ${what} although seq ${floor} was handed out (put back from an older copy, deleted, or cut short by a crash): ` +
+          `its messages are kept, and new ones go on from seq ${floor + 1}`,
+      );
+      // A log put back keeps its epoch (its seqs are the same); a missing one is a new log, with a new epoch.
+      return this.rewrite({ ...found, next_seq: floor + 1, epoch: parsed ? found.epoch : mintEpoch() });
+    }
+    if (!parsed) return parseLog("", path);
+    if (parsed.totalBytes > parsed.validBytes) this.truncate(parsed.validBytes);
+    return parsed;
+  }
+
+  /** Replaces the log with the compact log of `queue`, durably. Call only under the lock. */
+  private rewrite(queue: Queue): ParsedLog {
+    const text = serializeLog(queue);
+    writeFileAtomic(this.path, text);
+    return parseLog(text, this.path);
+  }
+
+  /** Cuts the log back to `length` bytes (a torn last line). Call only under the lock. */
+  private truncate(length: number): void {
+    const { fd } = openFile(this.path, "update", Number.MAX_SAFE_INTEGER)!;
+    try {
+      ftruncateSync(fd, length);
+    } finally {
+      closeSync(fd);
+    }
+  }
 }
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The mark's line width: the longest mark fits, and a rewrite in place always covers the one before. */
+const MARK_WIDTH = 191;
+/** A longer mark was not written by the store. */
+const MARK_MAX_BYTES = 256;
+
+/** What a mark records: the queue's state, and the identity of the log it describes. */
+interface MarkRecord extends QueueState {
+  ino: number;
+  size: number;
+  ctime: number;
+}
+
 /**
- * Writes the mark for the log whose stats are `stats` (none: nothing is written). A mark
- * that cannot be written is reported, not thrown: the log holds the change, and the mark
- * left behind no longer describes it, so the next write reads the log whole.
+ * The seq recorded in the mark at `path`, read without the lock; `null` when there is no
+ * mark or what is there is not one (the next write replaces it).
+ * @throws UnsafeLayoutError, I/O errors.
  */
-function writeMark(log: QueueLogContext, mark: QueueMark, state: QueueState, stats: Stats | null): void {
-  if (!stats) return;
+function readMarkSeq(path: string): number | null {
+  let file: OpenFile | null;
   try {
-    mark.write(state, stats);
+    file = openFile(path, "read", MARK_MAX_BYTES);
   } catch (error) {
-    log.warn(`could not write ${log.seqPath} (${errorText(error)}); the queue goes on`);
+    if (error instanceof NotRegularFileError || error instanceof FileTooLargeError) return null;
+    throw error;
+  }
+  if (!file) return null;
+  try {
+    return readMarkRecord(file)?.seq ?? null;
+  } finally {
+    closeSync(file.fd);
   }
 }
 
-/** The log's lstat, or `null` when it cannot be had (then its mark is left to be rebuilt). */
-function statsOrNull(path: string): Stats | null {
+/** A queue's mark, open for writing. Use only under the queue's lock; close it when done. */
+class Mark {
+  private constructor(
+    private readonly file: OpenFile,
+    private readonly path: string,
+    private readonly record: MarkRecord | null,
+  ) {}
+
+  /**
+   * Opens (and makes, mode 0600) the mark at `path`. What is there but is not a regular
+   * file of a mark's size is moved aside (`.corrupt-<time>`) and reported to `warn`.
+   * @throws UnsafeLayoutError, I/O errors.
+   */
+  static open(path: string, warn: (message: string) => void): Mark {
+    let file: OpenFile;
+    try {
+      file = openFile(path, "update", MARK_MAX_BYTES)!;
+    } catch (error) {
+      if (!(error instanceof NotRegularFileError || error instanceof FileTooLargeError)) throw error;
+      warn(`${error.message}: moved it aside to ${moveAside(path, "corrupt")}`);
+      file = openFile(path, "update", MARK_MAX_BYTES)!;
+    }
+    try {
+      return new Mark(file, path, readMarkRecord(file));
+    } catch (error) {
+      closeSync(file.fd);
+      throw error;
+    }
+  }
+
+  /** The highest seq recorded as handed out, or `null` when there is no mark yet. */
+  get seq(): number | null {
+    return this.record?.seq ?? null;
+  }
+
+  /** The recorded state when it describes the log whose stats are `log`, else `null`. */
+  stateOf(log: Stats): QueueState | null {
+    const record = this.record;
+    if (!record || record.ino !== log.ino || record.size !== log.size || record.ctime !== log.ctimeMs) return null;
+    return { seq: record.seq, count: record.count, bytes: record.bytes };
+  }
+
+  /**
+   * Records `state` as that of the log whose stats (after the write) are `log`; its seq
+   * never goes below the one recorded.
+   * @throws I/O errors; the mark is then left as it was or torn, and the next write rebuilds it.
+   */
+  write(state: QueueState, log: Stats): void {
+    // ctime goes last: a line cut short ends, if it parses at all, in the old line's bytes, so its ctime is not the log's now.
+    const record: MarkRecord = { ...state, seq: Math.max(state.seq, this.seq ?? 0), ino: log.ino, size: log.size, ctime: log.ctimeMs };
+    const line = `${JSON.stringify(record).padEnd(MARK_WIDTH, " ")}\n`;
+    writeAll(this.file.fd, line, this.path, 0);
+    if (this.file.size > line.length) ftruncateSync(this.file.fd, line.length); // what was there was not a mark
+  }
+
+  close(): void {
+    closeSync(this.file.fd);
+  }
+}
+
+/** The record in an open mark, or `null` when it holds none (empty, torn, or not the store's). */
+function readMarkRecord(file: OpenFile): MarkRecord | null {
+  const buffer = Buffer.alloc(file.size);
+  readSync(file.fd, buffer, 0, file.size, 0);
+  let value: unknown;
   try {
-    return lstatSync(path);
+    value = JSON.parse(buffer.toString("utf8"));
   } catch {
     return null;
   }
-}
-
-/** Reads a queue without its lock; a corrupt file is handed to {@link readLocked}, under the lock, to be moved aside. */
-async function readUnlocked(log: QueueLogContext): Promise<QueueFile | null> {
-  try {
-    return readQueue(log.path, maxQueueFileBytes(log.limits))?.queue ?? null;
-  } catch (error) {
-    if (!(error instanceof CorruptQueueFileError)) throw error;
-    return withQueueLocked(log, (locked) => locked.queue);
-  }
-}
-
-/**
- * Reads a queue while holding its lock and leaves its file ready for an append: a log
- * with no torn last line (cut off: it was never acknowledged), a `next_seq` above the
- * mark (`mark`, the highest seq handed out).
- *
- * A file that is not a queue (or larger than a queue can be) is moved aside to
- * `<name>.corrupt-<timestamp>` (never deleted), reported, and replaced by an empty log
- * whose next_seq is above anything the old file can have handed out: above the mark,
- * what its remains show, and the current time in milliseconds (seqs that count up from
- * 1 by one per durable write stay far below it; the mark is not fsynced, so it alone
- * may be behind after a power cut).
- * Call only under the lock.
- */
-function readLocked(log: QueueLogContext, mark: number | null): ParsedQueue {
-  const { path } = log;
-  let parsed: ParsedQueue | null;
-  try {
-    parsed = readQueue(path, maxQueueFileBytes(log.limits));
-  } catch (error) {
-    if (!(error instanceof CorruptQueueFileError)) throw error;
-    const floor = Math.max(salvageSeqFloor(readFileEnds(path, SALVAGE_BYTES)), mark ?? 0, Date.now());
-    const aside = moveAside(path, "corrupt");
-    log.warn(`${error.reason}: moved ${path} aside to ${aside}; the queue starts again, empty`);
-    // Written at once, so that the new floor outlives this call even when the caller only reads.
-    // A new epoch: the readers' seqs of the old file may be above or below the floor.
-    return rewrite(path, emptyQueue(floor + 1, mintEpoch()));
-  }
-  const found = parsed?.queue ?? emptyQueue();
-  if (mark !== null && found.next_seq <= mark) {
-    const what = parsed ? `went back to seq ${found.next_seq - 1}` : "is missing";
-    log.warn(
-      `${path} ${what} although seq ${mark} was handed out (put back from an older copy, deleted, or cut short by a crash): ` +
-        `its messages are kept, and new ones go on from seq ${mark + 1}`,
-    );
-    // A file put back keeps its epoch (its seqs are the same); a missing one is a new log, with a new epoch.
-    return rewrite(path, { ...found, next_seq: mark + 1, epoch: parsed ? found.epoch : mintEpoch() });
-  }
-  if (!parsed) return parseQueueText("", path);
-  if (parsed.totalBytes > parsed.validBytes) truncateLog(path, parsed.validBytes);
-  return parsed;
-}
-
-/** Replaces the file at `path` with the compact log of `queue`, durably. Call only under the lock. */
-function rewrite(path: string, queue: QueueFile): ParsedQueue {
-  const text = serializeLog(queue);
-  writeFileAtomic(path, text);
-  return parseQueueText(text, path);
+  if (typeof value !== "object" || value === null) return null;
+  const record = value as Record<string, unknown>;
+  const counts = [record.seq, record.count, record.bytes, record.size];
+  if (!counts.every((count) => Number.isSafeInteger(count) && (count as number) >= 0)) return null;
+  return typeof record.ino === "number" && typeof record.ctime === "number" ? (record as unknown as MarkRecord) : null;
 }

@@ -15,7 +15,7 @@ import type { ChangeSubscription, ChannelInfo, ChannelReader, QueueSnapshot, Ses
 import { NO_EPOCH } from "../../protocol/epoch.js";
 import { listChannelFolders } from "./channel-folders.js";
 import { FILE_FALLBACK_WAKE_MS, subscribeToFile } from "./folder-watch.js";
-import { maxQueueFileBytes, readQueue } from "./log-format.js";
+import { maxLogBytes, readLog } from "./log-format.js";
 import { READ_ONLY, reachFolder } from "../../core/fs/safe-open.js";
 import { NotRegularFileError } from "../../core/fs/errors.js";
 import { SessionFileReader } from "./session-read.js";
@@ -25,7 +25,7 @@ import { maxStateFileBytes, readStateFile } from "./state-read.js";
 export class FileQueueReader implements ChannelReader {
   readonly sessions: SessionReader;
   readonly fallbackWakeMs = FILE_FALLBACK_WAKE_MS;
-  private readonly maxQueueFileBytes: number;
+  private readonly maxLogBytes: number;
   private readonly maxStateFileBytes: number;
 
   /**
@@ -37,7 +37,7 @@ export class FileQueueReader implements ChannelReader {
     limits: Pick<Limits, "maxQueueBytes" | "maxMessageBytes" | "maxStateBytes"> = DEFAULT_LIMITS,
   ) {
     this.sessions = new SessionFileReader(dataDir);
-    this.maxQueueFileBytes = maxQueueFileBytes(limits);
+    this.maxLogBytes = maxLogBytes(limits);
     this.maxStateFileBytes = maxStateFileBytes(limits);
   }
 
@@ -47,7 +47,7 @@ export class FileQueueReader implements ChannelReader {
 
   async snapshot(channelId: string, queue: QueueName): Promise<QueueSnapshot> {
     if (!reachFolder(this.dataDir, channelDir(this.dataDir, channelId), READ_ONLY)) return { messages: [], epoch: NO_EPOCH };
-    const parsed = readQueue(queueFile(this.dataDir, channelId, queue), this.maxQueueFileBytes);
+    const parsed = readLog(queueFile(this.dataDir, channelId, queue), this.maxLogBytes);
     return parsed ? { messages: parsed.queue.messages, epoch: parsed.queue.epoch } : { messages: [], epoch: NO_EPOCH };
   }
 

@@ -25,8 +25,8 @@ import type { Limits } from "../../core/limits.js";
 import { channelDir, QUEUE_NAMES, queueFile, sessionsDir } from "../../core/paths.js";
 import { TEMP_SUFFIX } from "../../core/fs/atomic-write.js";
 import { type ChannelFolders, TOUCH_PREFIX } from "./channel-folders.js";
-import { judgeLock, KEPT_RECORD_SUFFIX, withLock } from "../../core/fs/lock.js";
-import { maxQueueFileBytes, readQueue } from "./log-format.js";
+import { judgeLock, withLock } from "../../core/fs/lock.js";
+import { maxLogBytes, readLog } from "./log-format.js";
 import { lstatOrNull, reachFolder } from "../../core/fs/safe-open.js";
 
 /** Temporary files older than this were left by a killed writer. */
@@ -66,7 +66,7 @@ export async function removeIdle(
 /** True when no queue of the channel holds a message and no live process holds one of its locks. */
 function isUnused(folders: ChannelFolders, channelId: string, now: number, limits: Parameters<typeof removeIdle>[1]): boolean {
   for (const queue of QUEUE_NAMES) {
-    if ((readQueue(queueFile(folders.dataDir, channelId, queue), maxQueueFileBytes(limits))?.queue.messages.length ?? 0) > 0) return false;
+    if ((readLog(queueFile(folders.dataDir, channelId, queue), maxLogBytes(limits))?.queue.messages.length ?? 0) > 0) return false;
   }
   const dir = channelDir(folders.dataDir, channelId);
   for (const name of readdirSyncSafe(dir)) {
@@ -91,7 +91,7 @@ async function removeUnderLocks(folders: ChannelFolders, channelId: string, limi
   return withLock(first, options, () =>
     withLock(second, options, async () => {
       for (const path of [first, second]) {
-        if ((readQueue(path, maxQueueFileBytes(limits))?.queue.messages.length ?? 0) > 0) return false;
+        if ((readLog(path, maxLogBytes(limits))?.queue.messages.length ?? 0) > 0) return false;
       }
       await folders.remove(channelId);
       return true;
@@ -99,11 +99,10 @@ async function removeUnderLocks(folders: ChannelFolders, channelId: string, limi
   );
 }
 
-/** Removes temporary files, kept lock records and touch entries left in a channel folder by killed processes. */
+/** Removes temporary files and touch entries left in a channel folder by killed processes. */
 async function removeOrphans(dir: string, now: number): Promise<void> {
   for (const name of readdirSyncSafe(dir)) {
-    // A kept lock record of a live process that is swept is made again at its next acquisition (core/fs/lock.ts).
-    if (!name.endsWith(TEMP_SUFFIX) && !name.endsWith(KEPT_RECORD_SUFFIX) && !name.startsWith(TOUCH_PREFIX)) continue;
+    if (!name.endsWith(TEMP_SUFFIX) && !name.startsWith(TOUCH_PREFIX)) continue;
     const stats = await lstat(join(dir, name)).catch(() => undefined);
     if (!stats || now - stats.mtimeMs <= ORPHAN_TEMP_AGE_MS) continue;
     // A temporary file is a regular file, a touch entry an empty folder: anything else is left alone.

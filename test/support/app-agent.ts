@@ -77,6 +77,9 @@ export class AppRecipe {
   }
 }
 
+/** How long {@link AgentApp.wake} waits for the watcher. */
+const WAKE_TIMEOUT_MS = 60_000;
+
 /** An app the agent opened, with the watcher that wakes the agent for it. */
 export class AgentApp {
   private watcher: ShellCommand;
@@ -118,7 +121,12 @@ export class AgentApp {
    * @throws when the watcher exits otherwise.
    */
   async wake(): Promise<AgentMessage[]> {
-    const code = await this.watcher.exited;
+    // A safety net well past any wake on a loaded machine, which fails with what the
+    // watcher said instead of holding the suite to its own timeout.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), WAKE_TIMEOUT_MS)));
+    const code = await Promise.race([this.watcher.exited, late]).finally(() => clearTimeout(timer));
+    if (code === "late") throw new Error(`no message woke the watcher of ${this.channelId} in ${WAKE_TIMEOUT_MS / 1000} s: ${this.watcher.stderr()}`);
     if (code !== 0) throw new Error(`the watcher exited ${code}: ${this.watcher.stderr()}`);
     const poll = this.recipe.call("poll_agent_messages", this.channelId);
     const { messages } = structured<{ messages: AgentMessage[] }>(await this.client.callTool({ name: "poll_agent_messages", arguments: poll }));

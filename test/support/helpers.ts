@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client, type ClientCapabilities } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { APPS_HOST_EXTENSIONS } from "../../protocol/client-capabilities.js";
 
 /** The built CLI entry, `dist/cli/main.js`. */
 export const CLI = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
@@ -27,12 +28,20 @@ const serverStderr = new WeakMap<Client, () => string>();
 export interface ConnectOptions {
   /** The server's working directory. Default: this process's. */
   cwd?: string;
-  /** What the client declares it can do (e.g. `{ elicitation: {} }`). Default: nothing. */
+  /**
+   * What the client declares it can do (e.g. `{ elicitation: {} }`). Default: the MCP
+   * Apps extension, as the client of a host that shows apps, whose model and apps most
+   * tests play at once; `{}` plays a client that shows none (a terminal agent).
+   */
   capabilities?: ClientCapabilities;
   /** Called before the client connects: register request handlers here. */
   prepare?: (client: Client) => void;
   /** Speak the 2026-07-28 protocol (no server-sent requests). Default: the SDK's default, 2025-11-25. */
   modern?: boolean;
+  /** The client's name (`clientInfo.name`). Default `backchannel-test`. */
+  name?: string;
+  /** Arguments after `serve` (e.g. `["--wake", "hook"]`). Default none. */
+  args?: string[];
 }
 
 /**
@@ -43,7 +52,7 @@ export interface ConnectOptions {
 export async function connectServer(dataDir: string, env: Record<string, string> = {}, options: ConnectOptions = {}): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, "serve"],
+    args: [CLI, "serve", ...(options.args ?? [])],
     env: { ...(process.env as Record<string, string>), BACKCHANNEL_HOME: dataDir, ...env },
     stderr: "pipe",
     ...(options.cwd ? { cwd: options.cwd } : {}),
@@ -51,13 +60,42 @@ export async function connectServer(dataDir: string, env: Record<string, string>
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client(
-    { name: "backchannel-test", version: "0.0.0" },
-    { capabilities: options.capabilities ?? {}, ...(options.modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) },
+    { name: options.name ?? "backchannel-test", version: "0.0.0" },
+    {
+      capabilities: options.capabilities ?? { extensions: APPS_HOST_EXTENSIONS },
+      ...(options.modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}),
+    },
   );
   options.prepare?.(client);
   await client.connect(transport);
   serverStderr.set(client, () => stderr);
   return client;
+}
+
+/**
+ * Waits for a state no event announces (a file another process writes, a page's layout):
+ * checks `check` at once, then every `intervalMs` (default 50), until it gives a value
+ * other than `undefined`, `null` or `false`; a check that throws counts as "not yet".
+ * @returns that value.
+ * @throws an Error naming `what` (and the last check's error) once `timeoutMs` (default 10,000) passed.
+ */
+export async function waitUntil<T>(
+  check: () => T | Promise<T>,
+  what: string,
+  { timeoutMs = 10_000, intervalMs = 50 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<Exclude<T, undefined | null | false>> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    let failure: unknown;
+    try {
+      const value = await check();
+      if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>;
+    } catch (error) {
+      failure = error;
+    }
+    if (performance.now() > deadline) throw new Error(`not ${what} within ${timeoutMs} ms${failure ? ` (${(failure as Error).message})` : ""}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
 }
 
 /** Everything the server behind `client` printed on stderr so far. */
@@ -146,13 +184,13 @@ export function structured<T>(result: { structuredContent?: unknown; isError?: b
   return result.structuredContent as T;
 }
 
-/** The built playground server, `dist/playground/server.js`. */
-export const PLAYGROUND = fileURLToPath(new URL("../../playground/server.js", import.meta.url));
-
-/** A running playground (`node dist/playground/server.js --port 0`) and the URL it printed. */
+/** A running playground (`backchannel web --playground --port 0`) and the link it printed. */
 export interface PlaygroundProcess {
   child: ChildProcess;
+  /** The link it printed: its address, with the key (`?k=`). */
   url: URL;
+  /** The link to `path` (e.g. `/?agent=off#<channel>`) on the playground, with the key added to its query. */
+  page(path: string): string;
   /** Everything it printed on stderr so far. */
   stderr(): string;
   /** Stops it and waits for it to exit. */
@@ -161,7 +199,7 @@ export interface PlaygroundProcess {
 
 /** Starts the playground on a free port over `dataDir`, with `args` added and `env` (e.g. a Redis store); resolves once it prints its URL. */
 export async function startPlayground(dataDir: string, args: string[] = [], env: Record<string, string> = {}): Promise<PlaygroundProcess> {
-  const child = spawn(process.execPath, [PLAYGROUND, "--port", "0", ...args], {
+  const child = spawn(process.execPath, [CLI, "web", "--playground", "--port", "0", ...args], {
     env: { ...process.env, BACKCHANNEL_HOME: dataDir, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -180,12 +218,36 @@ export async function startPlayground(dataDir: string, args: string[] = [], env:
   return {
     child,
     url,
+    page: (path) => withKey(path, url),
     stderr: () => err,
     async stop() {
       if (child.exitCode === null) child.kill();
       await exited;
     },
   };
+}
+
+/** `path` on the browser host of `link` (one it printed, with its key), the key added to the query. */
+export function withKey(path: string, link: URL): string {
+  const page = new URL(path, link);
+  page.searchParams.set("k", link.searchParams.get("k") ?? "");
+  return page.href;
+}
+
+/**
+ * GETs a link of a browser host (its key in the query) as a browser's first load does:
+ * the key is exchanged for a session, whose page is then fetched with its cookie.
+ * @returns the page's response, and the session's address and cookie for more requests.
+ * @throws when the host does not answer the exchange with a session.
+ */
+export async function openBrowserLink(link: string): Promise<{ page: Response; session: URL; cookie: string }> {
+  const exchange = await fetch(link, { redirect: "manual" });
+  // The exchange's page names the session's page, where a browser goes on to (web/gate.ts).
+  const location = /<meta name="backchannel-session" content="([^"]+)">/.exec(await exchange.text())?.[1]?.replace(/&amp;/g, "&");
+  const cookie = exchange.headers.get("set-cookie")?.split(";")[0];
+  if (exchange.status !== 200 || !location || !cookie) throw new Error(`the host answered the link with ${exchange.status}, not a session`);
+  const session = new URL(location, link);
+  return { page: await fetch(session, { headers: { cookie } }), session, cookie };
 }
 
 /** Where Debian's Chromium lives; `$CHROMIUM_PATH` overrides it. */

@@ -186,7 +186,8 @@ export async function startServer(dataDir: string, kind: ServerKind): Promise<In
     return { kind, url: new URL(url!), output: child.output, stop: child.stop };
   }
   const port = await freePort();
-  const args = [MCP_PROXY, "--port", String(port), "--host", "127.0.0.1", "--", process.execPath, CLI, "serve"];
+  // mcp-proxy declares no capabilities of its own to the server (not Inspector's MCP Apps extension): --apps says it is an apps host's.
+  const args = [MCP_PROXY, "--port", String(port), "--host", "127.0.0.1", "--", process.execPath, CLI, "serve", "--apps"];
   const child = startChild("mcp-proxy", process.execPath, args, env);
   await child.waitFor(/starting server on port/);
   return { kind, url: new URL(`http://127.0.0.1:${port}/mcp`), output: child.output, stop: child.stop };

@@ -45,6 +45,8 @@ export class ReaderRig {
   browser!: Browser;
   agent!: Client;
   playground!: PlaygroundProcess;
+  /** The data directory the playground and the agent share (removed by {@link stop}). */
+  dataDir!: string;
   /** Errors the pages threw, and dialogs they opened. */
   readonly pageErrors: string[] = [];
   private cleanup: (() => Promise<void>) | undefined;
@@ -58,6 +60,7 @@ export class ReaderRig {
   async start(options: { readerHtml?: string } = {}): Promise<this> {
     const temp = await tempDataDir();
     this.cleanup = temp.cleanup;
+    this.dataDir = temp.dir;
     const readerHtml = options.readerHtml ?? process.env.BACKCHANNEL_READER_HTML;
     this.playground = await startPlayground(temp.dir, readerHtml ? ["--reader-html", readerHtml] : []);
     this.agent = await connectServer(temp.dir);
@@ -93,7 +96,7 @@ export class ReaderRig {
       this.pageErrors.push(`dialog: ${dialog.message()}`);
       void dialog.dismiss();
     });
-    await page.goto(new URL(`/${options.query ?? ""}${options.hash ? `#${options.hash}` : ""}`, this.playground.url).href);
+    await page.goto(this.playground.page(`/${options.query ?? ""}${options.hash ? `#${options.hash}` : ""}`));
     await page.locator("#channel", { hasText: /^ch-/ }).waitFor();
     return new ReaderPage(page, this.agent, (await page.locator("#channel").textContent())!, options.timeoutMs);
   }

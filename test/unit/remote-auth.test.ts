@@ -10,7 +10,10 @@ import { HttpAuthOptionsError, resolveHttpAuth } from "../../server/auth/http-au
 import { principalNamespace } from "../../server/auth/principal.js";
 import { BindAddressError, bindRefusal, isLoopback } from "../../server/transports/bind-address.js";
 import { PrincipalLimitError } from "../../store/errors.js";
-import { PrincipalUsage } from "../../store/principal-limits.js";
+import { PrincipalUsage, REFRESH_MS } from "../../store/principal-limits.js";
+import { FileStore } from "../../store/file/file-store.js";
+import { appendedBytes } from "../../store/validate.js";
+import { tempDataDir } from "../support/helpers.js";
 import { principalKeys, principalOfKey, ROOT_KEYS } from "../../store/redis/keys.js";
 
 describe("serve --http options", () => {
@@ -87,16 +90,44 @@ describe("principal key spaces in Redis", () => {
 
 describe("the appends limit of a principal", () => {
   test("counts a sliding minute and says when the oldest append leaves it", () => {
-    const usage = new PrincipalUsage({ ...DEFAULT_LIMITS, maxPrincipalAppendsPerMinute: 3 });
-    usage.admitAppend(1000);
-    usage.admitAppend(2000);
-    usage.admitAppend(3000);
+    let now = 0;
+    const usage = new PrincipalUsage({ ...DEFAULT_LIMITS, maxPrincipalAppendsPerMinute: 3 }, undefined, () => now);
+    for (now of [1000, 2000, 3000]) usage.admitAppend();
+    now = 30_000;
     assert.throws(
-      () => usage.admitAppend(30_000),
+      () => usage.admitAppend(),
       (error: PrincipalLimitError) => error.limit === "appends" && error.retryAfterMs === 31_000 && /Try again in 31 s\./.test(error.message),
     );
-    usage.admitAppend(61_000);
-    assert.throws(() => usage.admitAppend(61_500), PrincipalLimitError);
+    now = 61_000;
+    usage.admitAppend();
+    now = 61_500;
+    assert.throws(() => usage.admitAppend(), PrincipalLimitError);
+  });
+});
+
+describe("the bytes limit of a principal", () => {
+  test("room freed by reading is seen once the count is REFRESH_MS old, not before", async () => {
+    const { dir, cleanup } = await tempDataDir();
+    try {
+      const store = new FileStore({ dataDir: dir });
+      let now = 0;
+      const usage = new PrincipalUsage({ ...DEFAULT_LIMITS, maxPrincipalBytes: 20_000 }, undefined, () => now);
+      const big = { text: "x".repeat(9000) };
+      const send = async () => {
+        await usage.admitBytes(store, appendedBytes("big", big));
+        await store.append("c-4", "ui", "big", big);
+      };
+      await send();
+      await send();
+      await assert.rejects(send(), (error: PrincipalLimitError) => error.limit === "bytes");
+      await store.poll("c-4", "ui", { after: 2 });
+      now += REFRESH_MS - 1;
+      await assert.rejects(send(), (error: PrincipalLimitError) => error.limit === "bytes", "the count is not read again before REFRESH_MS");
+      now += 1;
+      await send();
+    } finally {
+      await cleanup();
+    }
   });
 });
 

@@ -39,17 +39,38 @@ export function answerFromWake(text: string): { channel: string; thread: string;
 export interface PluginPolicyOptions {
   /** The document open_reader shows. Default a two-line note. */
   markdown?: string;
+  /**
+   * The document a person's prompt asks to open, or `undefined` for a prompt that opens
+   * none. Default: the first prompt opens {@link PluginPolicyOptions.markdown}.
+   */
+  open?: (prompt: string) => { title: string; markdown: string } | undefined;
 }
 
 /**
- * The policy: its first request opens the reader; a wake is answered with notify_ui
- * (the answer's text is "Answer #<seq of the ask> to <thread id>", so that each answer
- * of a thread differs); every other request ends the turn.
+ * The link open_reader's result tells the model to give the person, read as Claude
+ * Code shows the result to its model (`structuredContent` as JSON): `reader_url` when
+ * `next_step` says to give it; `undefined` when the result asks for no link (a client that shows apps).
+ */
+export function readerLinkOf(resultText: string): string | undefined {
+  if (!/"next_step":"Give the person the link/.test(resultText)) return undefined;
+  return /"reader_url":"(http[^"]+)"/.exec(resultText)?.[1];
+}
+
+/**
+ * The policy: a prompt that names a document (its first, by default) opens the reader,
+ * and the turn ends with the link the result says to give the person, when it says so;
+ * a wake is answered with notify_ui (the answer's text is "Answer #<seq of the ask> to
+ * <thread id>", so that each answer of a thread differs); every other request ends the turn.
  */
 export function pluginPolicy(options: PluginPolicyOptions = {}): Policy {
   const markdown = options.markdown ?? "# Notes\n\nThe queue is the truth.";
+  const open = options.open ?? ((_prompt: string) => ({ title: "Plugin notes", markdown }));
   return (turn) => {
-    if (turn.result(pluginTool("open_reader"))) return { text: "The reader is open." };
+    const opened = turn.result(pluginTool("open_reader"));
+    if (opened) {
+      const link = readerLinkOf(opened.text);
+      return { text: link ? `The reader is open in your browser: ${link}` : "The reader is open." };
+    }
     if (turn.result(pluginTool("notify_ui"))) return { text: "Answered." };
     const wake = answerFromWake(sinceLastReply(turn));
     if (wake) {
@@ -63,7 +84,8 @@ export function pluginPolicy(options: PluginPolicyOptions = {}): Policy {
         },
       };
     }
-    if (turn.index === 0) return { tool: pluginTool("open_reader"), input: { title: "Plugin notes", markdown } };
+    const document = turn.results.length === 0 && (options.open || turn.index === 0) ? open(turn.lastText) : undefined;
+    if (document) return { tool: pluginTool("open_reader"), input: document };
     return { text: "Nothing to do." };
   };
 }

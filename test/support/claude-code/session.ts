@@ -19,6 +19,17 @@ import { claudeBinary } from "./install.js";
 import type { ModelServer } from "./model-server.js";
 import { nextWake } from "./next-wake.js";
 
+/**
+ * How Claude Code 2.1.328 opens a stdio server (docs/hosts.md): protocol 2026-07-28, its
+ * name, roots and elicitation, no MCP Apps extension. For a test's own client that must
+ * be offered what Claude Code is (connectServer's options).
+ */
+export const AS_CLAUDE_CODE = {
+  capabilities: { roots: { listChanged: true }, elicitation: { form: {}, url: {} } },
+  modern: true,
+  name: "claude-code",
+} as const;
+
 /** The tools the tests let the model use without asking (`--allowedTools`). */
 export const ALLOWED_TOOLS = ["mcp__backchannel", "Bash", "Monitor", "ToolSearch", "Read"];
 
@@ -111,6 +122,8 @@ export interface PrintResult {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** `performance.now()` when `claude` exited (its output closed). */
+  endedAt: number;
 }
 
 /**
@@ -127,13 +140,19 @@ export async function runPrint(prompt: string, options: ClaudeOptions & { timeou
   const timeoutMs = options.timeoutMs ?? 120_000;
   let timer: NodeJS.Timeout | undefined;
   try {
+    let endedAt = 0;
     const code = await Promise.race([
-      new Promise<number | null>((resolve) => child.on("close", resolve)),
+      new Promise<number | null>((resolve) =>
+        child.on("close", (exit: number | null) => {
+          endedAt = performance.now();
+          resolve(exit);
+        }),
+      ),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`claude -p ran over ${timeoutMs} ms: ${stderr}`)), timeoutMs);
       }),
     ]);
-    return { code, stdout, stderr };
+    return { code, stdout, stderr, endedAt };
   } finally {
     clearTimeout(timer);
     await endTree(child);

@@ -1,51 +1,39 @@
 /**
- * Disk space kept for acknowledgements (docs/ARCHITECTURE.md, "The file store"): the
- * file `space.reserve` in the data directory, {@link RESERVE_BYTES} of zeros. On a disk
- * with no free page, a read that acknowledges (a read with a cursor, a read-and-clear)
- * still needs a page or two: its lock's record, its ack's line or the compacted log.
- * When it fails for lack of room, the reserve is emptied and it runs once more; writers
- * take the room back first, so an append is refused before it can use the reserve.
+ * Disk space kept for writes that must not fail on a full disk (the file store's
+ * acknowledgements, store/file/queue-log.ts): a file of {@link RESERVE_BYTES} zeros.
+ * On a disk with no free page, such a write still needs a page or two; when it fails for
+ * lack of room, the reserve is emptied and it runs once more. Other writers take the room
+ * back first ({@link SpaceReserve.refill}), so they are refused before they can use it.
  *
- * Invariants:
- * - only an acknowledgement empties the reserve ({@link SpaceReserve.withRoom}); every
- *   append, in any process, refills it before it writes ({@link SpaceReserve.refill}),
- *   so small writers on a full disk are refused before they can take the pages freed
- *   for a reader;
- * - the reserve holds nothing: emptying it, losing it or a reserve of any size is never
- *   an error of a call, only a warning; it is reached as every file of the layout (no
- *   link followed, this user's, 0600: core/fs/safe-open.ts).
+ * The reserve holds nothing: emptying it, losing it or a reserve of any size is never
+ * an error of a call, only a warning; it is reached as every file of the layout (no link
+ * followed, this user's, 0600: ./safe-open.ts).
  */
 import { closeSync, ftruncateSync } from "node:fs";
-import { spaceReserveFile } from "../../core/paths.js";
-import { lstatOrNull, openFile } from "../../core/fs/safe-open.js";
-import { isOutOfSpace, writeAll } from "../../core/fs/write-all.js";
+import { lstatOrNull, openFile } from "./safe-open.js";
+import { isOutOfSpace, writeAll } from "./write-all.js";
 
 /** The reserve's size: 16 pages, room for a lock's record, an ack and a small queue's compaction with some to spare. */
 export const RESERVE_BYTES = 64 * 1024;
 
-/** The space reserve of one data directory, shared by the store and its principals' views. */
+/** One reserve file (the file store keeps one per data directory, core/paths.ts `spaceReserveFile`). */
 export class SpaceReserve {
   /** Whether a reserve that cannot be used (not a regular file, …) was reported: once per process. */
   private reported = false;
 
-  private readonly path: string;
-
   /**
-   * @param dataDir the store's own data directory.
+   * @param path the reserve's file, in a folder reached through ./safe-open.ts.
    * @param warn where an emptied or unusable reserve is reported.
    */
   constructor(
-    dataDir: string,
+    private readonly path: string,
     private readonly warn: (message: string) => void,
-  ) {
-    this.path = spaceReserveFile(dataDir);
-  }
+  ) {}
 
   /**
-   * Runs `action` (an acknowledgement); when it fails for lack of room and the reserve
-   * held any, empties the reserve and runs `action` once more, then takes back what room
-   * is left. `action` must leave nothing changed when it fails (every write of the queue
-   * log is whole or undone: core/fs/write-all.ts).
+   * Runs `action`; when it fails for lack of room and the reserve held any, empties the
+   * reserve and runs `action` once more, then takes back what room is left. `action` must
+   * leave nothing changed when it fails (./write-all.ts: a write is whole or undone).
    * @throws what `action` throws.
    */
   async withRoom<T>(action: () => Promise<T>): Promise<T> {

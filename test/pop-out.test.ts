@@ -1,0 +1,93 @@
+/**
+ * The reader popped out of a chat into a browser tab (app/pop-out.ts, web/host.ts):
+ * in MCP Inspector's Apps host (a real in-chat host, test/support/inspector.ts), the
+ * person presses "Open in a browser tab"; Inspector opens the link (`openLink`) in a
+ * new tab of the same browser, where the browser host shows the same channel. A
+ * question asked in either, and its answer, then show in both, within a second of
+ * each other. The agent is an SDK client on its own server process; the server
+ * Inspector reaches is `serve --http` on loopback, whose browser host is on this machine.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { readerFrame, stopBrowserHost } from "./support/browser-host.js";
+import { browserSkipReason, tempDataDir } from "./support/helpers.js";
+import { type InspectorHost, type InspectorServer, startInspector, startServer } from "./support/inspector.js";
+import { askAbout, ReaderAgent, watchAnswer } from "./support/reader-driver.js";
+
+const DOCUMENT = [
+  "# Two places",
+  "",
+  "The chat shows the reader inline, where the conversation is.",
+  "",
+  "The browser tab shows the same channel beside it, as large as the screen allows.",
+].join("\n");
+
+/** The chat's reader and the tab's show an answer at most this far apart. */
+const SAME_ANSWER_MS = 1_000;
+
+const skip = browserSkipReason();
+
+describe("the reader popped out into a browser tab", { skip, timeout: 600_000 }, () => {
+  let inspector: InspectorHost;
+  let server: InspectorServer;
+  let dataDir: string;
+  let cleanup: () => Promise<void>;
+  before(async () => {
+    ({ dir: dataDir, cleanup } = await tempDataDir());
+    [inspector, server] = await Promise.all([startInspector(), startServer(dataDir, "http")]);
+  });
+  after(async () => {
+    await inspector?.close();
+    await server?.stop();
+    stopBrowserHost({ BACKCHANNEL_HOME: dataDir });
+    await cleanup?.();
+  });
+
+  test("from MCP Inspector: the tab shows the channel, and a question asked in either, and its answer, show in both within 1 s", async (t) => {
+    const channelId = "ch-pop-out";
+    const agent = await ReaderAgent.start(dataDir, channelId);
+    try {
+      const opened = await inspector.openApp(server, "open_reader", { title: "Two places", markdown: DOCUMENT, channel_id: channelId });
+      await opened.app.locator("#doc p").first().waitFor();
+      await agent.next("ready", 60_000);
+      await agent.send("hello", {});
+
+      const tabOpened = opened.page.context().waitForEvent("page");
+      await opened.app.locator("#pop-out", { hasText: "Open in a browser tab" }).click();
+      const tab = await tabOpened;
+      const tabFrame = await readerFrame(tab);
+      const address = new URL(tab.url());
+      assert.match(address.pathname, /^\/s\/[A-Za-z0-9_-]{22}\/$/, "the browser host's session");
+      assert.equal(address.searchParams.get("k"), null, "the key left the address bar");
+      assert.equal(address.hash, `#${channelId}`);
+      assert.equal(await tabFrame.locator("#pop-out").isHidden(), true, "a tab does not offer another tab");
+      await agent.next("ready", 30_000);
+      await agent.send("hello", {});
+      await tabFrame.locator("#presence", { hasText: "Agent is listening" }).waitFor();
+
+      for (const [asking, other, passage, question] of [
+        [opened.frame, tabFrame, "shows the reader inline", "Asked in the chat: what is inline?"],
+        [tabFrame, opened.frame, "beside it", "Asked in the tab: beside what?"],
+      ] as const) {
+        await askAbout(asking, passage, question);
+        const { ask } = await agent.nextAsk(30_000);
+        assert.equal(ask.question, question);
+        const text = `The answer to “${question}”`;
+        const [inAsking, inOther] = await Promise.all([watchAnswer(asking, ask.thread_id, text), watchAnswer(other, ask.thread_id, text)]);
+        await agent.send("answer", { thread_id: ask.thread_id, text });
+        const [askingAt, otherAt] = await Promise.all([inAsking(), inOther()]);
+        t.diagnostic(`${question}: the answer showed in the other reader ${otherAt - askingAt} ms after the one it was asked in`);
+        assert.ok(
+          Math.abs(askingAt - otherAt) <= SAME_ANSWER_MS,
+          `the answer showed ${Math.abs(askingAt - otherAt)} ms apart in the chat and the tab`,
+        );
+        // The question with it, in the reader where it was not asked.
+        await other.locator(`.card[data-thread="${ask.thread_id}"] .message.user`, { hasText: question }).waitFor({ timeout: SAME_ANSWER_MS });
+      }
+      await tab.close();
+      await opened.close();
+    } finally {
+      await agent.close();
+    }
+  });
+});

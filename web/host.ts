@@ -1,0 +1,218 @@
+/**
+ * The browser host (docs/ARCHITECTURE.md, "The browser host"): a page on this machine
+ * that shows a channel's app to a person whose agent runs where no app can show (a
+ * terminal agent), or beside a chat (the pop-out). One process serves, on 127.0.0.1:
+ *
+ * - the page (web/page/, built into dist/web/page/), a real MCP Apps host, and the frame
+ *   each app runs in;
+ * - the MCP endpoint the page's sessions use (Streamable HTTP, the server of
+ *   server/transports/http.ts) over the store the agent's server uses, file or Redis;
+ * - the list of open channels;
+ *
+ * all behind the gate of ./gate.ts (the links' key, exchanged for a session).
+ *
+ * As the store's host (`mode: "host"`) it is the one host of that store: it holds the
+ * store's host lock for as long as it runs and writes its record beside it
+ * (core/browser-host.ts), so every server finds it; it ends after `idleMs` unused, and
+ * when its record is gone (its data directory removed). The playground (`mode:
+ * "playground"`) is the same page with its agent panel, on a port of its own, and does
+ * not stand for its store.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { existsSync } from "node:fs";
+import {
+  type BrowserHostRecord,
+  browserHostFiles,
+  browserHostLink,
+  browserHostSecret,
+  readBrowserHostRecord,
+  runningBrowserHost,
+  writeBrowserHostRecord,
+} from "../core/browser-host.js";
+import { watchCommand } from "../core/commands.js";
+import { CallerError } from "../core/errors.js";
+import { withLock } from "../core/fs/lock.js";
+import { VERSION } from "../core/package.js";
+import { warnOnStderr } from "../core/warn.js";
+import { browserDataDir, browserStoreKey, localBrowserHost } from "../server/browser-host.js";
+import type { BrowserLinks } from "../server/browser-links.js";
+import { createMcpRequestListener, listen } from "../server/transports/http.js";
+import { openStore, type StoreLocation, watcherWhere } from "../store/open.js";
+import type { ChannelStore } from "../store/store.js";
+import { listOpenChannels } from "./channels.js";
+import { GUARD_HEADERS, judgeRequest, sendExchange, sendRefusal } from "./gate.js";
+import { readPageFiles } from "./page-files.js";
+
+/** Another host already runs for the store; `record` says where. */
+export class BrowserHostRunningError extends CallerError {
+  override readonly name = "BrowserHostRunningError";
+  override readonly code = "BROWSER_HOST";
+  constructor(readonly record: BrowserHostRecord) {
+    super(`a browser host already runs for this store (pid ${record.pid}, ${record.url}); stop it with "backchannel web --stop"`);
+  }
+}
+
+/** Options of {@link startBrowserHost}. */
+export interface BrowserHostOptions {
+  location: StoreLocation;
+  /** `host`: the store's one host; `playground`: the page with its agent panel, apart. */
+  mode: "host" | "playground";
+  /** The port. Default: the port the store's last host had, when free; else any free one. */
+  port?: number;
+  /** End after this long with no request (none in flight either). Default: never. */
+  idleMs?: number;
+  /** The reader's HTML, instead of the built one (to compare builds). */
+  readerHtmlPath?: string;
+  /** Where notes go. Default: stderr. */
+  warn?: (message: string) => void;
+}
+
+/** A running browser host. */
+export interface RunningBrowserHost {
+  /** Where it listens, `http://127.0.0.1:<port>/`. */
+  url: URL;
+  /** The link that opens `channelId` (none: the list of channels), with the key. */
+  link(channelId?: string): string;
+  /** The store it serves. */
+  store: ChannelStore;
+  /** Resolves once it has stopped (closed, idle, or its record gone). */
+  closed: Promise<void>;
+  /** Stops it: no new request, the store closed, the lock released. */
+  close(): Promise<void>;
+}
+
+/** How often the host checks that its record is still there, and whether it has been idle long enough. */
+const CHECK_MS = 2_000;
+
+/**
+ * Starts a browser host for `options.location`.
+ * @throws BrowserHostRunningError when another host runs for the store (`mode: "host"`);
+ *   LockTimeoutError when one was starting meanwhile; Error when the page is not built
+ *   or the port is taken (`EADDRINUSE`).
+ */
+export async function startBrowserHost(options: BrowserHostOptions): Promise<RunningBrowserHost> {
+  const warn = options.warn ?? warnOnStderr;
+  const dataDir = browserDataDir(options.location);
+  const files = browserHostFiles(dataDir, browserStoreKey(options.location));
+  const secret = browserHostSecret(dataDir, files, warn);
+  const pages = await readPageFiles();
+  const registered = options.mode === "host";
+  let stopped!: () => void;
+  const stop = new Promise<void>((resolve) => (stopped = resolve));
+  let lockHeld: Promise<void> = stop;
+  if (registered) {
+    const running = runningBrowserHost(dataDir, files);
+    if (running) throw new BrowserHostRunningError(running);
+    // Held for the host's whole life: while it is, every process finds this host (core/browser-host.ts).
+    let acquired!: () => void;
+    const taken = new Promise<void>((resolve) => (acquired = resolve));
+    lockHeld = withLock(files.record, { staleMs: 10_000, warn }, () => {
+      acquired();
+      return stop;
+    });
+    await Promise.race([taken, lockHeld]);
+  }
+
+  const opened = await openStore(options.location, { warn });
+  const { where } = watcherWhere(
+    options.location,
+    options.location.kind === "file" ? { ...process.env, BACKCHANNEL_HOME: options.location.dataDir } : process.env,
+  );
+  let port = 0;
+  const link = (channelId?: string) => browserHostLink(`http://127.0.0.1:${port}/`, secret, channelId);
+  // The host's own links lead here; the playground's pop-out leads to its store's host.
+  const browser: BrowserLinks = registered ? { linkTo: async (channelId) => link(channelId) } : localBrowserHost(options.location);
+  const mcp = createMcpRequestListener({
+    store: opened.store,
+    watcherWhere: where,
+    browser,
+    ...(options.readerHtmlPath ? { readerHtmlPath: options.readerHtmlPath } : {}),
+  });
+  const config = { mode: options.mode, watch: watchCommand("CHANNEL_ID", { where }) };
+
+  let inFlight = 0;
+  let lastActivity = Date.now();
+  const route = async (path: string, req: IncomingMessage, res: ServerResponse) => {
+    if (path === "mcp") return mcp(req, res);
+    if (req.method !== "GET") return void res.writeHead(405, { ...GUARD_HEADERS, allow: "GET" }).end();
+    if (path === "") {
+      const { body, headers } = pages.page(config);
+      return void res.writeHead(200, headers).end(body);
+    }
+    if (path === "frame") return void res.writeHead(200, pages.frame.headers).end(pages.frame.body);
+    if (path === "channels") {
+      const channels = await listOpenChannels(opened.store);
+      return void res.writeHead(200, { ...GUARD_HEADERS, "content-type": "application/json" }).end(JSON.stringify({ channels }));
+    }
+    res.writeHead(404, { ...GUARD_HEADERS, "content-type": "text/plain" }).end("not found\n");
+  };
+  const server = createHttpServer((req, res) => {
+    inFlight += 1;
+    lastActivity = Date.now();
+    res.once("close", () => {
+      inFlight -= 1;
+      lastActivity = Date.now();
+    });
+    const verdict = judgeRequest(req, { port, secret });
+    if (verdict.kind === "refuse") return sendRefusal(res);
+    if (verdict.kind === "exchange") return sendExchange(res, verdict);
+    route(verdict.route, req, res).catch((error: Error) => {
+      warn(`browser host: ${error.message}`);
+      if (!res.headersSent) res.writeHead(500, { ...GUARD_HEADERS, "content-type": "text/plain" }).end("the host failed; see its output\n");
+    });
+  });
+
+  let url: URL;
+  try {
+    url =
+      options.port !== undefined ? await listen(server, { host: "127.0.0.1", port: options.port }) : await listenOnPort(server, previousPort(files));
+  } catch (error) {
+    stopped();
+    await Promise.allSettled([lockHeld, opened.close()]);
+    throw error;
+  }
+  port = Number(url.port);
+  if (registered) writeBrowserHostRecord(files, { pid: process.pid, url: url.href, version: VERSION, started_at: new Date().toISOString() });
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      clearInterval(checks);
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await opened.close();
+      stopped();
+      await lockHeld.catch(() => undefined);
+    })();
+    return closing;
+  };
+  const checks = setInterval(
+    () => {
+      const idle = options.idleMs !== undefined && inFlight === 0 && Date.now() - lastActivity >= options.idleMs;
+      // A record gone (its data directory removed) or taken over: this host is no longer the store's.
+      const orphaned = registered && (!existsSync(files.record) || readBrowserHostRecord(files)?.pid !== process.pid);
+      if (idle || orphaned) void close();
+    },
+    Math.min(CHECK_MS, options.idleMs ?? CHECK_MS),
+  );
+  checks.unref();
+  return { url, link, store: opened.store, closed: stop.then(() => closing), close };
+}
+
+/** The port the store's last host listened on (its record stays after it ends), or 0 for any. */
+function previousPort(files: ReturnType<typeof browserHostFiles>): number {
+  const url = readBrowserHostRecord(files)?.url;
+  return url ? Number(new URL(url).port) : 0;
+}
+
+/** Listens on 127.0.0.1:`port` (the last host's), or on any free port when that one is taken. */
+async function listenOnPort(server: ReturnType<typeof createHttpServer>, port: number): Promise<URL> {
+  try {
+    return await listen(server, { host: "127.0.0.1", port });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE" || port === 0) throw error;
+    return listen(server, { host: "127.0.0.1", port: 0 });
+  }
+}
