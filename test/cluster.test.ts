@@ -274,8 +274,9 @@ describe("the cluster over a Redis Cluster (npm run cluster -- --redis-cluster)"
   let agent: Client;
   before(async () => {
     cluster = await startCluster({ redisCluster: true });
-    app = new Client({ name: "redis-cluster-app", version: "0.0.0" });
-    agent = new Client({ name: "redis-cluster-agent", version: "0.0.0" });
+    // Both as an MCP Apps host's: the app's calls (notify_agent) are app-only tools, which a host that renders apps makes for it.
+    app = new Client({ name: "redis-cluster-app", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
+    agent = new Client({ name: "redis-cluster-agent", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
     await Promise.all([
       app.connect(new StreamableHTTPClientTransport(cluster.mcpUrl)),
       agent.connect(new StreamableHTTPClientTransport(cluster.mcpUrl)),
@@ -297,20 +298,19 @@ describe("the cluster over a Redis Cluster (npm run cluster -- --redis-cluster)"
         if (result.isError) throw new Error(`${name} failed with ${code}: ${JSON.stringify(result.content)}`);
         return structured<{ messages: { data: { n: number } }[]; cursor: number }>(result);
       };
+      /** `client` reads `queue` from its cursor on, and must find message `n` there. */
+      const read = async (client: Client, queue: "agent" | "ui", what: string) => {
+        const { messages, cursor } = await call(client, `poll_${queue}_messages`, { after: cursors[queue], wait_ms: 5000 });
+        cursors[queue] = cursor;
+        assert.ok(
+          messages.some((message) => message.data.n === n),
+          `${what} ${n}`,
+        );
+      };
       await call(app, "notify_agent", { event: "ask", data: { n } });
-      const asked = await call(agent, "poll_agent_messages", { after: cursors.agent, wait_ms: 5000 });
-      cursors.agent = asked.cursor;
-      assert.ok(
-        asked.messages.some((message) => message.data.n === n),
-        `the agent has ask ${n}`,
-      );
+      await read(agent, "agent", "the agent has ask");
       await call(agent, "notify_ui", { event: "answer", data: { n } });
-      const answered = await call(app, "poll_ui_messages", { after: cursors.ui, wait_ms: 5000 });
-      cursors.ui = answered.cursor;
-      assert.ok(
-        answered.messages.some((message) => message.data.n === n),
-        `the app has answer ${n}`,
-      );
+      await read(app, "ui", "the app has answer");
     };
     await exchange(1);
     const redisCluster = cluster.redisCluster!;
