@@ -20,6 +20,7 @@ import type { InspectorPlan } from "./suites/inspector.js";
 import type { InspectorLongPlan } from "./suites/inspector-long.js";
 import type { McpUsePlan } from "./suites/mcp-use.js";
 import type { ReaderLongPlan } from "./suites/reader-long.js";
+import type { RedisClusterPlan } from "./suites/redis-cluster.js";
 import type { ScalePlan } from "./suites/scale.js";
 import type { ThroughputPlan } from "./suites/throughput.js";
 import type { WakeCounts } from "./suites/wake.js";
@@ -40,6 +41,7 @@ export interface Plan {
   mcpUse: McpUsePlan;
   flood: FloodPlan;
   before: BeforePlan;
+  redisCluster: RedisClusterPlan;
 }
 
 /** The reader the long-document figures are read against: the last commit before the reader bounded its height. */
@@ -81,6 +83,8 @@ export const QUICK: Plan = {
   flood: { calls: 30, batches: 16, separate: 200 },
   // Ten turns of 4 round trips per build (its commits come from --before).
   before: { commits: [], turns: 10, perTurn: 4 },
+  // About a minute: a Redis Cluster and a redis-server started, 4 stores measured, 4 failovers.
+  redisCluster: { appends: 300, fills: 3, failovers: 4 },
 };
 
 /** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
@@ -106,4 +110,5 @@ export const FULL: Plan = {
   mcpUse: { asks: 20 },
   flood: { calls: 100, batches: 16, separate: 200 },
   before: { commits: [], turns: 25, perTurn: 4 },
+  redisCluster: { appends: 2000, fills: 10, failovers: 10 },
 };
