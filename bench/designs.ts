@@ -1,15 +1,17 @@
 /**
  * The designs figures are measured for: backchannel on its file store, backchannel on
- * the Redis store, backchannel behind a load balancer (deploy/cluster.ts), and the
- * plain polling baseline (bench/baseline/). Each is described
+ * the Redis store (one redis-server, or a Redis Cluster with and without waiting for its
+ * replicas), backchannel behind a load balancer (deploy/cluster.ts), and the plain
+ * polling baseline (bench/baseline/). Each is described
  * by the processes it runs, where its channels live and how its app reads the agent's
  * messages, so that one harness drives them all.
  */
 import { fileURLToPath } from "node:url";
 import { type StoreLocation, storeLocationFromEnv } from "../store/open.js";
+import { REPLICAS_ENV_VAR, type ReplicaSetting } from "../store/redis/replicated.js";
 
 /** The name of a design, as it appears in the results. */
-export type DesignName = "backchannel" | "redis" | "cluster" | "baseline";
+export type DesignName = "backchannel" | "redis" | "cluster" | "baseline" | "redis-cluster" | "redis-cluster-async";
 
 /** How a design is run. */
 export interface Design {
@@ -36,6 +38,12 @@ export interface Design {
   /** The loopback port of the store's own server (redis-server), whose own ceiling the throughput suite measures. */
   storeServerPort?: number;
   /**
+   * The Redis store's replica setting (store/redis/replicated.ts) where a suite opens the
+   * store in a process of its own (its servers have it from {@link Design.env}). Default:
+   * the store's default.
+   */
+  redisReplicas?: ReplicaSetting;
+  /**
    * The period of the timer that decides this design's latency, if any. Samples are
    * taken at a random moment within it, so that the phase of the timer is uniform.
    */
@@ -57,7 +65,9 @@ export const BACKCHANNEL: Design = {
   name: "backchannel",
   serverArgs: [CLI, "serve"],
   ...inDataDir,
-  watcherArgs: (channelId, follow) => [CLI, "watch", channelId, ...(follow ? ["--follow"] : [])],
+  // --allow-missing: a bench channel is made by its first message, and a round trip arms
+  // the watcher before it (the Redis store, unlike the file store, makes nothing on a read).
+  watcherArgs: (channelId, follow) => [CLI, "watch", channelId, "--allow-missing", ...(follow ? ["--follow"] : [])],
   appWaitMs: 30_000,
   appIntervalMs: 0,
   // No timer decides its latency; a short random pause still spreads the samples.
@@ -101,6 +111,23 @@ export function redisDesign(urlOf: (db: number) => string, databases: number, se
 
 /** backchannel on its file store and the baseline, in the order they are reported. */
 export const DESIGNS: readonly Design[] = [BACKCHANNEL, BASELINE];
+
+/**
+ * backchannel on a Redis Cluster (deploy/redis-cluster.ts) whose node `url` names: the
+ * same server, watcher and app loop. A cluster has one database, so every data
+ * directory shares its channels: a suite clears it between designs.
+ * @param replicas the store's replica setting: "all" (the default: WAIT for every
+ *   replica that could take a primary's place) or 0 ("redis-cluster-async": no WAIT).
+ */
+export function redisClusterDesign(url: string, replicas: "all" | 0): Design {
+  return {
+    ...BACKCHANNEL,
+    name: replicas === 0 ? "redis-cluster-async" : "redis-cluster",
+    env: (dataDir) => ({ BACKCHANNEL_HOME: dataDir, BACKCHANNEL_STORE: url, [REPLICAS_ENV_VAR]: String(replicas) }),
+    location: () => storeLocationFromEnv({}, url),
+    redisReplicas: replicas,
+  };
+}
 
 /**
  * backchannel as a remote server: the app and the agent are SDK clients over

@@ -21,6 +21,7 @@ import type { InspectorPlan } from "./suites/inspector.js";
 import type { InspectorLongPlan } from "./suites/inspector-long.js";
 import type { McpUsePlan } from "./suites/mcp-use.js";
 import type { ReaderLongPlan } from "./suites/reader-long.js";
+import type { RedisClusterPlan } from "./suites/redis-cluster.js";
 import type { ScalePlan } from "./suites/scale.js";
 import type { ThroughputPlan } from "./suites/throughput.js";
 import type { WakeCounts } from "./suites/wake.js";
@@ -42,6 +43,7 @@ export interface Plan {
   flood: FloodPlan;
   agentHosts: AgentHostsPlan;
   before: BeforePlan;
+  redisCluster: RedisClusterPlan;
 }
 
 /** The reader the long-document figures are read against: the last commit before the reader bounded its height. */
@@ -85,6 +87,8 @@ export const QUICK: Plan = {
   agentHosts: { asks: 6, gapMs: [1_500, 3_000], floorSamples: 8 },
   // Ten turns of 4 round trips per build (its commits come from --before).
   before: { commits: [], turns: 10, perTurn: 4 },
+  // About a minute: a Redis Cluster and a redis-server started, 4 stores measured, 4 failovers.
+  redisCluster: { appends: 300, fills: 3, failovers: 4 },
 };
 
 /** `--full`: enough samples for p99, and the idle cost over 10 minutes. */
@@ -111,4 +115,5 @@ export const FULL: Plan = {
   flood: { calls: 100, batches: 16, separate: 200 },
   agentHosts: { asks: 20, gapMs: [2_000, 8_000], floorSamples: 40 },
   before: { commits: [], turns: 25, perTurn: 4 },
+  redisCluster: { appends: 2000, fills: 10, failovers: 10 },
 };

@@ -7,8 +7,8 @@
  * `--help` prints what each option does ({@link USAGE}).
  *
  * Suites: context, wake, delivery, throughput, idle, scale, awareness, inspector, reader,
- * cluster, claude-code, browser-tab, mcp-use, flood, agent-hosts, before (all by default;
- * claude-code needs `npm run claude-code:install`, mcp-use `npm run mcp-use:install`,
+ * cluster, claude-code, browser-tab, mcp-use, flood, agent-hosts, before, redis-cluster (all
+ * by default; claude-code needs `npm run claude-code:install`, mcp-use `npm run mcp-use:install`,
  * agent-hosts (Codex CLI and Gemini CLI) `npm run hosts:install`). Wake, delivery (with the round trip), throughput and idle also
  * measure backchannel on the Redis store, beside the file store, on a redis-server this
  * run starts (appendonly yes, appendfsync always: durable as the file store); `--no-redis`,
@@ -46,6 +46,7 @@ import { floodFigures } from "./suites/flood.js";
 import { inspectorLongFigures } from "./suites/inspector-long.js";
 import { mcpUseFigures } from "./suites/mcp-use.js";
 import { readerLongFigures } from "./suites/reader-long.js";
+import { redisClusterFigures } from "./suites/redis-cluster.js";
 import { scaleFigures } from "./suites/scale.js";
 import { throughputFigures } from "./suites/throughput.js";
 import { wakeFigures } from "./suites/wake.js";
@@ -73,6 +74,7 @@ const SUITES: Record<string, (plan: Plan, ctx: RunContext, stores: readonly Desi
   flood: (plan, ctx) => floodFigures(plan.flood, ctx),
   "agent-hosts": (plan, ctx) => agentHostsFigures(plan.agentHosts, ctx),
   before: (plan, ctx) => beforeFigures(plan.before, ctx),
+  "redis-cluster": (plan, ctx) => redisClusterFigures(plan, ctx),
 };
 
 /** The suites that measure the Redis store too. */

@@ -36,6 +36,8 @@ export const ERROR_CODES = {
   STORE_UNAVAILABLE: "the Redis store cannot be reached or stopped answering; nothing was done unless the message says the call was sent",
   STORE_REFUSED: "the Redis store answered a command with an error",
   STORE_FULL: "the Redis store is at its maxmemory and refused a write; reads and acknowledgements still work",
+  STORE_NOT_REPLICATED:
+    "the Redis store's replicas did not confirm a change in time (it may be lost at a failover), or too few are online to make one (nothing was written)",
   INVALID_STORE_URL: "BACKCHANNEL_STORE (or serve --store) is not a usable Redis URL",
   SAVED_APP_TOO_LARGE: "a saved app is larger than its limit",
   DAMAGED_SAVED_APP: "a saved app's record cannot be read",

@@ -1,5 +1,6 @@
 /**
- * The cluster: one redis-server, several `backchannel serve --http` replicas over it,
+ * The cluster: one redis-server (or a Redis Cluster of three primaries and three
+ * replicas, ./redis-cluster.ts), several `backchannel serve --http` replicas over it,
  * and nginx as a round-robin load balancer in front of them, in a temporary folder of
  * its own. `npm run cluster` runs it (./main.ts) and the cluster tests start it; the
  * replicas share nothing but the store, so any request may land on any replica.
@@ -14,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { type AccessLogEntry, nginxConfig, parseAccessLog } from "./nginx-config.js";
 import { freePort } from "./free-port.js";
 import { type RunningProcess, startProcess } from "./process.js";
+import { type RunningRedisCluster, startRedisCluster } from "./redis-cluster.js";
 
 /** The `backchannel` command of this build. */
 const CLI = fileURLToPath(new URL("../cli/main.js", import.meta.url));
@@ -43,6 +45,8 @@ export interface ClusterOptions {
   replicaEnv?: Record<string, string>;
   /** redis-server's `appendfsync`. Default `always` (an acknowledged message is on disk; see docs/deploy.md). */
   appendfsync?: "always" | "everysec";
+  /** A Redis Cluster of three primaries and three replicas (./redis-cluster.ts) instead of one redis-server. Default false. */
+  redisCluster?: boolean;
 }
 
 /** One replica: a `backchannel serve --http` process. */
@@ -60,9 +64,12 @@ export interface Cluster {
   readonly mcpUrl: URL;
   /** The folder of the config, the logs and Redis's files. */
   readonly dir: string;
-  /** The Redis URL the replicas share. */
+  /** The Redis URL the replicas share (a Redis Cluster's: its first node's). */
   readonly redisUrl: string;
-  readonly redis: RunningProcess;
+  /** The Redis processes: the one redis-server, or every node of the Redis Cluster. */
+  readonly redis: readonly RunningProcess[];
+  /** The Redis Cluster, when the cluster runs over one. */
+  readonly redisCluster?: RunningRedisCluster;
   readonly replicas: readonly Replica[];
   readonly nginx: RunningProcess;
   /** nginx's access log so far, parsed. A request still in flight is not in it yet: see {@link settled}. */
@@ -88,36 +95,25 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   // nginx's workers run as nobody when it is started as root: they must reach the folder.
   await chmod(dir, 0o755);
   const started: RunningProcess[] = [];
+  let redisCluster: RunningRedisCluster | undefined;
   const stopAll = async () => {
     for (const running of started.reverse()) await running.stop();
+    await redisCluster?.stop();
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const redisPort = await freePort();
-    await mkdir(join(dir, "redis"));
-    const redis = await startProcess({
-      name: "redis-server",
-      program: REDIS_SERVER,
-      args: [
-        "--port",
-        String(redisPort),
-        "--bind",
-        "127.0.0.1",
-        "--dir",
-        join(dir, "redis"),
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        options.appendfsync ?? "always",
-        "--save",
-        "",
-        "--maxmemory-policy",
-        "noeviction",
-      ],
-      ready: /Ready to accept connections/,
-    });
-    started.push(redis.process);
-    const redisUrl = `redis://127.0.0.1:${redisPort}/0`;
+    let redisUrl: string;
+    let redis: RunningProcess[];
+    if (options.redisCluster) {
+      redisCluster = await startRedisCluster();
+      redisUrl = redisCluster.url;
+      redis = redisCluster.nodes.map((node) => node.process());
+    } else {
+      const server = await startRedisServer(join(dir, "redis"), options.appendfsync ?? "always");
+      started.push(server.process);
+      redisUrl = server.url;
+      redis = [server.process];
+    }
 
     // The port is chosen first: a replica may need the public URL.
     const port = options.port || (await freePort());
@@ -154,7 +150,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       mcpUrl,
       dir,
       redisUrl,
-      redis: redis.process,
+      redis,
+      ...(redisCluster && { redisCluster }),
       replicas,
       nginx: nginx.process,
       accessLog: async () => parseAccessLog(await readFile(join(dir, "access.log"), "utf8").catch(() => "")),
@@ -165,6 +162,34 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     await stopAll();
     throw error;
   }
+}
+
+/** Starts one durable redis-server with its files in `folder`; resolves once it is ready. */
+async function startRedisServer(folder: string, appendfsync: "always" | "everysec"): Promise<{ process: RunningProcess; url: string }> {
+  const port = await freePort();
+  await mkdir(folder);
+  const started = await startProcess({
+    name: "redis-server",
+    program: REDIS_SERVER,
+    args: [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      folder,
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      appendfsync,
+      "--save",
+      "",
+      "--maxmemory-policy",
+      "noeviction",
+    ],
+    ready: /Ready to accept connections/,
+  });
+  return { process: started.process, url: `redis://127.0.0.1:${port}/0` };
 }
 
 /** Polls nginx's status page at `statusUrl` until the only request it is writing is that one. */

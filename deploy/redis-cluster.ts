@@ -52,12 +52,24 @@ export interface RunningRedisCluster {
   readonly dir: string;
   /** The nodes that are primaries now, by port, as the cluster says (`CLUSTER NODES`, asked of a live node). */
   primaries(): Promise<number[]>;
+  /** The port of the primary that owns `key`'s slot now, as the cluster says; `undefined` while none does (a failover). */
+  primaryOf(key: string): Promise<number | undefined>;
+  /** The ports of the replicas of the node on `port` that the cluster does not take as failed. */
+  replicasOf(port: number): Promise<number[]>;
   /** Runs `redis-cli` with `args` against the node on `port`, and resolves with its output. */
   cli(port: number, args: string[]): Promise<string>;
-  /** Resolves once every live node says `cluster_state:ok` and every slot has a live primary. @throws Error after `timeoutMs` (default 30,000). */
+  /**
+   * Resolves once every live node says `cluster_state:ok`, every slot has a live primary,
+   * and every live replica is in sync with its primary.
+   * @throws Error after `timeoutMs` (default 30,000).
+   */
   healthy(timeoutMs?: number): Promise<void>;
   /** Kills the node on `port` with `signal` (default SIGKILL) and waits until it is gone. */
   kill(port: number, signal?: NodeJS.Signals): Promise<void>;
+  /** Stops the node on `port` where it is (SIGSTOP: it keeps its connections and answers nothing), until {@link resume}. */
+  pause(port: number): void;
+  /** Lets a node stopped by {@link pause} go on (SIGCONT). */
+  resume(port: number): void;
   /** Starts the node on `port` again, on its folder (it rejoins as the cluster sees fit, usually a replica). */
   restart(port: number): Promise<void>;
   /** Stops every node and removes the folder. */
@@ -116,6 +128,9 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         "",
         "--maxmemory-policy",
         "noeviction",
+        // A replica that rejoins (a killed primary restarted) is sent its copy at once, not after 5 s.
+        "--repl-diskless-sync-delay",
+        "0",
         ...(options.extra ?? []),
       ]);
       await launch(port);
@@ -123,23 +138,29 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     }
     const addresses = ports.map((port) => `127.0.0.1:${port}`);
     await run(REDIS_CLI, ["--cluster", "create", ...addresses, "--cluster-replicas", String(replicas), "--cluster-yes"]);
-    const live = () => ports.filter((port) => !processes.get(port)!.ended());
+    const paused = new Set<number>();
+    // The nodes that answer: running, and not paused.
+    const live = () => ports.filter((port) => !processes.get(port)!.ended() && !paused.has(port));
+    const clusterNodes = async () => parseClusterNodes(await cli(live()[0]!, ["cluster", "nodes"]));
     const cluster: RunningRedisCluster = {
       nodes: ports.map((port) => ({ port, process: () => processes.get(port)! })),
       url: `redis://127.0.0.1:${ports[0]}`,
       dir,
       cli,
       async primaries() {
-        const text = await cli(live()[0]!, ["cluster", "nodes"]);
-        // <id> <ip:port@cport> <flags> …: a primary's flags hold "master" and no "fail" nor "fail?".
-        return text
-          .split("\n")
-          .map((line) => line.split(" "))
-          .filter((fields) => {
-            const flags = (fields[2] ?? "").split(",");
-            return flags.includes("master") && !flags.some((flag) => flag.startsWith("fail"));
-          })
-          .map((fields) => Number(/:(\d+)@/.exec(fields[1] ?? "")?.[1]));
+        return (await clusterNodes()).filter((node) => node.primary && !node.failed).map((node) => node.port);
+      },
+      async primaryOf(key) {
+        const slot = Number(await cli(live()[0]!, ["cluster", "keyslot", key]));
+        const owner = (await clusterNodes()).find(
+          (node) => node.primary && !node.failed && node.slots.some(([from, to]) => slot >= from && slot <= to),
+        );
+        return owner?.port;
+      },
+      async replicasOf(port) {
+        const nodes = await clusterNodes();
+        const primary = nodes.find((node) => node.port === port);
+        return nodes.filter((node) => primary !== undefined && node.primaryId === primary.id && !node.failed).map((node) => node.port);
       },
       async healthy(timeoutMs = 30_000) {
         const deadline = Date.now() + timeoutMs;
@@ -151,10 +172,12 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
               (error: { stdout?: string }) => error.stdout ?? "",
             );
             last = check;
+            const replication = await Promise.all(live().map((port) => cli(port, ["info", "replication"])));
             if (
               states.every((state) => /cluster_state:ok/.test(state)) &&
               /\[OK\] All 16384 slots covered/.test(check) &&
-              !/\[ERR\]|\[WARNING\]/.test(check)
+              !/\[ERR\]|\[WARNING\]/.test(check) &&
+              replication.every(inSync)
             )
               return;
           } catch (error) {
@@ -165,7 +188,16 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         }
       },
       async kill(port, signal = "SIGKILL") {
+        if (paused.delete(port)) processes.get(port)!.child.kill("SIGCONT");
         await processes.get(port)!.stop(signal);
+      },
+      pause(port) {
+        paused.add(port);
+        processes.get(port)!.child.kill("SIGSTOP");
+      },
+      resume(port) {
+        paused.delete(port);
+        processes.get(port)!.child.kill("SIGCONT");
       },
       async restart(port) {
         await launch(port);
@@ -178,4 +210,49 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     await stopAll();
     throw error;
   }
+}
+
+/** Whether a node's `INFO replication` says it is in sync: a replica's link to its primary is up, and a primary's replicas are all online. */
+function inSync(info: string): boolean {
+  if (/role:slave/.test(info)) return /master_link_status:up/.test(info) && !/master_sync_in_progress:1/.test(info);
+  return [...info.matchAll(/^slave\d+:.*$/gm)].every(([line]) => /state=online/.test(line));
+}
+
+/** One node as `CLUSTER NODES` describes it. */
+interface ClusterNodeLine {
+  id: string;
+  port: number;
+  primary: boolean;
+  /** Whether the cluster takes it as failed (`fail`) or suspects it (`fail?`). */
+  failed: boolean;
+  /** The id of its primary (a replica's), else "-". */
+  primaryId: string;
+  /** The ranges of slots it serves, `[from, to]` (a primary's). */
+  slots: [number, number][];
+}
+
+/** The lines of `CLUSTER NODES`: `<id> <ip:port@cport> <flags> <primary> <ping> <pong> <epoch> <link> <slot>…`. */
+function parseClusterNodes(text: string): ClusterNodeLine[] {
+  return text
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => {
+      const fields = line.trim().split(" ");
+      const flags = (fields[2] ?? "").split(",");
+      const slots = fields
+        .slice(8)
+        .filter((slot) => /^\d+(-\d+)?$/.test(slot))
+        .map((slot): [number, number] => {
+          const [from, to = from] = slot.split("-").map(Number) as [number, number?];
+          return [from, to];
+        });
+      return {
+        id: fields[0] ?? "",
+        port: Number(/:(\d+)@/.exec(fields[1] ?? "")?.[1]),
+        primary: flags.includes("master"),
+        failed: flags.some((flag) => flag.startsWith("fail")),
+        primaryId: fields[3] ?? "-",
+        slots,
+      };
+    });
 }

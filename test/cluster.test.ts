@@ -1,7 +1,8 @@
 /**
  * A real deployment: the cluster of deploy/cluster.ts (one redis-server, two
  * `backchannel serve --http` replicas over it, Debian's nginx as a round-robin load
- * balancer in front), as `npm run cluster` starts it. Chromium opens the playground's
+ * balancer in front), as `npm run cluster` starts it; and the same over a Redis Cluster
+ * of three primaries and three replicas (`npm run cluster -- --redis-cluster`). Chromium opens the playground's
  * host page from nginx, so the reader's calls go through the balancer; the agent is an
  * SDK client through the balancer too. nginx's access log tells which replica served
  * each request.
@@ -31,7 +32,8 @@ function nginxSkipReason(): string | undefined {
   return reason;
 }
 
-const skip = nginxSkipReason() ?? redisSkipReason() ?? browserSkipReason();
+const nginxSkip = nginxSkipReason();
+const skip = nginxSkip ?? redisSkipReason() ?? browserSkipReason();
 
 const DOCUMENT = `# Replicas
 
@@ -263,5 +265,75 @@ describe("the cluster with tokens: each principal its own channels", { skip, tim
     const badToken = spawnWatcher(dataDir.dir, ["ch-any", "--url", cluster.mcpUrl.href], { BACKCHANNEL_TOKEN: `${tokens.agent}x` });
     assert.equal(await badToken.exited, 1);
     assert.match(badToken.stderr(), /refused the token in \$BACKCHANNEL_TOKEN \(401\)/);
+  });
+});
+
+describe("the cluster over a Redis Cluster (npm run cluster -- --redis-cluster)", { skip: nginxSkip ?? redisSkipReason(), timeout: 180_000 }, () => {
+  let cluster: Cluster;
+  let app: Client;
+  let agent: Client;
+  before(async () => {
+    cluster = await startCluster({ redisCluster: true });
+    // Both as an MCP Apps host's: the app's calls (notify_agent) are app-only tools, which a host that renders apps makes for it.
+    app = new Client({ name: "redis-cluster-app", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
+    agent = new Client({ name: "redis-cluster-agent", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
+    await Promise.all([
+      app.connect(new StreamableHTTPClientTransport(cluster.mcpUrl)),
+      agent.connect(new StreamableHTTPClientTransport(cluster.mcpUrl)),
+    ]);
+  });
+  after(async () => {
+    await Promise.allSettled([app?.close(), agent?.close()]);
+    await cluster?.stop();
+  });
+
+  test("an ask and its answer through nginx; the channel's primary SIGKILLed: the same servers carry the next one once its replica took over", async (t) => {
+    const channel = "over-a-redis-cluster";
+    const cursors = { agent: 0, ui: 0 };
+    /** The app asks `n`, the agent reads it and answers, the app reads the answer; throws the first tool error. */
+    const exchange = async (n: number) => {
+      const call = async (client: Client, name: string, args: Record<string, unknown>) => {
+        const result = await client.callTool({ name, arguments: { channel_id: channel, ...args } });
+        const code = (result.structuredContent as { error?: { code?: string } } | undefined)?.error?.code;
+        if (result.isError) throw new Error(`${name} failed with ${code}: ${JSON.stringify(result.content)}`);
+        return structured<{ messages: { data: { n: number } }[]; cursor: number }>(result);
+      };
+      /** `client` reads `queue` from its cursor on, and must find message `n` there. */
+      const read = async (client: Client, queue: "agent" | "ui", what: string) => {
+        const { messages, cursor } = await call(client, `poll_${queue}_messages`, { after: cursors[queue], wait_ms: 5000 });
+        cursors[queue] = cursor;
+        assert.ok(
+          messages.some((message) => message.data.n === n),
+          `${what} ${n}`,
+        );
+      };
+      await call(app, "notify_agent", { event: "ask", data: { n } });
+      await read(agent, "agent", "the agent has ask");
+      await call(agent, "notify_ui", { event: "answer", data: { n } });
+      await read(app, "ui", "the app has answer");
+    };
+    await exchange(1);
+    const redisCluster = cluster.redisCluster!;
+    const primary = (await redisCluster.primaryOf(`bc:{${channel}}:meta`))!;
+    await redisCluster.kill(primary);
+    const killedAt = Date.now();
+    let failures = 0;
+    for (;;) {
+      try {
+        await exchange(2);
+        break;
+      } catch (error) {
+        failures += 1;
+        assert.match(
+          String(error),
+          /failed with (STORE_UNAVAILABLE|STORE_NOT_REPLICATED)/,
+          "a call fails as the store unavailable while the primary is gone",
+        );
+        assert.ok(Date.now() - killedAt < 30_000, `the exchange works again within 30 s of the kill: ${String(error)}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+    for (const replica of cluster.replicas) assert.equal(replica.process.ended(), false, `${replica.process.name} stayed up`);
+    t.diagnostic(`the exchange worked again ${Date.now() - killedAt} ms after the kill, after ${failures} failed tries`);
   });
 });

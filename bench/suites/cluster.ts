@@ -34,7 +34,7 @@ export async function clusterFigures(plan: Plan, ctx: RunContext): Promise<SoloF
   try {
     const base = cluster.redisUrl.replace(/\/0$/, "");
     // Database 0 is the replicas'; the local design takes the others, one per data directory.
-    const local = redisDesign((db) => `${base}/${db + 1}`, 15, { pid: cluster.redis.child.pid });
+    const local = redisDesign((db) => `${base}/${db + 1}`, 15, { pid: cluster.redis[0]!.child.pid });
     const remote = clusterDesign(cluster.mcpUrl, cluster.redisUrl);
     const figures: Figure[] = [
       ...(await wakeFigures([local, remote], plan.wake, ctx)),

@@ -194,6 +194,7 @@ export async function fillQueue(
       writer,
       count: options.ownChannels ? size.messages : share(size.messages, appenders.length, writer),
       durationMs: size.durationMs,
+      replicas: design.redisReplicas,
     },
   }));
   const reports = await withTimeout(Promise.all(await runTogether(runs)), RUN_TIMEOUT_MS, `${design.name} appenders`);

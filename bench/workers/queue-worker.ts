@@ -20,6 +20,8 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { openStore, type StoreLocation } from "../../store/open.js";
+import { RedisStore } from "../../store/redis/redis-store.js";
+import type { ReplicaSetting } from "../../store/redis/replicated.js";
 import type { ChannelStore } from "../../store/store.js";
 import type { QueueMessage } from "../../protocol/message.js";
 import { PollingStore } from "../baseline/polling-store.js";
@@ -48,6 +50,8 @@ export interface WorkerTask {
   durationMs: number;
   /** Limits that differ from the defaults (a queue longer than 1,000 messages). */
   limits?: Partial<Limits>;
+  /** On the Redis store: its replica setting (../designs.ts `redisReplicas`). Default: the store's. */
+  replicas?: ReplicaSetting;
 }
 
 /** What a worker reports. Times are milliseconds since the epoch, with sub-ms precision. */
@@ -130,17 +134,25 @@ async function warmUp(store: ChannelStore, channelId: string): Promise<void> {
 const stores = new Map<string, Promise<{ store: ChannelStore; close(): Promise<void> }>>();
 
 async function storeFor(task: WorkerTask): Promise<ChannelStore> {
-  const key = JSON.stringify([task.design, task.location, task.limits]);
+  const key = JSON.stringify([task.design, task.location, task.limits, task.replicas]);
   let opened = stores.get(key);
   if (!opened) {
     const { location } = task;
     opened =
       task.design === "baseline" && location.kind === "file"
         ? Promise.resolve({ store: new PollingStore(location.dataDir), close: async () => undefined })
-        : openStore(location, { warn: () => undefined, limits: task.limits });
+        : location.kind === "redis" && task.replicas !== undefined
+          ? Promise.resolve(openRedisStore(location.url, task.limits, task.replicas))
+          : openStore(location, { warn: () => undefined, limits: task.limits });
     stores.set(key, opened);
   }
   return (await opened).store;
+}
+
+/** The Redis store at `url` with the replica setting `replicas`. */
+function openRedisStore(url: string, limits: Partial<Limits> | undefined, replicas: ReplicaSetting): { store: ChannelStore; close(): Promise<void> } {
+  const store = new RedisStore({ url, limits, replicas, warn: () => undefined });
+  return { store, close: () => store.close() };
 }
 
 async function append(store: ChannelStore, task: WorkerTask): Promise<WorkerReport> {

@@ -10,6 +10,7 @@ import type { ChannelInfo } from "../store.js";
 import type { RedisConnection } from "./connection.js";
 import { type KeySpace, keyList, PRINCIPAL_KEYS_PATTERN, principalOfKey } from "./keys.js";
 import type { Upkeep } from "./queues.js";
+import { scriptCommand } from "./scripts.js";
 
 /**
  * Every channel in the store, with the time it was last used (by Redis's clock).
@@ -27,9 +28,13 @@ export async function listChannels(connection: RedisConnection, space: KeySpace)
  */
 export async function removeChannel(connection: RedisConnection, space: KeySpace, channelId: string, upkeep: Upkeep): Promise<void> {
   const keys = space.channel(channelId);
-  await connection.run((client) =>
-    client.bcRemove(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, space.queueWake(channelId, "ui"), space.queueWake(channelId, "agent")]),
-  );
+  const command = scriptCommand("bcRemove", keyList(keys), [
+    upkeep.ttlMs,
+    upkeep.touchEveryMs,
+    space.queueWake(channelId, "ui"),
+    space.queueWake(channelId, "agent"),
+  ]);
+  await connection.change({ ...command, route: keys.meta, describe: () => `the removal of channel ${channelId}` });
 }
 
 /**

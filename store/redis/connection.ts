@@ -15,16 +15,22 @@
  * - an outage and the recovery are reported once each through `warn`, never per retry;
  * - an error reply of Redis becomes a {@link StoreRefusedError} with Redis's own words, but
  *   OOM (Redis at its maxmemory) a {@link StoreFullError} that says what still works;
+ * - a reply that says "not now" (LOADING, TRYAGAIN while a slot moves, CLUSTERDOWN for
+ *   the second or two of a failover, …: ./replicated.ts `NOT_NOW_REPLIES`) means the
+ *   command did not run: it is sent again until the ready wait is spent;
  * - the node the URL names is asked whether it is in cluster mode (`INFO cluster`) before
  *   any call goes out: a cluster node makes the connection node-redis's cluster client
  *   (every node found from that one, commands routed by their keys' slot, MOVED and ASK
  *   followed, SCAN chained over every primary). On a cluster a node that fails fails
- *   only the calls to its slots (each within the ready wait), never the whole store.
+ *   only the calls to its slots (each within the ready wait), never the whole store;
+ * - a change goes through {@link RedisConnection.change}: to the primary of its slot,
+ *   answered once the replicas have it (./replicated.ts).
  */
 import { createClient, createCluster, ErrorReply } from "@redis/client";
 import { callerErrorCode } from "../../core/errors.js";
 import { StoreFullError, StoreRefusedError, StoreUnavailableError } from "./errors.js";
 import type { RedisAddress } from "./location.js";
+import { NOT_NOW_REPLIES, notRun, pause, type ReplicaSetting, ReplicatedChanges, type Router, replyCode, type WireCommand } from "./replicated.js";
 import { SCRIPTS } from "./scripts.js";
 
 /** Options of {@link RedisConnection}. */
@@ -39,6 +45,8 @@ export interface ConnectionOptions {
   readyWaitMs?: number;
   /** How long one command, or a first connection that has not failed, may take before it fails. Default 5,000 ms (node-redis's default). */
   commandTimeoutMs?: number;
+  /** How many replicas must have a change before it is answered (./replicated.ts). Default `"all"`: every replica online. */
+  replicas?: ReplicaSetting;
 }
 
 /** The node-redis client of a store, with the store's scripts as methods: one node's, or a Redis Cluster's. */
@@ -46,14 +54,6 @@ export type StoreClient = ReturnType<typeof createStoreClient> | ReturnType<type
 
 /** Longest pause between two attempts to reconnect. */
 const MAX_RECONNECT_PAUSE_MS = 500;
-
-/**
- * Error replies that mean "not now" rather than "no": a server still loading its data
- * after a restart, a script running too long, a replica without its primary, a cluster
- * moving slots. The call did nothing, and the same call succeeds once Redis is ready,
- * so the caller hears that the store is unavailable, not that it refused.
- */
-const TRANSIENT_REPLIES: ReadonlySet<string> = new Set(["LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN"]);
 
 function createStoreClient(options: ConnectionOptions) {
   return createClient({
@@ -126,6 +126,8 @@ export class RedisConnection {
   private nodeTrouble = false;
   /** Waiting for {@link modeKnown}. */
   private modeWaiters: (() => void)[] = [];
+  /** How changes are confirmed by the replicas. */
+  private readonly changes: ReplicatedChanges;
 
   constructor(options: ConnectionOptions) {
     this.options = options;
@@ -136,6 +138,7 @@ export class RedisConnection {
     this.readyWaitMs = options.readyWaitMs ?? 2000;
     this.commandTimeoutMs = options.commandTimeoutMs ?? 5000;
     this.outage = { since: Date.now(), reason: "still connecting", failed: false, reported: false };
+    this.changes = new ReplicatedChanges(options.replicas ?? "all", this.shown, this.warn);
     const client = createStoreClient(options);
     this.client = client;
     client.on("error", (error: Error) => this.wentDown(describeFailure(error)));
@@ -203,6 +206,42 @@ export class RedisConnection {
    *   `operation` as it is.
    */
   async run<T>(operation: (client: StoreClient) => Promise<T>): Promise<T> {
+    return this.within((deadline) => this.notNowAgain(() => operation(this.client), deadline));
+  }
+
+  /**
+   * Runs `command` (a change) on the primary that owns its route and answers once the
+   * replicas the setting asks for have it (./replicated.ts).
+   * @returns its reply.
+   * @throws StoreNotReplicatedError when they do not confirm it in time, or too few are
+   *   online to make it; else as {@link run}.
+   */
+  change(command: WireCommand): Promise<unknown> {
+    return this.within((deadline) => this.changes.apply(this.router(), command, deadline));
+  }
+
+  /**
+   * How many replicas are connected to the store's primaries (`INFO replication` of the
+   * one node, or of every primary of a cluster).
+   * @throws what the command throws.
+   */
+  async replicaCount(): Promise<number> {
+    const connected = (info: unknown) => Number(/connected_slaves:(\d+)/.exec(String(info))?.[1] ?? 0);
+    if (this.clusterMode !== true) return connected(await this.run((client) => (client as ReturnType<typeof createStoreClient>).info("replication")));
+    const cluster = this.client as ReturnType<typeof createStoreCluster>;
+    const counts = await Promise.all(
+      cluster.masters.map(async (primary) => connected(await (await cluster.nodeClient(primary)).info("replication"))),
+    );
+    return counts.reduce((sum, count) => sum + count, 0);
+  }
+
+  /** The replica setting in force. */
+  get replicaSetting(): ReplicaSetting {
+    return this.changes.setting;
+  }
+
+  /** Runs `operation` once the connection is ready, within the ready wait; see {@link run}. */
+  private async within<T>(operation: (deadline: number) => Promise<T>): Promise<T> {
     await this.ready();
     const sentAt = Date.now();
     let timer: NodeJS.Timeout | undefined;
@@ -210,7 +249,7 @@ export class RedisConnection {
       timer = setTimeout(() => reject(this.stalled(sentAt)), this.readyWaitMs);
     });
     try {
-      return await Promise.race([operation(this.client), unanswered]);
+      return await Promise.race([operation(sentAt + this.readyWaitMs), unanswered]);
     } catch (error) {
       // A call written before the connection was dropped for silence may still be carried out.
       if (callerErrorCode(error) === undefined && sentAt <= this.droppedAt)
@@ -219,6 +258,39 @@ export class RedisConnection {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Runs `operation` again while Redis answers "not now" (it did not run) and there is time before `deadline`. */
+  private async notNowAgain<T>(operation: () => Promise<T>, deadline: number): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await operation();
+      } catch (error) {
+        const wait = Math.min(25 * 2 ** attempt, 200);
+        if (!(error instanceof ErrorReply && NOT_NOW_REPLIES.has(replyCode(error))) || Date.now() + wait + 150 > deadline) throw error;
+        await pause(wait);
+      }
+    }
+  }
+
+  /** Where a change goes: the one node, or the primary of its slot on a cluster (./replicated.ts). */
+  private router(): Router {
+    const client = this.client;
+    if (this.clusterMode !== true) {
+      const node = client as ReturnType<typeof createStoreClient>;
+      return { cluster: false, primaryFor: async () => node, primaryAt: async () => undefined, followMoved: async () => undefined };
+    }
+    const cluster = client as ReturnType<typeof createStoreCluster>;
+    return {
+      cluster: true,
+      primaryFor: (key) => cluster.getNodeClientForKey(key, false),
+      async primaryAt(address) {
+        const primary = cluster.masters.find((master) => `${master.host}:${master.port}` === address);
+        return primary === undefined ? undefined : cluster.nodeClient(primary);
+      },
+      // The cluster client follows a MOVED itself, bringing its map of slots up to date.
+      followMoved: async (key) => void (await cluster.exists(key)),
+    };
   }
 
   /**
@@ -241,8 +313,13 @@ export class RedisConnection {
         const cluster = createStoreCluster(this.options);
         this.client = cluster;
         cluster.on("error", (error: Error) => this.warnNode(describeFailure(error)));
-        cluster.on("node-error", (error: Error) => this.warnNode(describeFailure(error)));
-        // A node that drops or comes back: waiters read again (what was published meanwhile is lost).
+        // A node that fails, drops or comes back: waiters read again (what was published
+        // meanwhile is lost), and a read of a failed node's slots ends its wait with an
+        // error within the ready wait, as a single Redis's outage does.
+        cluster.on("node-error", (error: Error) => {
+          this.warnNode(describeFailure(error));
+          this.nodeChanged(false);
+        });
         cluster.on("node-disconnect", () => this.nodeChanged(false));
         cluster.on("node-ready", () => this.nodeChanged(true));
         this.connectCluster(cluster);
@@ -304,9 +381,10 @@ export class RedisConnection {
     if (callerErrorCode(error) !== undefined) return error as Error;
     if (error instanceof ErrorReply) {
       // A Redis error reply starts with its error code, one upper-case word (RESP "simple errors").
-      const code = error.message.split(" ", 1)[0]!;
+      const code = replyCode(error);
       if (code === "OOM") return new StoreFullError(this.shown);
-      return TRANSIENT_REPLIES.has(code) ? new StoreUnavailableError(this.shown, error.message) : new StoreRefusedError(this.shown, error.message);
+      // A reply that says the command did not run (not now, or not here) is an unavailable store, not a refusal.
+      return notRun(error) !== undefined ? new StoreUnavailableError(this.shown, error.message) : new StoreRefusedError(this.shown, error.message);
     }
     if (error instanceof Error) return new StoreUnavailableError(this.shown, describeFailure(error));
     return new StoreUnavailableError(this.shown, String(error));

@@ -54,3 +54,40 @@ export class StoreFullError extends CallerError {
     );
   }
 }
+
+/** What {@link StoreNotReplicatedError} reports: a change its replicas did not confirm, or a change refused for want of replicas. */
+export type NotReplicated = { what: string; confirmed: number; needed: number; waitMs: number; read: boolean } | { online: number; needed: number };
+
+/**
+ * The replicas did not confirm a change in time (store/redis/replicated.ts): it was
+ * made on the primary, which keeps it, but a failover before a replica has it would lose
+ * it. Or fewer replicas are online than the setting asks for, and nothing was written.
+ */
+export class StoreNotReplicatedError extends CallerError {
+  override readonly name = "StoreNotReplicatedError";
+  override readonly code = "STORE_NOT_REPLICATED";
+  constructor(
+    readonly shown: string,
+    readonly detail: NotReplicated,
+  ) {
+    super(`the Redis store at ${shown}: ${notReplicatedText(detail)}`);
+  }
+}
+
+function notReplicatedText(detail: NotReplicated): string {
+  const fix = "Check the primary's replicas (INFO replication), or set BACKCHANNEL_REDIS_REPLICAS to ask for fewer (0: answer without them)";
+  if ("online" in detail)
+    return (
+      `only ${detail.online} of the ${detail.needed} replicas that must have each change are in sync with the primary, so nothing was written ` +
+      "(a failover could lose it). A replica catches up by itself: try again in a moment. One gone for good stops counting once Redis could no longer promote it " +
+      "(on a Redis Cluster, not heard from for cluster-node-timeout × (cluster-replica-validity-factor + 2) + repl-ping-replica-period). " +
+      fix
+    );
+  const count = `${detail.confirmed} of ${detail.needed} replicas confirmed it within ${detail.waitMs} ms`;
+  if (detail.read)
+    return `${detail.what} is not yet on the replicas (${count}), so nothing was returned: a failover could still take it back. Poll again with the same cursor. ${fix}`;
+  return (
+    `${detail.what} was made, but only ${count}: the primary keeps it, and it is lost only if that primary fails before a replica has it. ` +
+    `Sending it again may deliver it twice. ${fix}`
+  );
+}

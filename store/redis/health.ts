@@ -11,9 +11,12 @@
  *   `always`, a crash loses what was acknowledged since the last write to disk.
  * - a user without the rights to the wake channels (Redis 7 ACLs give none by default)
  *   cannot wake waiters: see {@link wakeRightsRefusal}.
+ * - replicas with `BACKCHANNEL_REDIS_REPLICAS=0`: changes are answered before a replica
+ *   has them, so a failover can lose them (see {@link replicaWarning}).
  */
 import { ErrorReply } from "@redis/client";
 import type { StoreClient } from "./connection.js";
+import { REPLICAS_ENV_VAR, type ReplicaSetting } from "./replicated.js";
 
 /** The settings read, as Redis reports them. */
 export interface RedisSettings {
@@ -51,6 +54,19 @@ export function settingsWarnings(settings: RedisSettings): string[] {
     );
   }
   return warnings;
+}
+
+/**
+ * The warning for a store with `replicas` replicas that answers changes without waiting
+ * for any (`setting` 0); none otherwise.
+ */
+export function replicaWarning(setting: ReplicaSetting, replicas: number): string | undefined {
+  if (setting !== 0 || replicas === 0) return undefined;
+  return (
+    `it has ${replicas} replica${replicas === 1 ? "" : "s"}, and ${REPLICAS_ENV_VAR}=0 answers each change before any replica has it: ` +
+    `a failover can lose what was answered, and a promoted replica can hand out a seq a reader already saw (that reader then skips a message). ` +
+    `Unset ${REPLICAS_ENV_VAR} (every replica online confirms each change)`
+  );
 }
 
 /**

@@ -12,6 +12,7 @@ import { mintEpoch } from "../validate.js";
 import { isEpoch, NO_EPOCH } from "../../protocol/epoch.js";
 import type { RedisConnection } from "./connection.js";
 import { type ChannelKeys, type KeySpace, keyList } from "./keys.js";
+import { scriptCommand } from "./scripts.js";
 
 /** What a channel script needs besides its keys: the TTL, and how often a read marks the channel as used. */
 export interface Upkeep {
@@ -66,20 +67,25 @@ export function queueContext(
  */
 export async function appendMessage(context: QueueContext, event: string, json: string): Promise<AppendResult> {
   const { keys, queue, limits, upkeep } = context;
-  const reply = await context.connection.run((client) =>
-    client.bcAppend(keyList(keys), [
-      upkeep.ttlMs,
-      upkeep.touchEveryMs,
-      queue,
-      event,
-      json,
-      new Date().toISOString(),
-      limits.maxQueueMessages,
-      limits.maxQueueBytes,
-      context.wake,
-      mintEpoch(),
-    ]),
-  );
+  const command = scriptCommand("bcAppend", keyList(keys), [
+    upkeep.ttlMs,
+    upkeep.touchEveryMs,
+    queue,
+    event,
+    json,
+    new Date().toISOString(),
+    limits.maxQueueMessages,
+    limits.maxQueueBytes,
+    context.wake,
+    mintEpoch(),
+  ]);
+  const reply = await context.connection.change({
+    ...command,
+    route: keys.meta,
+    // A full queue changed nothing.
+    confirm: (value) => Array.isArray(value) && value[0] === "ok",
+    describe: (value) => `the append of seq ${String((value as unknown[])[1])} to the ${queue} queue of channel ${context.channelId}`,
+  });
   const [status, first, second, , woke] = asArray(reply);
   if (status === "full") {
     const limit = first === "bytes" ? "bytes" : "messages";
@@ -99,9 +105,22 @@ export async function appendMessage(context: QueueContext, event: string, json: 
  */
 export async function readAfter(context: QueueContext, after: number, epoch?: string): Promise<PollResult> {
   const { keys, queue, limits, upkeep } = context;
-  const reply = await context.connection.run((client) =>
-    client.bcReadAfter(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, queue, after, limits.maxBatchBytes, context.wake, epoch ?? ANY_EPOCH]),
-  );
+  const command = scriptCommand("bcReadAfter", keyList(keys), [
+    upkeep.ttlMs,
+    upkeep.touchEveryMs,
+    queue,
+    after,
+    limits.maxBatchBytes,
+    context.wake,
+    epoch ?? ANY_EPOCH,
+  ]);
+  const reply = await context.connection.change({
+    ...command,
+    route: keys.meta,
+    confirm: returnsMessages,
+    describe: describeRead(context),
+    read: true,
+  });
   return pollResult(context, reply);
 }
 
@@ -111,9 +130,10 @@ export async function readAfter(context: QueueContext, after: number, epoch?: st
  */
 export async function drain(context: QueueContext): Promise<PollResult> {
   const { keys, queue, limits, upkeep } = context;
-  const reply = await context.connection.run((client) =>
-    client.bcDrain(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, queue, limits.maxBatchBytes, context.wake]),
-  );
+  const command = scriptCommand("bcDrain", keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, queue, limits.maxBatchBytes, context.wake]);
+  // What a drain cleared is returned even unconfirmed: failing would lose it for certain,
+  // where returning it risks it only coming again after a failover.
+  const reply = await context.connection.change({ ...command, route: keys.meta, confirm: returnsMessages, unconfirmed: "return" });
   return pollResult(context, reply);
 }
 
@@ -131,6 +151,19 @@ export async function snapshotQueue(connection: RedisConnection, space: KeySpace
 export async function channelExists(connection: RedisConnection, space: KeySpace, channelId: string): Promise<boolean> {
   const keys = space.channel(channelId);
   return (await connection.run((client) => client.exists([keys.meta, keys.state]))) > 0;
+}
+
+/** Whether a poll script's reply holds messages (a read that returns some must be confirmed by the replicas). */
+function returnsMessages(reply: unknown): boolean {
+  return Array.isArray(reply) && reply.length > 4;
+}
+
+/** A read's reply in words, for an error: which seqs it read. */
+function describeRead(context: QueueContext): (reply: unknown) => string {
+  return (reply) => {
+    const values = reply as unknown[];
+    return `the read of seq ${String(values[4])} to ${String(values[values.length - 4])} of the ${context.queue} queue of channel ${context.channelId}`;
+  };
 }
 
 /** A poll script's reply, `{cursor, pending, epoch, woke, seq, event, data, ts, …}`. */

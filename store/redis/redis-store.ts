@@ -30,13 +30,14 @@ import { NO_EPOCH } from "../../protocol/epoch.js";
 import { checkCursor, checkMessage } from "../validate.js";
 import { listChannels, listPrincipals, removeChannel, sweepIdle, usedBytes } from "./channels.js";
 import { RedisConnection } from "./connection.js";
-import { readSettings, settingsWarnings, wakeRightsRefusal } from "./health.js";
+import { readSettings, replicaWarning, settingsWarnings, wakeRightsRefusal } from "./health.js";
 import { type KeySpace, principalKeys, ROOT_KEYS } from "./keys.js";
 import { parseRedisUrl } from "./location.js";
 import { appendMessage, channelExists, drain, type QueueContext, queueContext, readAfter, snapshotQueue, type Upkeep, upkeepOf } from "./queues.js";
 import { RedisSavedApps } from "./saved-apps.js";
 import { RedisSessions } from "./sessions.js";
 import { readStateDoc, updateStateDoc } from "./state-docs.js";
+import { type ReplicaSetting, replicaSettingFromEnv } from "./replicated.js";
 import { REDIS_FALLBACK_WAKE_MS, WakeHub } from "./wake-hub.js";
 
 /** Options of {@link RedisStore}. */
@@ -56,6 +57,11 @@ export interface RedisStoreOptions {
   fallbackWakeMs?: number;
   /** How long a call waits, from the start of an outage, for the connection to be remade before it fails. Default 2,000 ms. */
   readyWaitMs?: number;
+  /**
+   * How many replicas must have a change before it is answered (./replicated.ts): `"all"`
+   * (every replica online when it is made), or a number. Default: `$BACKCHANNEL_REDIS_REPLICAS`, else `"all"`.
+   */
+  replicas?: ReplicaSetting;
 }
 
 /** What a store and its principals' views share: one connection, one subscriber, the limits. */
@@ -175,12 +181,16 @@ export class RedisStore extends RedisStoreView {
   /** The store's URL without its password. */
   readonly shown: string;
 
-  /** @throws InvalidStoreUrlError for a URL that is not a Redis store's. */
+  /**
+   * @throws InvalidStoreUrlError for a URL that is not a Redis store's; Error for a
+   *   `$BACKCHANNEL_REDIS_REPLICAS` that is not a replica setting.
+   */
   constructor(options: RedisStoreOptions) {
     const address = parseRedisUrl(options.url);
     const limits = Object.freeze({ ...DEFAULT_LIMITS, ...options.limits });
     const warn = options.warn ?? warnOnStderr;
-    const connection = new RedisConnection({ address, name: "backchannel:store", warn, readyWaitMs: options.readyWaitMs });
+    const replicas = options.replicas ?? replicaSettingFromEnv();
+    const connection = new RedisConnection({ address, name: "backchannel:store", warn, readyWaitMs: options.readyWaitMs, replicas });
     const hub = new WakeHub(connection, warn);
     const wakeRefused = () => hub.refuse("a publish on a wake channel was refused");
     const fallbackWakeMs = options.fallbackWakeMs ?? REDIS_FALLBACK_WAKE_MS;
@@ -217,6 +227,13 @@ export class RedisStore extends RedisStoreView {
         },
         (error: Error) =>
           warn(`could not read the settings of the Redis store at ${this.shown} (${error.message}); check that it keeps what it acknowledges`),
+      );
+      connection.replicaCount().then(
+        (replicas) => {
+          const warning = replicaWarning(connection.replicaSetting, replicas);
+          if (warning !== undefined) warn(`the Redis store at ${this.shown}: ${warning}`);
+        },
+        () => undefined,
       );
     });
   }

@@ -55,7 +55,7 @@ export class RedisSavedApps implements SavedAppStore {
     const text = serializeSavedApp(parseSavedApp(app, app.name));
     const bytes = Buffer.byteLength(text);
     if (bytes > SAVED_APP_MAX_BYTES) throw new SavedAppTooLargeError(app.name, bytes, SAVED_APP_MAX_BYTES);
-    await this.connection.run((client) => client.set(key, text));
+    await this.connection.change({ route: key, args: ["SET", key, text], describe: () => `the saved app ${app.name}` });
   }
 
   summaries(names: readonly string[]): Promise<SavedAppSummary[]> {
@@ -82,7 +82,7 @@ export class RedisSavedApps implements SavedAppStore {
 
   async remove(name: string): Promise<boolean> {
     const key = this.space.app(name);
-    return (await this.connection.run((client) => client.del(key))) > 0;
+    return (await this.connection.change({ route: key, args: ["DEL", key], describe: () => `the removal of the saved app ${name}` })) === 1;
   }
 
   async sizeOf(name: string): Promise<number> {

@@ -221,7 +221,9 @@ elseif after > 0 then
   end
 end
 local out, count, last = take_batch(stream, from, tonumber(ARGV[5]))
-settle(changed)
+-- A read that returns messages marks the channel used (a write), so that a WAIT after it
+-- covers what it returned (./replicated.ts).
+settle(changed or count > 0)
 if changed then wake(ARGV[6], 'ack') end
 local cursor = after
 if void then cursor = last_handed_out end
@@ -345,6 +347,20 @@ if now_ms() + tonumber(ARGV[2]) - num(redis.call('HGET', KEYS[1], 'touched')) <=
 redis.call('DEL', KEYS[1])
 return 1
 `;
+
+/** The name of one of the store's scripts. */
+export type ScriptName = keyof typeof SCRIPTS;
+
+/**
+ * Script `name` as a command on the wire (`EVALSHA <sha1> <key count> <keys…> <args…>`,
+ * numbers as decimal text), with its source for a node that does not have it cached.
+ * @throws Error when `keys` are not as many as the script takes.
+ */
+export function scriptCommand(name: ScriptName, keys: readonly string[], args: readonly (string | number)[]): { args: string[]; source: string } {
+  const script = SCRIPTS[name];
+  if (keys.length !== script.NUMBER_OF_KEYS) throw new Error(`${name} takes ${script.NUMBER_OF_KEYS} keys, not ${keys.length}`);
+  return { args: ["EVALSHA", script.SHA1, String(keys.length), ...keys, ...args.map(String)], source: script.SCRIPT };
+}
 
 /** One script: its keys, then its arguments (numbers are sent as decimal text). */
 function script(source: string, keyCount: number) {

@@ -12,6 +12,7 @@ import type { ChangeSubscription, SessionReader, SessionStore } from "../store.j
 import type { RedisConnection } from "./connection.js";
 import { untilStored } from "./compare-and-set.js";
 import type { KeySpace } from "./keys.js";
+import { scriptCommand } from "./scripts.js";
 import type { WakeHub } from "./wake-hub.js";
 
 /** Session records, read-only: for the watcher and the status line. */
@@ -61,9 +62,14 @@ export class RedisSessions extends RedisSessionReader implements SessionStore {
     return untilStored(`the session record ${key}`, async () => {
       const [text, version] = await this.connection.run((client) => client.hmGet(name, ["json", "v"]));
       const next = update(text === null || text === undefined ? emptySession() : parseSession(text));
-      const stored = await this.connection.run((client) =>
-        client.bcSessionSet([name], [this.ttlMs, Number(version ?? 0), JSON.stringify(next), wake]),
-      );
+      const command = scriptCommand("bcSessionSet", [name], [this.ttlMs, Number(version ?? 0), JSON.stringify(next), wake]);
+      const stored = await this.connection.change({
+        ...command,
+        route: name,
+        // 0: another writer came first, nothing changed.
+        confirm: (reply) => reply === 1,
+        describe: () => `the update of the session record ${key}`,
+      });
       return stored === 1 ? next : undefined;
     });
   }

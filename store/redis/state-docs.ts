@@ -12,6 +12,7 @@ import { untilStored } from "./compare-and-set.js";
 import type { RedisConnection } from "./connection.js";
 import { type KeySpace, keyList } from "./keys.js";
 import type { Upkeep } from "./queues.js";
+import { scriptCommand } from "./scripts.js";
 
 /**
  * The value of a state document, or `null` when it was never written or does not parse.
@@ -47,9 +48,14 @@ export async function updateStateDoc(
     const json = JSON.stringify(next);
     const bytes = Buffer.byteLength(json);
     if (bytes > maxStateBytes) throw new StateTooLargeError(name, bytes, maxStateBytes);
-    const stored = await connection.run((client) =>
-      client.bcStateSet(keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, name, Number(version ?? 0), json]),
-    );
+    const command = scriptCommand("bcStateSet", keyList(keys), [upkeep.ttlMs, upkeep.touchEveryMs, name, Number(version ?? 0), json]);
+    const stored = await connection.change({
+      ...command,
+      route: keys.meta,
+      // 0: another writer came first, nothing changed.
+      confirm: (reply) => reply === 1,
+      describe: () => `the update of the state document ${name} of channel ${channelId}`,
+    });
     return stored === 1 ? next : undefined;
   });
 }

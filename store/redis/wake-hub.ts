@@ -34,6 +34,9 @@ export const REDIS_FALLBACK_WAKE_MS = 30_000;
 /** How long a channel with no waiter stays subscribed. */
 export const LINGER_MS = 10_000;
 
+/** How long a closed hub waits for a subscription on its way before it closes the subscriber connection all the same. */
+const CLOSE_WAIT_MS = 2_000;
+
 /** How often a waiter reads again once Redis has refused a wake-up: the store then works as a polling one. */
 export const UNWOKEN_FALLBACK_WAKE_MS = 1_000;
 
@@ -98,6 +101,8 @@ interface Channel {
 /** The subscriber connection of one store and its waiters. */
 export class WakeHub {
   private readonly channels = new Map<string, Channel>();
+  /** The subscriptions asked for and neither confirmed nor failed yet. */
+  private readonly asking = new Set<Promise<unknown>>();
   private subscriber: StoreClient | undefined;
   /** Settles once the subscriber client has connected (a cluster client: found the cluster), or failed to for good. */
   private clusterFound: Promise<void> = Promise.resolve();
@@ -153,14 +158,32 @@ export class WakeHub {
     return waiter;
   }
 
-  /** Stops every subscription and closes the subscriber connection. */
+  /**
+   * Stops every subscription and closes the subscriber connection: at once, or, on a
+   * cluster while a subscription is on its way, once it has come or failed (at most
+   * {@link CLOSE_WAIT_MS} later). node-redis leaves open a node connection destroyed while
+   * its socket is still connecting, and a cluster client makes one for a subscription (to
+   * the node that owns its slot) out of the hub's reach: left open, it would keep the
+   * process alive. (One node's subscriber connection is the hub's own: see {@link connect}.)
+   */
   close(): void {
     this.closed = true;
     this.stopWatching();
     for (const entry of this.channels.values()) clearTimeout(entry.linger);
     this.channels.clear();
-    this.subscriber?.destroy();
+    const subscriber = this.subscriber;
     this.subscriber = undefined;
+    if (subscriber === undefined) return;
+    if (this.asking.size === 0 || !this.connection.isCluster) {
+      subscriber.destroy();
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)));
+    void Promise.race([Promise.allSettled(this.asking), waited]).then(() => {
+      clearTimeout(timer);
+      subscriber.destroy();
+    });
   }
 
   /** How many wake channels are subscribed now (for tests and the bench). */
@@ -199,15 +222,28 @@ export class WakeHub {
     // queues nothing before it has found the cluster: it is asked once it has); once
     // confirmed, made again by node-redis after every reconnection.
     const asked = this.connection.isCluster
-      ? this.clusterFound.then(() => subscriber.sSubscribe(channel, this.onMessage))
+      ? this.clusterFound.then(() => {
+          if (this.closed) throw new Error("the store was closed");
+          return subscriber.sSubscribe(channel, this.onMessage);
+        })
       : subscriber.sSubscribe(channel, this.onMessage);
-    asked.then(confirmed, failed);
+    this.asking.add(asked);
+    asked.then(confirmed, failed).finally(() => this.asking.delete(asked));
   }
 
-  /** The subscriber connection is ready (again): asks again for the subscriptions that failed, and wakes every waiter. */
+  /**
+   * The subscriber connection is ready (again): asks again for the subscriptions that
+   * failed, and wakes every waiter. On a cluster the node that is ready may be a slot's
+   * new primary (a failover, a slot moved), where node-redis subscribes again without
+   * saying when that is confirmed: every subscription is asked for again, and counts as
+   * a change once confirmed, so that no wake-up published before it is missed.
+   */
   private readonly onReady = (): void => {
     if (this.closed) return;
-    for (const [channel, entry] of this.channels) if (!entry.confirmed && !entry.subscribing) this.subscribe(channel, entry);
+    for (const [channel, entry] of this.channels) {
+      if (this.connection.isCluster) entry.confirmed = false;
+      if (!entry.confirmed && !entry.subscribing) this.subscribe(channel, entry);
+    }
     this.wakeAll();
   };
 
