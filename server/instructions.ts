@@ -23,13 +23,13 @@ export function instructions(readLocalFiles: boolean, where: readonly string[] =
   const source = readLocalFiles ? '(or "text", or "path")' : '(or "text")';
   const link = client.showsApps
     ? ""
-    : " This client shows no apps, so open_reader and open_app return a link (reader_url, app_url) that opens the app in the person's browser: give the person that link.";
-  const intro = `backchannel links apps${client.showsApps ? " in the chat" : ""} to you: the reader (open_reader: the user highlights a passage and asks; your answer shows in the margin) and apps you write (open_app; first read_recipe {"name": "custom-apps"}).${link}`;
+    : " This client shows no apps: open_reader and open_app return a link (reader_url, app_url); give the person that link.";
+  const intro = `backchannel links apps${client.showsApps ? " in the chat" : ""} to you: the reader (open_reader: the user asks about a passage; your answer shows beside it) and apps you write (open_app; read_recipe {"name": "custom-apps"} first).${link}`;
   const returns = (fields: string[]) => `It returns ${fields.length > 1 ? `${fields.slice(0, -1).join(", ")} and ${fields.at(-1)}` : fields[0]}.`;
   const url = client.showsApps ? [] : ["reader_url"];
   const reply = `reply to each message:
    - ready: notify_ui {"channel_id":"<channel_id>","event":"hello","data":{}}
-   - ask: notify_ui {"channel_id":"<channel_id>","event":"answer","data":{"thread_id":"<thread_id>","text":"..."}}, short (the card is narrow).`;
+   - ask: notify_ui {"channel_id":"<channel_id>","event":"answer","data":{"thread_id":"<thread_id>","text":"..."}}, short: the card is narrow.`;
   switch (client.wake) {
     case "hook":
       return `${intro} Arm nothing: backchannel's wake hook wakes you whenever the app sends something.
@@ -50,10 +50,10 @@ More: read_recipe.`;
       return `${intro} You act only during a turn, so keep a watcher armed.
 
 1. open_reader {"markdown": "..."} ${source}. ${returns(["channel_id", ...url, "watch_command"])}
-2. Run watch_command (\`${watchCommand("<channel_id>", { where })}\`) in the background (Claude Code: Bash, run_in_background: true): it exits when the app sends something.
+2. Run watch_command (\`${watchCommand("<channel_id>", { where })}\`) in the background (Claude Code: Bash, run_in_background: true); it exits when the app sends.
 3. Then poll_agent_messages {"channel_id":"<channel_id>"} and ${reply}
-4. Run it again every time, also after exit 2 (30 min, no mail).
+4. Run it again after every exit, exit 2 (no mail) too.
 
-No background commands? Poll with "wait_ms":120000 instead. More (Monitor, /loop, hosts): read_recipe.`;
+No background commands? Poll with "wait_ms":120000. More (Monitor, /loop): read_recipe.`;
   }
 }

@@ -17,7 +17,7 @@ import { APP_HTML_MAX_BYTES, SAVED_APP_MAX_BYTES } from "../core/limits.js";
 import { DamagedSavedAppError, SavedAppTooLargeError, type SavedApp } from "../store/saved-app.js";
 import { FileStore } from "../store/file/file-store.js";
 import { UnsafeAppsFolderError } from "../store/file/saved-apps.js";
-import { structured, tempDataDir, startServerPair } from "./support/helpers.js";
+import { connectServer, structured, tempDataDir, startServerPair } from "./support/helpers.js";
 
 /** What the model pays in context, as hosts pass it (name, description, inputSchema of every model-visible tool, plus the instructions). */
 const CONTEXT_BUDGET_CHARS = 4000;
@@ -85,17 +85,36 @@ describe("tools/list and resources", () => {
     assert.doesNotMatch(content.text, /<script[^>]+src=|<link[^>]+href=/i, "nothing is fetched: hosts' CSP forbids it");
   });
 
-  test(`the model's whole context, open_app and save_app included, stays within ${CONTEXT_BUDGET_CHARS} characters`, async (t) => {
-    const { tools } = await agent.listTools();
-    const visible = tools.filter(
-      (tool) => JSON.stringify((tool._meta as { ui?: { visibility?: string[] } } | undefined)?.ui?.visibility) !== '["app"]',
-    );
-    assert.ok(visible.some((tool) => tool.name === "open_app") && visible.some((tool) => tool.name === "save_app"));
-    const lean = visible.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
-    const chars = JSON.stringify(lean).length + (agent.getInstructions() ?? "").length;
-    t.diagnostic(`context: ${chars} characters (${visible.map((tool) => tool.name).join(", ")} and the instructions)`);
-    assert.ok(chars <= CONTEXT_BUDGET_CHARS, `${chars} characters`);
-  });
+  /** What each kind of host shows its model: server/client-view.ts's views. */
+  const views: { host: string; options: Parameters<typeof connectServer>[2] }[] = [
+    { host: "an MCP Apps host", options: {} },
+    { host: "a host that shows no apps, with a shell (Claude Code, Codex with mcp add)", options: { capabilities: {} } },
+    {
+      host: "a host woken by backchannel's hook (the plugin, Codex and Gemini as installed)",
+      options: { capabilities: {}, args: ["--wake", "hook"] },
+    },
+    { host: "a chat page", options: { name: "claude-ai" } },
+  ];
+  for (const { host, options } of views) {
+    test(`the model's whole context in ${host} stays within ${CONTEXT_BUDGET_CHARS} characters`, async (t) => {
+      const client = await connectServer(dataDir, {}, options);
+      try {
+        const { tools } = await client.listTools();
+        const visible = tools.filter(
+          (tool) => JSON.stringify((tool._meta as { ui?: { visibility?: string[] } } | undefined)?.ui?.visibility) !== '["app"]',
+        );
+        assert.ok(visible.some((tool) => tool.name === "open_app") && visible.some((tool) => tool.name === "save_app"));
+        const lean = visible.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+        // A default installation names no data directory in its watcher command; this test's temporary one is left out.
+        const told = (client.getInstructions() ?? "").replaceAll(` --home ${dataDir}`, "");
+        const chars = JSON.stringify(lean).length + told.length;
+        t.diagnostic(`context: ${chars} characters (${visible.map((tool) => tool.name).join(", ")} and the instructions)`);
+        assert.ok(chars <= CONTEXT_BUDGET_CHARS, `${chars} characters`);
+      } finally {
+        await client.close();
+      }
+    });
+  }
 });
 
 describe("open_app", () => {

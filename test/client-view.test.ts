@@ -105,7 +105,7 @@ describe("a client that shows no apps (stdio)", () => {
         EVERY_TOOL.filter((name) => !APP_ONLY.includes(name)),
       );
       const told = client.getInstructions() ?? "";
-      assert.match(told, /This client shows no apps, so open_reader and open_app return a link \(reader_url, app_url\).*give the person that link\./);
+      assert.match(told, /This client shows no apps: open_reader and open_app return a link \(reader_url, app_url\).*give the person that link\./);
       assert.match(told, /keep a watcher armed/, "a terminal agent has a shell");
       assert.ok(told.length <= 2048, `instructions of ${told.length} characters (Claude Code cuts them at 2 KB)`);
       const opened = (await client.callTool({ name: "open_reader", arguments: { markdown: "# Far\n\nA page for the browser." } })) as CallToolResult;

@@ -119,7 +119,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
     {
       title: "Open the reader",
       description:
-        `Show a document (markdown, text${readLocalFiles ? ", or path: a local file" : ""}; none: ask the user) in the in-chat reader, under title. ` +
+        `Show a document (markdown, text${readLocalFiles ? ", or path: a local file" : ""}; none: ask the user) in the reader, under title. ` +
         "The user's asks arrive on the returned channel (or channel_id, reused).",
       inputSchema: compactSchema(openReaderSchema),
       outputSchema: compactSchema(openReaderOutput),

@@ -80,7 +80,7 @@ export const notifyInput = z.object({
 
 /** The input of `notify_ui`: `notify_agent`'s, and `ack`, which clears what the agent handled. */
 export const notifyUiInput = notifyInput.extend({
-  ack: cursorSchema.optional().describe("Also clear the app's messages up to this seq (those you handled)."),
+  ack: cursorSchema.optional().describe("Also clear the app's messages up to this seq."),
   ack_epoch: epochSchema.optional().describe("ack's epoch."),
 });
 

@@ -16,7 +16,7 @@ export function registerWallTools(server: McpServer, session: Session): void {
     "post_wall",
     {
       title: "Post a status",
-      description: `One line (text, ≤ ${WALL_MAX_CHARS} chars) for the user in every open app and the status line, for duration_s (default ${WALL_DEFAULT_SECONDS}, ≤ ${WALL_MAX_SECONDS}); clear: true ends it.`,
+      description: `One line (text, ≤ ${WALL_MAX_CHARS} chars) for the user in every open app and the status line, for duration_s (default ${WALL_DEFAULT_SECONDS}, ≤ ${WALL_MAX_SECONDS}); clear ends it.`,
       inputSchema: compactSchema(wallInput),
       outputSchema: compactSchema(wallOutput),
     },
