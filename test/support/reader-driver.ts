@@ -106,6 +106,27 @@ export async function openCard(frame: Frame, passage: string, options: { scroll?
     },
     { text: passage, scroll: options.scroll ?? false },
   );
+  const frames = frame.page().frames();
+  await Promise.all(
+    frames.map((each, index) =>
+      each
+        .evaluate((index) => {
+          const seen: string[] = [];
+          (window as unknown as { __clicks?: string[] }).__clicks = seen;
+          for (const type of ["pointerdown", "mousedown", "click"])
+            window.addEventListener(
+              type,
+              (event) =>
+                seen.push(
+                  `${index}:${type}@${(event as MouseEvent).clientX},${(event as MouseEvent).clientY}:${(event.target as Element).tagName}#${(event.target as Element).id}.${(event.target as Element).className}`,
+                ),
+              true,
+            );
+        }, index)
+        .catch(() => undefined),
+    ),
+  );
+  const askBox = await frame.locator("#ask").boundingBox();
   await frame.locator("#ask").click();
   try {
     const focused = await frame.waitForFunction(
@@ -125,8 +146,22 @@ export async function openCard(frame: Frame, passage: string, options: { scroll?
         cards: document.querySelectorAll(".card").length,
         selection: document.getSelection()?.toString() ?? "",
         askButtonHidden: document.getElementById("ask")?.hidden,
+        askRect: JSON.stringify(document.getElementById("ask")?.getBoundingClientRect()),
+        size: [innerWidth, innerHeight, scrollY],
       }))
       .catch((reason: unknown) => String(reason));
+    const clicks = await Promise.all(
+      frames.map((each) => each.evaluate(() => (window as unknown as { __clicks?: string[] }).__clicks ?? []).catch(() => [])),
+    );
+    const boxes = await Promise.all(
+      frames.map((each) =>
+        each
+          .frameElement()
+          .then((element) => element.boundingBox())
+          .catch(() => null),
+      ),
+    );
+    console.error("ASK DIAG", JSON.stringify({ askBox, clicks, boxes, urls: frames.map((each) => each.url().slice(0, 60)) }));
     throw new Error(`no card's textarea took the focus after Ask: ${JSON.stringify(seen)}`, { cause: error });
   }
 }
@@ -152,6 +187,7 @@ export async function watchAnswer(frame: Frame, threadId: string, text: string):
       const page = window as unknown as { __answers?: Record<string, number> };
       page.__answers ??= {};
       const stamps = page.__answers;
+      delete stamps[key];
       const seen = () =>
         [...document.querySelectorAll(`.card[data-thread="${threadId}"] .message.agent`)].some((message) => message.textContent?.includes(text));
       const observer = new MutationObserver(() => {
@@ -164,8 +200,8 @@ export async function watchAnswer(frame: Frame, threadId: string, text: string):
     { threadId, text, key },
   );
   return async () => {
-    await frame.locator(`.card[data-thread="${threadId}"] .message.agent`, { hasText: text }).first().waitFor();
-    return frame.evaluate((key) => (window as unknown as { __answers: Record<string, number> }).__answers[key]!, key);
+    const stamp = await frame.waitForFunction((key) => (window as unknown as { __answers: Record<string, number> }).__answers[key], key);
+    return (await stamp.jsonValue())!;
   };
 }
 
