@@ -121,6 +121,7 @@ export async function openCard(frame: Frame, passage: string, options: { scroll?
     });
     await ask.click();
     if (await frame.evaluate(() => (window as unknown as { __askClicked?: boolean }).__askClicked)) break;
+    process.stderr.write(`reader driver: click ${clicks} on Ask did not reach the button; clicking again\n`);
   }
   try {
     const focused = await frame.waitForFunction(
