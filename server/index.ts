@@ -30,6 +30,6 @@ export { DEFAULT_LIMITS, type Limits } from "../core/limits.js";
 export { resolveDataDir, type QueueName } from "../core/paths.js";
 export { watchCommand, type WatchCommandOptions } from "../core/commands.js";
 export { registerReaderTools, type ReaderToolOptions } from "./tools/reader-tools.js";
-export { READER_RESOURCE_URI } from "./reader/resource.js";
+export { READER_RESOURCE_URI } from "./apps/resource.js";
 export type { AnswerData, AskData, HistoryEntry, ReaderDocument, ReaderState, ReaderThread, StatusData } from "../protocol/reader.js";
 export { createMcpRequestListener, listen, MCP_PATH, type ListenOptions, type RequestListener } from "./transports/http.js";

@@ -15,24 +15,18 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { Client } from "@modelcontextprotocol/client";
-import { chromium, type Browser, type Frame, type Page } from "playwright-core";
+import { chromium, type Browser } from "playwright-core";
 import {
   browserSkipReason,
   CHROMIUM_ARGS,
   CHROMIUM_PATH,
-  connectServer,
   startPlayground,
   structured,
   tempDataDir,
   type PlaygroundProcess,
 } from "./support/helpers.js";
-
-interface Message {
-  seq: number;
-  event: string;
-  data: Record<string, unknown>;
-}
+import { askFollowUp } from "./support/reader-driver.js";
+import { median, readerRigForSuite, type ReaderPage } from "./support/reader-page.js";
 
 /** Markup that runs code if it ever reaches the DOM unescaped: the image fails to load (the CSP allows no image), so onerror fires. */
 const XSS_QUESTION = `<img src=x onerror="window.__pwned='question-img'"><script>window.__pwned='question-script'</script> is this safe?`;
@@ -41,166 +35,51 @@ const XSS_ANSWER = `Yes: <img src=x onerror="window.__pwned='answer-img'"> and <
 const skip = browserSkipReason();
 
 describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
-  let dataDir: string;
-  let cleanup: () => Promise<void>;
-  let playground: PlaygroundProcess;
-  let browser: Browser;
-  let page: Page;
-  let agent: Client;
-  let channelId: string;
+  const rig = readerRigForSuite();
+  let reader: ReaderPage;
   const timings: Record<string, number[]> = { askToAgent: [], answerToScreen: [] };
-  const pageErrors: string[] = [];
-
-  /** Reads the agent queue like a model (read and clear), waiting until a message with `event` arrives. */
-  async function nextMessage(event: string, waitMs = 20_000): Promise<{ message: Message; at: number }> {
-    const deadline = Date.now() + waitMs;
-    while (Date.now() < deadline) {
-      const { messages } = structured<{ messages: Message[] }>(
-        await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: channelId, wait_ms: Math.max(1, deadline - Date.now()) } }),
-      );
-      const at = Date.now();
-      const found = messages.find((message) => message.event === event);
-      if (found) return { message: found, at };
-    }
-    throw new Error(`no ${event} reached the agent within ${waitMs} ms`);
-  }
-
-  /** The reader's frame (a new one after every re-render). */
-  async function readerFrame(): Promise<Frame> {
-    const handle = await page.locator("#frame iframe").elementHandle();
-    const frame = await handle?.contentFrame();
-    if (!frame) throw new Error("the playground shows no reader iframe");
-    await frame.locator("#doc p").first().waitFor();
-    return frame;
-  }
-
-  /** Selects `passage` in the document, as a user's drag would, and clicks the floating Ask button. */
-  async function selectAndClickAsk(frame: Frame, passage: string): Promise<void> {
-    await frame.evaluate((text) => {
-      const block = [...document.querySelectorAll<HTMLElement>("#doc [data-block]")].find((element) => element.textContent?.includes(text));
-      if (!block) throw new Error(`no block holds ${text}`);
-      const start = block.textContent!.indexOf(text);
-      const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
-      const range = document.createRange();
-      let position = 0;
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        const length = (node as Text).data.length;
-        if (position <= start && start < position + length) range.setStart(node, start - position);
-        if (position < start + text.length && start + text.length <= position + length) range.setEnd(node, start + text.length - position);
-        position += length;
-      }
-      const selection = document.getSelection()!;
-      selection.removeAllRanges();
-      selection.addRange(range);
-    }, passage);
-    await frame.locator("#ask").click();
-  }
-
-  /** Types `question` into the focused card of `frame` and submits it; resolves with the page-side submit time. */
-  async function submitQuestion(frame: Frame, card: string, question: string): Promise<number> {
-    await frame.evaluate(() => {
-      const stamps = window as unknown as { __submittedAt?: number };
-      stamps.__submittedAt = undefined;
-      const stamp = (event: KeyboardEvent) => {
-        if (event.key === "Enter") stamps.__submittedAt ??= Date.now();
-      };
-      document.addEventListener("keydown", stamp, { capture: true });
-    });
-    await frame.locator(`${card} textarea`).fill(question);
-    await frame.locator(`${card} textarea`).press("Enter");
-    return frame.evaluate(() => (window as unknown as { __submittedAt: number }).__submittedAt);
-  }
-
-  /** Sends `text` as the answer to `threadId` and resolves with the ms until it showed in the card. */
-  async function answer(frame: Frame, threadId: string, text: string, shown: string): Promise<number> {
-    await frame.evaluate(
-      ({ threadId, shown }) => {
-        const stamps = window as unknown as { __answeredAt?: number };
-        stamps.__answeredAt = undefined;
-        const observer = new MutationObserver(() => {
-          const messages = document.querySelectorAll(`.card[data-thread="${threadId}"] .message.agent`);
-          if ([...messages].some((message) => message.textContent?.includes(shown))) {
-            stamps.__answeredAt = Date.now();
-            observer.disconnect();
-          }
-        });
-        observer.observe(document.body, { subtree: true, childList: true, characterData: true });
-      },
-      { threadId, shown },
-    );
-    const sentAt = Date.now();
-    structured(
-      await agent.callTool({ name: "notify_ui", arguments: { channel_id: channelId, event: "answer", data: { thread_id: threadId, text } } }),
-    );
-    await frame.locator(`.card[data-thread="${threadId}"] .message.agent`, { hasText: shown }).waitFor();
-    const answeredAt = await frame.evaluate(() => (window as unknown as { __answeredAt: number }).__answeredAt);
-    return answeredAt - sentAt;
-  }
 
   before(async () => {
-    ({ dir: dataDir, cleanup } = await tempDataDir());
-    playground = await startPlayground(dataDir);
-    agent = await connectServer(dataDir);
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on("pageerror", (error) => pageErrors.push(error.message));
-    page.on("dialog", (dialog) => {
-      pageErrors.push(`dialog: ${dialog.message()}`);
-      void dialog.dismiss();
-    });
-    await page.goto(playground.page("/?agent=off"));
-    await page.locator("#channel", { hasText: /^ch-/ }).waitFor();
-    channelId = (await page.locator("#channel").textContent())!;
+    reader = await rig.open({ query: "?agent=off" });
   });
 
-  after(async () => {
-    await browser?.close();
-    await agent?.close();
-    await playground?.stop();
-    await cleanup?.();
-    if (timings.askToAgent!.length > 0) {
-      const median = (values: number[]) => {
-        const sorted = [...values].sort((a, b) => a - b);
-        const middle = sorted.length / 2;
-        return Number.isInteger(middle) ? (sorted[middle - 1]! + sorted[middle]!) / 2 : sorted[Math.floor(middle)]!;
-      };
-      const show = (values: number[]) => `${values.join(", ")} ms (median ${median(values)} ms)`;
-      process.stderr.write(
-        `\nreader e2e timings: Ask → ask at the agent: ${show(timings.askToAgent!)}; notify_ui → answer on screen: ${show(timings.answerToScreen!)}\n`,
-      );
-    }
+  after(() => {
+    if (timings.askToAgent!.length === 0) return;
+    const show = (values: number[]) => `${values.join(", ")} ms (median ${median(values)} ms)`;
+    process.stderr.write(
+      `\nreader e2e timings: Ask → ask at the agent: ${show(timings.askToAgent!)}; notify_ui → answer on screen: ${show(timings.answerToScreen!)}\n`,
+    );
   });
 
   let firstThread = "";
   let secondThread = "";
 
   test("the reader loads, says ready, and shows that the agent listens after hello", async () => {
-    const frame = await readerFrame();
+    const frame = await reader.frame();
     assert.equal(await frame.locator("#title").textContent(), "How backchannel works");
     assert.ok((await frame.locator("#toc a").count()) >= 3, "a table of contents for the headings");
-    await nextMessage("ready");
-    structured(await agent.callTool({ name: "notify_ui", arguments: { channel_id: channelId, event: "hello", data: {} } }));
+    await reader.nextMessage("ready");
+    await reader.notify("hello", {});
     await frame.locator("#presence", { hasText: "Agent is listening" }).waitFor();
   });
 
   test("status replaces the previous one and disappears at its until", async () => {
-    const frame = await readerFrame();
-    const status = (data: Record<string, unknown>) =>
-      agent.callTool({ name: "notify_ui", arguments: { channel_id: channelId, event: "status", data } });
-    structured(await status({ text: "Reading section 1…" }));
+    const frame = await reader.frame();
+    const status = (data: Record<string, unknown>) => reader.notify("status", data);
+    await status({ text: "Reading section 1…" });
     await frame.locator("#status", { hasText: "Reading section 1…" }).waitFor();
-    structured(await status({ text: "Reading <b>section 2</b>…", until: new Date(Date.now() + 1_500).toISOString() }));
+    await status({ text: "Reading <b>section 2</b>…", until: new Date(Date.now() + 1_500).toISOString() });
     await frame.locator("#status", { hasText: "Reading <b>section 2</b>…" }).waitFor();
     assert.equal(await frame.locator("#status b").count(), 0, "status text stays text");
     await frame.waitForFunction(() => document.getElementById("status")?.textContent === "", undefined, { timeout: 5_000 });
   });
 
   test("the session's wall shows in the status bar while it lasts, and goes at its end", async () => {
-    const frame = await readerFrame();
+    const frame = await reader.frame();
     // The playground opened the channel; the agent's server is another process. Both
     // are children of this test process, so both fall back to the same session key.
     const wall = structured<{ until: string }>(
-      await agent.callTool({ name: "post_wall", arguments: { text: "Reviewing <i>chapter 2</i>, back soon", duration_s: 3 } }),
+      await rig.agent.callTool({ name: "post_wall", arguments: { text: "Reviewing <i>chapter 2</i>, back soon", duration_s: 3 } }),
     );
     await frame.locator("#wall", { hasText: "Reviewing <i>chapter 2</i>, back soon" }).waitFor();
     assert.equal(await frame.locator("#wall i").count(), 0, "wall text stays text");
@@ -209,12 +88,10 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
   });
 
   test("select → Ask → question: the agent gets the ask with quote, paragraph and question; the answer shows in that card", async () => {
-    const frame = await readerFrame();
-    await selectAndClickAsk(frame, "sequence number");
-    const card = ".card:has(textarea:focus)";
-    await frame.locator(card).waitFor();
-    const asked = nextMessage("ask");
-    const submittedAt = await submitQuestion(frame, card, "What is a sequence number for?");
+    const frame = await reader.frame();
+    await reader.selectAndAsk("sequence number");
+    const asked = reader.nextMessage("ask");
+    const submittedAt = await reader.submit("What is a sequence number for?");
     const { message, at } = await asked;
     timings.askToAgent!.push(at - submittedAt);
     assert.equal(message.data.quote, "sequence number");
@@ -225,7 +102,7 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
     await frame.locator(`.card[data-thread="${firstThread}"] .card-note`, { hasText: "Waiting for the agent" }).waitFor();
     assert.equal(await frame.locator(`mark[data-thread="${firstThread}"]`).textContent(), "sequence number", "the passage is highlighted");
 
-    timings.answerToScreen!.push(await answer(frame, firstThread, "It orders the messages and is **never reused**.", "It orders the messages"));
+    timings.answerToScreen!.push(await reader.answer(firstThread, "It orders the messages and is **never reused**.", "It orders the messages"));
     assert.equal(
       await frame.locator(`.card[data-thread="${firstThread}"] .message.agent strong`).textContent(),
       "never reused",
@@ -235,10 +112,9 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
   });
 
   test("a follow-up in the same card carries the thread's history", async () => {
-    const frame = await readerFrame();
-    const card = `.card[data-thread="${firstThread}"]`;
-    const asked = nextMessage("ask");
-    const submittedAt = await submitQuestion(frame, card, "Why is it never reused?");
+    const frame = await reader.frame();
+    const asked = reader.nextMessage("ask");
+    const submittedAt = await askFollowUp(frame, firstThread, "Why is it never reused?");
     const { message, at } = await asked;
     timings.askToAgent!.push(at - submittedAt);
     assert.equal(message.data.thread_id, firstThread);
@@ -247,21 +123,19 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
       { role: "user", text: "What is a sequence number for?" },
       { role: "agent", text: "It orders the messages and is **never reused**." },
     ]);
-    timings.answerToScreen!.push(await answer(frame, firstThread, "So that a cursor stays valid after the queue drains.", "cursor stays valid"));
+    timings.answerToScreen!.push(await reader.answer(firstThread, "So that a cursor stays valid after the queue drains.", "cursor stays valid"));
   });
 
   test("markup in a question and an answer renders as text and runs nothing", async () => {
-    const frame = await readerFrame();
-    await selectAndClickAsk(frame, "a small command that exits");
-    const card = ".card:has(textarea:focus)";
-    await frame.locator(card).waitFor();
-    const asked = nextMessage("ask");
-    const submittedAt = await submitQuestion(frame, card, XSS_QUESTION);
+    const frame = await reader.frame();
+    await reader.selectAndAsk("a small command that exits");
+    const asked = reader.nextMessage("ask");
+    const submittedAt = await reader.submit(XSS_QUESTION);
     const { message, at } = await asked;
     timings.askToAgent!.push(at - submittedAt);
     assert.equal(message.data.question, XSS_QUESTION, "the agent gets the question exactly as typed");
     secondThread = String(message.data.thread_id);
-    timings.answerToScreen!.push(await answer(frame, secondThread, XSS_ANSWER, "stay text"));
+    timings.answerToScreen!.push(await reader.answer(secondThread, XSS_ANSWER, "stay text"));
 
     const thread = frame.locator(`.card[data-thread="${secondThread}"]`);
     assert.equal(await thread.locator(".message.user").textContent(), XSS_QUESTION);
@@ -271,9 +145,9 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
   });
 
   test("a re-render (the host reloads the iframe) restores the document and both threads", async () => {
-    await page.locator("#rerender").click();
-    await nextMessage("ready");
-    const frame = await readerFrame();
+    await reader.page.locator("#rerender").click();
+    await reader.nextMessage("ready");
+    const frame = await reader.frame();
     await frame.locator(".card").nth(1).waitFor();
     assert.equal(await frame.locator(".card").count(), 2);
     // Each message's text: a question's, an answer's (without its Show more, when a compact card cuts it short).
@@ -293,17 +167,17 @@ describe("the reader in a real browser", { skip, timeout: 120_000 }, () => {
   });
 
   test("a host theme change recolours the reader", async () => {
-    const frame = await readerFrame();
+    const frame = await reader.frame();
     const colours = () => frame.evaluate(() => [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]);
     assert.deepEqual(await colours(), ["rgb(255, 255, 255)", "rgb(24, 24, 27)"], "the light palette the host sent");
-    await page.locator("#theme").click();
+    await reader.page.locator("#theme").click();
     await frame.waitForFunction(() => getComputedStyle(document.body).backgroundColor !== "rgb(255, 255, 255)");
     assert.deepEqual(await colours(), ["rgb(27, 27, 31)", "rgb(236, 236, 241)"], "the dark palette the host sent");
     assert.equal(await frame.evaluate(() => document.documentElement.dataset.theme), "dark");
   });
 
   test("nothing failed in the page", () => {
-    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(rig.pageErrors, []);
   });
 });
 

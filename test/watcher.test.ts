@@ -22,7 +22,8 @@ before(async () => {
 after(() => cleanup());
 
 describe("exit mode", () => {
-  test("exits 0 within 500 ms after a message lands, with a one-line summary", async () => {
+  // A safety net a loaded machine keeps, far below --timeout: how fast the watcher wakes is a figure of bench/ (exit mode).
+  test("exits 0 soon after a message lands, long before its timeout, with a one-line summary", async () => {
     await store.append("wake", "ui", "hello");
     const watcher = spawnWatcher(dataDir, ["wake", "--timeout", "30"]);
     await watcher.ready();
@@ -31,7 +32,7 @@ describe("exit mode", () => {
     const code = await watcher.exited;
     const latency = performance.now() - landed;
     assert.equal(code, 0, watcher.stderr());
-    assert.ok(latency < 500, `exited ${latency.toFixed(1)} ms after the message landed`);
+    assert.ok(latency < 5_000, `exited ${latency.toFixed(1)} ms after the message landed`);
     const lines = watcher.stdout().trim().split("\n");
     assert.equal(lines.length, 1);
     assert.match(lines[0]!, /^1 message waiting on wake \(ask\)\. Read with poll_agent_messages/);

@@ -6,7 +6,7 @@
  * fragment. Saved apps are also resources `backchannel://apps/<name>`. The fragment is
  * the model's own code; it never travels back to the model.
  */
-import { registerAppResource, registerAppTool, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
+import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
 import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/server";
 import { assertChannelId, mintChannelId } from "../../core/ids.js";
 import { APP_HTML_MAX_BYTES, SAVED_APP_LIST_PAGE } from "../../core/limits.js";
@@ -15,7 +15,7 @@ import { Awareness } from "../awareness/awareness.js";
 import { checkFragment, checkTitle, DEFAULT_APP_TITLE, readChannelApp, writeChannelApp, type ChannelApp } from "../apps/channel-app.js";
 import { findSavedApp, listSavedApps, saveChannelApp, savedAppUri } from "../apps/saved-apps.js";
 import { appStateInput, appStateOutput, openAppInput, openAppOutput, saveAppInput, saveAppOutput } from "../apps/schemas.js";
-import { readShellHtml, SHELL_RESOURCE_URI } from "../apps/shell-resource.js";
+import { registerBuiltApp, SHELL_APP } from "../apps/resource.js";
 import type { BrowserLinks } from "../browser-links.js";
 import { type ClientView, FULL_VIEW } from "../client-view.js";
 import { registerAppOnlyTool } from "./app-only.js";
@@ -44,13 +44,7 @@ export interface AppToolOptions {
 export function registerAppTools(server: McpServer, store: ChannelStore, options: AppToolOptions = {}): void {
   const awareness = options.awareness ?? new Awareness(server, store);
 
-  registerAppResource(
-    server,
-    "backchannel app shell",
-    SHELL_RESOURCE_URI,
-    { mimeType: RESOURCE_MIME_TYPE, description: "Runs an app the agent wrote (its HTML fragment) with a live channel to the agent." },
-    async () => ({ contents: [{ uri: SHELL_RESOURCE_URI, mimeType: RESOURCE_MIME_TYPE, text: await readShellHtml(options.shellHtmlPath) }] }),
-  );
+  registerBuiltApp(server, SHELL_APP, options.shellHtmlPath);
 
   registerAppTool(
     server,
@@ -62,7 +56,7 @@ export function registerAppTools(server: McpServer, store: ChannelStore, options
         "name: a saved app instead; neither: list them (after: the next page).",
       inputSchema: compactSchema(openAppInput),
       outputSchema: compactSchema(openAppOutput),
-      _meta: { ui: { resourceUri: SHELL_RESOURCE_URI } },
+      _meta: { ui: { resourceUri: SHELL_APP.uri } },
     },
     guarded(async ({ html, name, title, channel_id, after }) => {
       if (html !== undefined && name !== undefined) return messageError("INVALID_ARGUMENTS", "pass html (a new app) or name (a saved app), not both");

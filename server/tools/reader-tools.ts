@@ -4,7 +4,7 @@
  * (re-)rendered in any process restores itself and records its threads. The
  * document never travels back to the model.
  */
-import { registerAppResource, registerAppTool, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
+import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
 import type { McpServer, StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { mintChannelId } from "../../core/ids.js";
 import type { ChannelStore } from "../../store/store.js";
@@ -13,7 +13,7 @@ import type { ReaderDocument } from "../../protocol/reader.js";
 import { storeMaxMessageBytes } from "../reader/ask-history.js";
 import { compressedDocument } from "../reader/compressed-document.js";
 import { readDocument, readPosition, readThreads, recordDraft, recordMessage, writeDocument, writePosition } from "../reader/reader-state.js";
-import { READER_RESOURCE_URI, readReaderHtml } from "../reader/resource.js";
+import { READER_APP, registerBuiltApp } from "../apps/resource.js";
 import {
   openReaderInput,
   openReaderOutput,
@@ -105,13 +105,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
   const maxMessageBytes = options.maxMessageBytes ?? storeMaxMessageBytes(store);
   const openReaderSchema: StandardSchemaWithJSON<OpenReaderArgs, OpenReaderArgs> = readLocalFiles ? openReaderInput : openReaderRemoteInput;
 
-  registerAppResource(
-    server,
-    "backchannel reader",
-    READER_RESOURCE_URI,
-    { mimeType: RESOURCE_MIME_TYPE, description: "The in-chat reader: a document with margin threads answered by the agent." },
-    async () => ({ contents: [{ uri: READER_RESOURCE_URI, mimeType: RESOURCE_MIME_TYPE, text: await readReaderHtml(options.readerHtmlPath) }] }),
-  );
+  registerBuiltApp(server, READER_APP, options.readerHtmlPath);
 
   registerAppTool(
     server,
@@ -123,7 +117,7 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
         "The user's asks arrive on the returned channel (or channel_id, reused).",
       inputSchema: compactSchema(openReaderSchema),
       outputSchema: compactSchema(openReaderOutput),
-      _meta: { ui: { resourceUri: READER_RESOURCE_URI } },
+      _meta: { ui: { resourceUri: READER_APP.uri } },
     },
     guarded(async ({ title, markdown, text, path, channel_id }, ctx) => {
       let given: DocumentRequest = { markdown, text, path };

@@ -10,7 +10,7 @@
  * Enter key and the moment an answer's text is in the card (a MutationObserver).
  */
 import type { Client } from "@modelcontextprotocol/client";
-import type { Frame } from "playwright-core";
+import type { Frame, Locator } from "playwright-core";
 import type { AskData } from "../../protocol/reader.js";
 import { connectServer, structured } from "./helpers.js";
 
@@ -18,14 +18,14 @@ import { connectServer, structured } from "./helpers.js";
 export interface AgentMessage {
   seq: number;
   event: string;
-  data: unknown;
+  data: Record<string, unknown>;
 }
 
 /** The agent: reads the channel's agent queue and answers, from its own server process. */
 export class ReaderAgent {
   private readonly inbox: { message: AgentMessage; at: number }[] = [];
 
-  private constructor(
+  constructor(
     /** The agent's SDK client. */
     readonly client: Client,
     private readonly channelId: string,
@@ -60,7 +60,7 @@ export class ReaderAgent {
   /** The next `ask`, with its data. */
   async nextAsk(waitMs?: number): Promise<{ ask: AskData; at: number }> {
     const { message, at } = await this.next("ask", waitMs);
-    return { ask: message.data as AskData, at };
+    return { ask: message.data as unknown as AskData, at };
   }
 
   /** Sends `event` to the reader; resolves with `Date.now()` just before the call. */
@@ -76,32 +76,85 @@ export class ReaderAgent {
   }
 }
 
-/** Selects `passage` in the document as a drag would, clicks Ask, types `question` and presses Enter. Resolves with the page's time of Enter. */
+/**
+ * Selects `passage` in the document as a user's drag would (scrolled to the middle of the
+ * frame when `scroll`), clicks Ask, and waits until a card opened and its textarea is the
+ * frame's focused element: what the app controls. Whether the frame itself has the
+ * browser's focus (`:focus` matches only then) is the host's and the window manager's
+ * business, which a loaded machine or two cross-origin frames make late.
+ * @throws Error with what the frame showed (focused element, selection, cards) when no card opened within the frame's timeout.
+ */
+export async function openCard(frame: Frame, passage: string, options: { scroll?: boolean } = {}): Promise<Locator> {
+  await frame.evaluate(
+    ({ text, scroll }) => {
+      const block = [...document.querySelectorAll<HTMLElement>("#doc [data-block]")].find((element) => element.textContent?.includes(text));
+      if (!block) throw new Error(`no block holds ${text}`);
+      if (scroll) block.scrollIntoView({ block: "center" });
+      const start = block.textContent!.indexOf(text);
+      const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+      const range = document.createRange();
+      let position = 0;
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const length = (node as Text).data.length;
+        if (position <= start && start < position + length) range.setStart(node, start - position);
+        if (position < start + text.length && start + text.length <= position + length) range.setEnd(node, start + text.length - position);
+        position += length;
+      }
+      const selection = document.getSelection()!;
+      selection.removeAllRanges();
+      selection.addRange(range);
+    },
+    { text: passage, scroll: options.scroll ?? false },
+  );
+  // Under load, in MCP Inspector (the reader two cross-origin frames deep), a click
+  // Playwright aims at #ask has missed it: no click reached the button, the frame never
+  // had the focus, the selection stayed, no card opened. A person would click again; so
+  // does this, only while the button has seen no click.
+  const ask = frame.locator("#ask");
+  let clicks = 0;
+  while (clicks < 3) {
+    clicks++;
+    await ask.evaluate((button) => {
+      const page = window as unknown as { __askClicked?: boolean };
+      page.__askClicked = false;
+      button.addEventListener("click", () => (page.__askClicked = true), { capture: true, once: true });
+    });
+    await ask.click();
+    if (await frame.evaluate(() => (window as unknown as { __askClicked?: boolean }).__askClicked)) break;
+    process.stderr.write(`reader driver: click ${clicks} on Ask did not reach the button; clicking again\n`);
+  }
+  try {
+    const focused = await frame.waitForFunction(
+      () => {
+        const card = document.activeElement?.matches(".card textarea") ? document.activeElement.closest(".card") : null;
+        return card ? { index: [...document.querySelectorAll(".card")].indexOf(card) } : null;
+      },
+      undefined,
+      { polling: 50 },
+    );
+    return frame.locator(".card").nth((await focused.jsonValue())!.index);
+  } catch (error) {
+    const seen = await frame
+      .evaluate(() => ({
+        activeElement: document.activeElement ? `${document.activeElement.tagName}.${document.activeElement.className}` : null,
+        frameHasFocus: document.hasFocus(),
+        cards: document.querySelectorAll(".card").length,
+        selection: document.getSelection()?.toString() ?? "",
+        askButtonHidden: document.getElementById("ask")?.hidden,
+      }))
+      .catch((reason: unknown) => String(reason));
+    throw new Error(`no card's textarea took the focus after ${clicks} click(s) on Ask: ${JSON.stringify(seen)}`, { cause: error });
+  }
+}
+
+/** Opens a card on `passage` ({@link openCard}), types `question` and presses Enter. Resolves with the page's time of Enter. */
 export async function askAbout(frame: Frame, passage: string, question: string): Promise<number> {
-  await frame.evaluate((text) => {
-    const block = [...document.querySelectorAll<HTMLElement>("#doc [data-block]")].find((element) => element.textContent?.includes(text));
-    if (!block) throw new Error(`no block holds ${text}`);
-    const start = block.textContent!.indexOf(text);
-    const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
-    const range = document.createRange();
-    let position = 0;
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      const length = (node as Text).data.length;
-      if (position <= start && start < position + length) range.setStart(node, start - position);
-      if (position < start + text.length && start + text.length <= position + length) range.setEnd(node, start + text.length - position);
-      position += length;
-    }
-    const selection = document.getSelection()!;
-    selection.removeAllRanges();
-    selection.addRange(range);
-  }, passage);
-  await frame.locator("#ask").click();
-  return submit(frame, ".card:has(textarea:focus)", question);
+  return submit(await openCard(frame, passage), question);
 }
 
 /** Asks `question` again in the card of `threadId`. Resolves with the page's time of Enter. */
 export function askFollowUp(frame: Frame, threadId: string, question: string): Promise<number> {
-  return submit(frame, `.card[data-thread="${threadId}"]`, question);
+  return submit(frame.locator(`.card[data-thread="${threadId}"]`), question);
 }
 
 /**
@@ -115,6 +168,7 @@ export async function watchAnswer(frame: Frame, threadId: string, text: string):
       const page = window as unknown as { __answers?: Record<string, number> };
       page.__answers ??= {};
       const stamps = page.__answers;
+      delete stamps[key];
       const seen = () =>
         [...document.querySelectorAll(`.card[data-thread="${threadId}"] .message.agent`)].some((message) => message.textContent?.includes(text));
       const observer = new MutationObserver(() => {
@@ -127,14 +181,14 @@ export async function watchAnswer(frame: Frame, threadId: string, text: string):
     { threadId, text, key },
   );
   return async () => {
-    await frame.locator(`.card[data-thread="${threadId}"] .message.agent`, { hasText: text }).waitFor();
-    return frame.evaluate((key) => (window as unknown as { __answers: Record<string, number> }).__answers[key]!, key);
+    const stamp = await frame.waitForFunction((key) => (window as unknown as { __answers: Record<string, number> }).__answers[key], key);
+    return (await stamp.jsonValue())!;
   };
 }
 
 /** Types `question` into the textarea of `card` and presses Enter; resolves with the page's time of the keydown. */
-async function submit(frame: Frame, card: string, question: string): Promise<number> {
-  const textarea = frame.locator(`${card} textarea`);
+export async function submit(card: Locator, question: string): Promise<number> {
+  const textarea = card.locator("textarea");
   await textarea.fill(question);
   await textarea.evaluate((element) => {
     element.addEventListener(
@@ -146,5 +200,5 @@ async function submit(frame: Frame, card: string, question: string): Promise<num
     );
   });
   await textarea.press("Enter");
-  return frame.evaluate(() => (window as unknown as { __enterAt: number }).__enterAt);
+  return textarea.evaluate(() => (window as unknown as { __enterAt: number }).__enterAt);
 }

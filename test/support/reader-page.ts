@@ -11,13 +11,7 @@ import { after, before } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { chromium, type Browser, type Frame, type Page } from "playwright-core";
 import { CHROMIUM_ARGS, CHROMIUM_PATH, connectServer, startPlayground, structured, tempDataDir, type PlaygroundProcess } from "./helpers.js";
-
-/** A message of the agent queue. */
-export interface AgentMessage {
-  seq: number;
-  event: string;
-  data: Record<string, unknown>;
-}
+import { type AgentMessage, openCard, ReaderAgent, submit, watchAnswer } from "./reader-driver.js";
 
 /** Where and how {@link ReaderRig.open} opens a page. */
 export interface OpenOptions {
@@ -144,91 +138,31 @@ export class ReaderPage {
   }
 
   /** Reads the agent queue like a model (read and clear) until a message with `event` arrives. */
-  async nextMessage(event: string, waitMs = Math.max(20_000, this.timeoutMs)): Promise<{ message: AgentMessage; at: number }> {
-    const deadline = Date.now() + waitMs;
-    while (Date.now() < deadline) {
-      const { messages } = structured<{ messages: AgentMessage[] }>(
-        await this.agent.callTool({
-          name: "poll_agent_messages",
-          arguments: { channel_id: this.channelId, wait_ms: Math.max(1, deadline - Date.now()) },
-        }),
-      );
-      const at = Date.now();
-      const found = messages.find((message) => message.event === event);
-      if (found) return { message: found, at };
-    }
-    throw new Error(`no ${event} reached the agent within ${waitMs} ms`);
+  nextMessage(event: string, waitMs = Math.max(20_000, this.timeoutMs)): Promise<{ message: AgentMessage; at: number }> {
+    return new ReaderAgent(this.agent, this.channelId).next(event, waitMs);
   }
 
   /** Sends `event` with `data` to the reader, as the agent. */
   async notify(event: string, data: Record<string, unknown>): Promise<void> {
-    structured(await this.agent.callTool({ name: "notify_ui", arguments: { channel_id: this.channelId, event, data } }));
+    await new ReaderAgent(this.agent, this.channelId).send(event, data);
   }
 
   /** Selects `passage` in the document, as a user's drag would, and clicks the Ask button; resolves once a card's input has the focus. */
   async selectAndAsk(passage: string): Promise<void> {
-    const frame = await this.frame();
-    await frame.evaluate((text) => {
-      const block = [...document.querySelectorAll<HTMLElement>("#doc [data-block]")].find((element) => element.textContent?.includes(text));
-      if (!block) throw new Error(`no block holds ${text}`);
-      block.scrollIntoView({ block: "center" });
-      const start = block.textContent!.indexOf(text);
-      const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
-      const range = document.createRange();
-      let position = 0;
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        const length = (node as Text).data.length;
-        if (position <= start && start < position + length) range.setStart(node, start - position);
-        if (position < start + text.length && start + text.length <= position + length) range.setEnd(node, start + text.length - position);
-        position += length;
-      }
-      const selection = document.getSelection()!;
-      selection.removeAllRanges();
-      selection.addRange(range);
-    }, passage);
-    await frame.locator("#ask").click();
-    await frame.locator(".card:has(textarea:focus)").waitFor();
+    await openCard(await this.frame(), passage, { scroll: true });
   }
 
   /** Types `question` into the focused card and presses Enter; resolves with the page-side time of the key. */
   async submit(question: string): Promise<number> {
-    const frame = await this.frame();
-    await frame.locator(".card textarea:focus").fill(question);
-    await frame.evaluate(() => {
-      const stamps = window as unknown as { __submittedAt?: number };
-      stamps.__submittedAt = undefined;
-      const stamp = (event: KeyboardEvent) => {
-        if (event.key === "Enter") stamps.__submittedAt ??= Date.now();
-      };
-      document.addEventListener("keydown", stamp, { capture: true, once: true });
-    });
-    await frame.locator(".card textarea:focus").press("Enter");
-    return frame.evaluate(() => (window as unknown as { __submittedAt: number }).__submittedAt);
+    return submit((await this.frame()).locator(".card:has(textarea:focus)"), question);
   }
 
   /** Sends `text` as the answer to `threadId`; resolves with the ms from just before notify_ui to `shown` in the card's DOM. */
   async answer(threadId: string, text: string, shown: string): Promise<number> {
-    const frame = await this.frame();
-    await frame.evaluate(
-      ({ threadId, shown }) => {
-        const stamps = window as unknown as { __answeredAt?: number };
-        stamps.__answeredAt = undefined;
-        const observer = new MutationObserver(() => {
-          const messages = document.querySelectorAll(`.card[data-thread="${threadId}"] .message.agent`);
-          if ([...messages].some((message) => message.textContent?.includes(shown))) {
-            stamps.__answeredAt = Date.now();
-            observer.disconnect();
-          }
-        });
-        observer.observe(document.body, { subtree: true, childList: true, characterData: true });
-      },
-      { threadId, shown },
-    );
+    const shownAt = await watchAnswer(await this.frame(), threadId, shown);
     const sentAt = Date.now();
     await this.notify("answer", { thread_id: threadId, text });
-    await frame.locator(`.card[data-thread="${threadId}"] .message.agent`, { hasText: shown }).first().waitFor();
-    const answeredAt = await frame.evaluate(() => (window as unknown as { __answeredAt: number }).__answeredAt);
-    return answeredAt - sentAt;
+    return (await shownAt()) - sentAt;
   }
 }
 
