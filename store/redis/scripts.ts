@@ -9,7 +9,7 @@
  * script that would write while it is out of memory or cannot persist, before it runs,
  * rather than in the middle. Scripts that only read or free memory (polls, which
  * acknowledge by deleting; removal; the sweep) are flagged `allow-oom`, so that a Redis
- * full to its maxmemory still serves them (docs/ARCHITECTURE.md, "Redis store"): reading
+ * full to its maxmemory still serves them (docs/ARCHITECTURE.md, "The Redis store"): reading
  * and acknowledging is how room is made. Such a script must never grow Redis: it creates
  * no key, and sets only fields that already exist (the one exception, a meta hash rebuilt
  * after its fields were lost, is a few bytes once).
