@@ -36,7 +36,6 @@ import { VERSION } from "../core/package.js";
 import { warnOnStderr } from "../core/warn.js";
 import { browserDataDir, browserStoreKey, localBrowserHost } from "../server/browser-host.js";
 import type { BrowserLinks } from "../server/browser-links.js";
-import { READER_RESOURCE_URI } from "../server/reader/resource.js";
 import { createMcpRequestListener, listen } from "../server/transports/http.js";
 import { openStore, type StoreLocation, watcherWhere } from "../store/open.js";
 import type { ChannelStore } from "../store/store.js";
@@ -129,7 +128,7 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     browser,
     ...(options.readerHtmlPath ? { readerHtmlPath: options.readerHtmlPath } : {}),
   });
-  const config = { mode: options.mode, watch: watchCommand("CHANNEL_ID", { where }), reader: READER_RESOURCE_URI };
+  const config = { mode: options.mode, watch: watchCommand("CHANNEL_ID", { where }) };
 
   let inFlight = 0;
   let lastActivity = Date.now();

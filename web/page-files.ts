@@ -16,8 +16,6 @@ export interface PageConfig {
   mode: "host" | "playground";
   /** The watcher command for the store, `CHANNEL_ID` standing for the channel. */
   watch?: string;
-  /** The reader's `ui://` resource, which the page starts loading before it has read the channel's state. */
-  reader?: string;
 }
 
 /** The built page and frame, with their headers. */

@@ -75,8 +75,8 @@ export class AppFrames {
   private displayMode: McpUiDisplayMode = "inline";
   /** Every app rendered in the page, to hand each a change of the host context; true for the main one (the reader's place). */
   private readonly bridges = new Map<AppBridge, { main: boolean; container: HTMLElement }>();
-  /** The app started ahead of its tool call ({@link preload}). */
-  private preloaded: { container: HTMLElement; uri: string; main: boolean; app: Promise<StartedApp> } | undefined;
+  /** A frame loading ahead of its app ({@link preload}). */
+  private preloaded: LoadingFrame | undefined;
 
   constructor(private readonly options: AppFramesOptions) {
     addEventListener("resize", () => this.refresh());
@@ -84,57 +84,22 @@ export class AppFrames {
 
   /**
    * Renders `call`'s app in a fresh frame in `container`, replacing `previous`, as a host
-   * does when a conversation is re-opened: read the resource while the frame loads,
-   * connect the bridge, then hand the app the tool's input and result once it has
-   * initialized. The app {@link preload}ed in `container` for the same resource is used
-   * as it stands. `main`: the page's main app (the reader), which may go full screen.
+   * does when a conversation is re-opened: read the resource while the frame loads (or
+   * take the one preloaded there), connect
+   * the bridge, then hand the app the tool's input and result once it has initialized.
+   * `main`: the page's main app (the reader), which may go full screen.
    */
   async mount(call: AppCall, container: HTMLElement, title: string, previous?: AppBridge, main = false): Promise<AppBridge> {
-    if (previous) await this.unmount(previous);
-    const preloaded = this.preloaded;
-    this.preloaded = undefined;
-    const reuse = preloaded?.container === container && preloaded.uri === call.uri && preloaded.main === main;
-    if (preloaded && !reuse)
-      void preloaded.app.then(
-        (app) => this.unmount(app.bridge),
-        () => undefined,
-      );
-    const app = await (reuse ? preloaded.app : this.start(call.client, call.uri, container, main));
-    app.iframe.title = title;
-    app.open(call);
-    return app.bridge;
-  }
-
-  /**
-   * Starts, in `container`, the app of `uri` before the page has the tool call to hand it
-   * (a link names a channel: its app is known before its state is read), so that the
-   * app's resource, frame and script load while the page makes its other calls; the
-   * next {@link mount} there of the same resource hands it the call.
-   */
-  preload(client: Client, uri: string, container: HTMLElement, main = false): void {
-    const app = this.start(client, uri, container, main);
-    // A failure shows when the page mounts it.
-    app.catch(() => undefined);
-    this.preloaded = { container, uri, main, app };
-  }
-
-  /** Closes `bridge`'s app: it gets no more host context. */
-  private async unmount(bridge: AppBridge): Promise<void> {
-    this.bridges.delete(bridge);
-    await bridge.close();
-  }
-
-  /** Reads `uri` while a fresh frame loads in `container`, connects a bridge to it, and posts the app's HTML. */
-  private async start(client: Client, uri: string, container: HTMLElement, main: boolean): Promise<StartedApp> {
+    if (previous) {
+      this.bridges.delete(previous);
+      await previous.close();
+    }
     if (main) this.setDisplayMode("inline", container);
-    const iframe = document.createElement("iframe");
-    // Scripts only: an opaque origin that cannot reach this page, like hosts' sandboxes.
-    iframe.sandbox.add("allow-scripts");
-    const ready = frameReady(iframe);
-    container.replaceChildren(iframe);
-    iframe.src = new URL("frame", location.href).href;
-    const [{ contents }, frame] = await Promise.all([client.readResource({ uri }), ready]);
+    const loading = this.takePreloaded(container) ?? loadFrame(container);
+    loading.iframe.title = title;
+    const [{ contents }, frame] = await Promise.all([call.client.readResource({ uri: call.uri }), loading.ready]);
     const html = contents[0] && "text" in contents[0] ? contents[0].text : "";
+    const iframe = loading.iframe;
 
     const capabilities: McpUiHostCapabilities = {
       openLinks: {},
@@ -142,7 +107,7 @@ export class AppFrames {
       logging: {},
       ...(this.options.onmessage ? { message: { text: {} } } : {}),
     };
-    const bridge = new AppBridge(client, { name: this.options.hostName, version: "0.1.0" }, capabilities, {
+    const bridge = new AppBridge(call.client, { name: this.options.hostName, version: "0.1.0" }, capabilities, {
       hostContext: this.hostContext(main, container),
     });
     bridge.onopenlink = async ({ url }) => {
@@ -165,17 +130,9 @@ export class AppFrames {
         bridge.setHostContext(this.hostContext(true, container));
         return { mode: this.displayMode };
       };
-    // The tool call goes to the app once both are there: the app initialized, the page's call given.
-    let initialized = false;
-    let call: AppCall | undefined;
-    const handOver = () => {
-      if (!initialized || !call) return;
+    bridge.oninitialized = () => {
       void bridge.sendToolInput({ arguments: call.input });
       void bridge.sendToolResult(call.result);
-    };
-    bridge.oninitialized = () => {
-      initialized = true;
-      handOver();
     };
     // Listen before the app's document is in, so that its first message is not missed.
     await bridge.connect(new PostMessageTransport(frame, frame));
@@ -184,14 +141,22 @@ export class AppFrames {
       { type: "backchannel-app", html: html.replace(/<head>/i, `<head><meta http-equiv="Content-Security-Policy" content="${APP_CSP}">`) },
       "*",
     );
-    return {
-      iframe,
-      bridge,
-      open: (opened) => {
-        call = opened;
-        handOver();
-      },
-    };
+    return bridge;
+  }
+
+  /**
+   * Starts loading, in `container`, the frame the next {@link mount} there will use, before
+   * the page knows which app it holds: the frame's load then overlaps the page's calls.
+   */
+  preload(container: HTMLElement): void {
+    this.preloaded = loadFrame(container);
+  }
+
+  /** The frame preloaded in `container`, if any, once; a frame preloaded elsewhere is dropped. */
+  private takePreloaded(container: HTMLElement): LoadingFrame | undefined {
+    const preloaded = this.preloaded;
+    this.preloaded = undefined;
+    return preloaded && preloaded.iframe.parentElement === container ? preloaded : undefined;
   }
 
   /** Hands every app the current host context (after a change of theme or window). */
@@ -238,12 +203,21 @@ export class AppFrames {
   }
 }
 
-/** An app started in its frame, waiting for its tool call. */
-interface StartedApp {
+/** A frame an app will run in, and its window once ./frame.ts is ready for the app's HTML. */
+interface LoadingFrame {
   iframe: HTMLIFrameElement;
-  bridge: AppBridge;
-  /** Hands the app `call`'s input and result, once it has initialized. Once. */
-  open(call: AppCall): void;
+  ready: Promise<Window>;
+}
+
+/** Puts a fresh app frame in `container` in place of what it held, loading from the host. */
+function loadFrame(container: HTMLElement): LoadingFrame {
+  const iframe = document.createElement("iframe");
+  // Scripts only: an opaque origin that cannot reach this page, like hosts' sandboxes.
+  iframe.sandbox.add("allow-scripts");
+  const ready = frameReady(iframe);
+  container.replaceChildren(iframe);
+  iframe.src = new URL("frame", location.href).href;
+  return { iframe, ready };
 }
 
 /** Resolves with the frame's window once ./frame.ts says it is ready for the app's HTML. */

@@ -40,8 +40,6 @@ interface PageConfig {
   mode: "host" | "playground";
   /** The watcher command for this store, `CHANNEL_ID` standing for the channel (playground: shown with `?agent=off`). */
   watch?: string;
-  /** The reader's `ui://` resource, as open_reader names it (host: loaded before the channel's state is read). */
-  reader?: string;
 }
 
 const config = pageConfig();
@@ -64,11 +62,11 @@ document.body.dataset.mode = config.mode;
 element("rerender").addEventListener("click", () => void remount());
 element("theme").addEventListener("click", toggleTheme);
 applyPageTheme();
+// A link names a channel, whose app the page shows: its frame loads while the page connects and reads the channel.
+if (config.mode === "host" && hashChannel() !== undefined) frames.preload(element("frame"));
 try {
   appClient = await connect(`${config.mode}-app`);
   appTools = appClient.listTools().then(({ tools }) => tools);
-  // A link names a channel, which most often holds a reader: the reader loads while the page reads the channel's state.
-  if (config.mode === "host" && config.reader && hashChannel() !== undefined) frames.preload(appClient, config.reader, element("frame"), true);
   if (config.mode === "playground") await startPlayground();
   else {
     addEventListener("hashchange", () => void showHashChannel().catch(showError));
@@ -133,7 +131,7 @@ async function uiResourceOf(tool: string): Promise<string | undefined> {
  */
 async function storedToolCall(channelId: string): Promise<{ call: AppCall; channelId: string; title: string } | undefined> {
   // The state and the tools' resources together: both are needed before the app can mount.
-  // Compressed: the page reads only the title and size, and a long text would load the page while the app's own state loads.
+  // Compressed: the page needs only the title and size; a long text, whole, would take the page's thread while the app loads.
   const [{ document }] = await Promise.all([appCall<ReaderState>("reader_state", { channel_id: channelId, gzip: true }), appTools]);
   const input = { channel_id: channelId };
   if (document) {
@@ -269,7 +267,6 @@ function pageConfig(): PageConfig {
   return {
     mode: parsed.mode === "host" ? "host" : "playground",
     ...(typeof parsed.watch === "string" ? { watch: parsed.watch } : {}),
-    ...(typeof parsed.reader === "string" ? { reader: parsed.reader } : {}),
   };
 }
 
