@@ -67,7 +67,11 @@ export async function run(args: string[]): Promise<number> {
       return 0;
     }
     const { runStopHook } = await import("../claude-code/stop-hook.js");
-    return runStopHook(seconds * 1000);
+    const code = await runStopHook(seconds * 1000);
+    // Claude Code wakes the agent when this process exits: once stderr is written, exit
+    // without waiting for the closed store's handles to wind down (tens of ms under load).
+    await new Promise<void>((written) => process.stderr.write("", () => written()));
+    process.exit(code);
   }
   if (values.timeout !== undefined) {
     process.stderr.write("backchannel hook post-tool-use: takes no --timeout\n");

@@ -104,14 +104,16 @@ export class SessionClaim {
   }
 
   /**
-   * Records that the agent is being woken for `marks` (merged into what was announced).
+   * Records that the agent is being woken for `marks` (merged into what was announced)
+   * and gives the claim up in the same write: a watcher ends with the wake, and the
+   * wake waits for this write, so it is one durable write, not two (see {@link release}).
    * @returns false, writing nothing, when the claim is no longer this watcher's.
    * @throws I/O errors.
    */
   announce(marks: Announced): boolean {
     const current = readClaim(this.path);
     if (current?.pid !== this.pid) return false;
-    writeClaim(this.path, { pid: this.pid, announced: { ...current.announced, ...marks } });
+    writeClaim(this.path, { pid: 0, announced: { ...current.announced, ...marks } });
     return true;
   }
 

@@ -79,6 +79,7 @@ export async function watchSession(options: SessionWatchOptions): Promise<Sessio
         box.messages.at(-1)!.seq > afterSeqIn(box.epoch, announced[box.channel.id] ?? { seq: 0, epoch: undefined });
       if (mail.some(isNews)) {
         const marks: Announced = Object.fromEntries(mail.map((box) => [box.channel.id, { seq: box.messages.at(-1)!.seq, epoch: box.epoch }]));
+        // Announced and released at once: the watch ends here.
         if (!claim.announce(marks)) return { kind: "ended", reason: "a newer watcher of this session took over" };
         return { kind: "mail", summary: describeMail(mail) };
       }
