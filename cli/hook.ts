@@ -106,7 +106,13 @@ export async function run(args: string[]): Promise<number> {
       const seconds = values.timeout === undefined ? fallback : Number(values.timeout);
       if (!(seconds > 0 && Number.isFinite(seconds) && seconds <= MAX_TIMEOUT_S))
         return refuse(`--timeout takes seconds from 1 to ${MAX_TIMEOUT_S}, not ${JSON.stringify(values.timeout)}`);
-      if (hook === "stop") return (await import("../claude-code/stop-hook.js")).runStopHook(seconds * 1000);
+      if (hook === "stop") {
+        const code = await (await import("../claude-code/stop-hook.js")).runStopHook(seconds * 1000);
+        // Claude Code wakes the agent when this process exits: once stderr is written, exit
+        // without waiting for the closed store's handles to wind down (tens of ms under load).
+        await new Promise<void>((written) => process.stderr.write("", () => written()));
+        process.exit(code);
+      }
       return (await import("../gemini/after-agent.js")).runAfterAgentHook(seconds * 1000);
     }
     case "codex-stop":

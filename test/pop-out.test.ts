@@ -1,6 +1,6 @@
 /**
- * The reader popped out of a chat into a browser tab (app/pop-out.ts, web/host.ts):
- * in MCP Inspector's Apps host (a real in-chat host, test/support/inspector.ts), the
+ * The reader popped out of a chat into a browser tab (app/pop-out.ts, web/host.ts),
+ * from the playground's chat and from MCP Inspector's. In Inspector's Apps host (a real in-chat host, test/support/inspector.ts), the
  * person presses "Open in a browser tab"; Inspector opens the link (`openLink`) in a
  * new tab of the same browser, where the browser host shows the same channel. A
  * question asked in either, and its answer, then show in both, within a second of
@@ -8,9 +8,10 @@
  * Inspector reaches is `serve --http` on loopback, whose browser host is on this machine.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe, type TestContext, test } from "node:test";
+import { chromium, type Frame, type Page } from "playwright-core";
 import { readerFrame, stopBrowserHost } from "./support/browser-host.js";
-import { browserSkipReason, tempDataDir } from "./support/helpers.js";
+import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, startPlayground, tempDataDir } from "./support/helpers.js";
 import { type InspectorHost, type InspectorServer, startInspector, startServer } from "./support/inspector.js";
 import { askAbout, ReaderAgent, watchAnswer } from "./support/reader-driver.js";
 
@@ -52,42 +53,78 @@ describe("the reader popped out into a browser tab", { skip, timeout: 600_000 },
       await agent.next("ready", 60_000);
       await agent.send("hello", {});
 
-      const tabOpened = opened.page.context().waitForEvent("page");
-      await opened.app.locator("#pop-out", { hasText: "Open in a browser tab" }).click();
-      const tab = await tabOpened;
-      const tabFrame = await readerFrame(tab);
-      const address = new URL(tab.url());
-      assert.match(address.pathname, /^\/s\/[A-Za-z0-9_-]{22}\/$/, "the browser host's session");
-      assert.equal(address.searchParams.get("k"), null, "the key left the address bar");
-      assert.equal(address.hash, `#${channelId}`);
-      assert.equal(await tabFrame.locator("#pop-out").isHidden(), true, "a tab does not offer another tab");
-      await agent.next("ready", 30_000);
-      await agent.send("hello", {});
-      await tabFrame.locator("#presence", { hasText: "Agent is listening" }).waitFor();
-
-      for (const [asking, other, passage, question] of [
-        [opened.frame, tabFrame, "shows the reader inline", "Asked in the chat: what is inline?"],
-        [tabFrame, opened.frame, "beside it", "Asked in the tab: beside what?"],
-      ] as const) {
-        await askAbout(asking, passage, question);
-        const { ask } = await agent.nextAsk(30_000);
-        assert.equal(ask.question, question);
-        const text = `The answer to “${question}”`;
-        const [inAsking, inOther] = await Promise.all([watchAnswer(asking, ask.thread_id, text), watchAnswer(other, ask.thread_id, text)]);
-        await agent.send("answer", { thread_id: ask.thread_id, text });
-        const [askingAt, otherAt] = await Promise.all([inAsking(), inOther()]);
-        t.diagnostic(`${question}: the answer showed in the other reader ${otherAt - askingAt} ms after the one it was asked in`);
-        assert.ok(
-          Math.abs(askingAt - otherAt) <= SAME_ANSWER_MS,
-          `the answer showed ${Math.abs(askingAt - otherAt)} ms apart in the chat and the tab`,
-        );
-        // The question with it, in the reader where it was not asked.
-        await other.locator(`.card[data-thread="${ask.thread_id}"] .message.user`, { hasText: question }).waitFor({ timeout: SAME_ANSWER_MS });
-      }
-      await tab.close();
+      await popOutAndAsk(t, { page: opened.page, frame: opened.frame }, agent, channelId, ["shows the reader inline", "beside it"]);
       await opened.close();
     } finally {
       await agent.close();
     }
   });
+
+  test("from the playground: the same, the tab on the store's own browser host", async (t) => {
+    const playground = await startPlayground(dataDir);
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    let agent: ReaderAgent | undefined;
+    try {
+      const page = await browser.newPage();
+      // Another agent reads the channel (the test's), as with ?agent=off.
+      await page.goto(playground.page("/?agent=off"));
+      const frame = await readerFrame(page);
+      const channelId = (await page.locator("#channel").textContent())!;
+      assert.match(channelId, /^ch-/);
+      agent = await ReaderAgent.start(dataDir, channelId);
+      await agent.next("ready", 60_000);
+      await agent.send("hello", {});
+      await popOutAndAsk(t, { page, frame }, agent, channelId, ["Every channel has two queues", "never handles a message twice"]);
+    } finally {
+      await agent?.close();
+      await browser.close();
+      await playground.stop();
+    }
+  });
 });
+
+/**
+ * Presses "Open in a browser tab" in the chat's reader (`chat.frame`, open on `channelId`
+ * with `agent` listening), checks the tab the chat opens (the browser host's session, no
+ * key left, the same channel, no second pop-out), then asks about `passages[0]` in the
+ * chat and `passages[1]` in the tab: each question and its answer show in both readers,
+ * the answer within {@link SAME_ANSWER_MS} of each other. Closes the tab.
+ */
+async function popOutAndAsk(
+  t: TestContext,
+  chat: { page: Page; frame: Frame },
+  agent: ReaderAgent,
+  channelId: string,
+  passages: [string, string],
+): Promise<void> {
+  const tabOpened = chat.page.context().waitForEvent("page");
+  await chat.frame.locator("#pop-out", { hasText: "Open in a browser tab" }).click();
+  const tab = await tabOpened;
+  const tabFrame = await readerFrame(tab);
+  const address = new URL(tab.url());
+  assert.match(address.pathname, /^\/s\/[A-Za-z0-9_-]{22}\/$/, "the browser host's session");
+  assert.equal(address.searchParams.get("k"), null, "the key left the address bar");
+  assert.equal(address.hash, `#${channelId}`);
+  assert.equal(await tabFrame.locator("#pop-out").isHidden(), true, "a tab does not offer another tab");
+  await agent.next("ready", 30_000);
+  await agent.send("hello", {});
+  await tabFrame.locator("#presence", { hasText: "Agent is listening" }).waitFor();
+
+  for (const [asking, other, passage, question] of [
+    [chat.frame, tabFrame, passages[0], `Asked in the chat: what of “${passages[0]}”?`],
+    [tabFrame, chat.frame, passages[1], `Asked in the tab: what of “${passages[1]}”?`],
+  ] as const) {
+    await askAbout(asking, passage, question);
+    const { ask } = await agent.nextAsk(30_000);
+    assert.equal(ask.question, question);
+    const text = `The answer to “${question}”`;
+    const [inAsking, inOther] = await Promise.all([watchAnswer(asking, ask.thread_id, text), watchAnswer(other, ask.thread_id, text)]);
+    await agent.send("answer", { thread_id: ask.thread_id, text });
+    const [askingAt, otherAt] = await Promise.all([inAsking(), inOther()]);
+    t.diagnostic(`${question}: the answer showed in the other reader ${otherAt - askingAt} ms after the one it was asked in`);
+    assert.ok(Math.abs(askingAt - otherAt) <= SAME_ANSWER_MS, `the answer showed ${Math.abs(askingAt - otherAt)} ms apart in the chat and the tab`);
+    // The question with it, in the reader where it was not asked.
+    await other.locator(`.card[data-thread="${ask.thread_id}"] .message.user`, { hasText: question }).waitFor({ timeout: SAME_ANSWER_MS });
+  }
+  await tab.close();
+}

@@ -116,7 +116,9 @@ export class SessionClaim {
   }
 
   /**
-   * Records that the agent is being woken for `marks` (merged into what was announced).
+   * Records that the agent is being woken for `marks` (merged into what was announced)
+   * and gives the claim up in the same write: a watcher ends with the wake, and the
+   * wake waits for this write, so it is one durable write, not two (see {@link release}).
    * @returns false, writing nothing, when the claim is no longer this watcher's.
    * @throws LockTimeoutError (the claim's lock stayed held); I/O errors.
    */
@@ -124,7 +126,7 @@ export class SessionClaim {
     return this.locked(() => {
       const current = readClaim(this.path);
       if (current?.pid !== this.pid) return false;
-      writeClaim(this.path, { pid: this.pid, announced: { ...current.announced, ...marks } });
+      writeClaim(this.path, { pid: 0, announced: { ...current.announced, ...marks } });
       return true;
     });
   }

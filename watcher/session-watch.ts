@@ -97,6 +97,7 @@ export async function watchSession(options: SessionWatchOptions): Promise<Sessio
         const unwanted = options.stillWanted?.();
         if (unwanted !== undefined) return { kind: "ended", reason: unwanted };
         const marks: Announced = Object.fromEntries(mail.map((box) => [box.channel.id, { seq: box.messages.at(-1)!.seq, epoch: box.epoch }]));
+        // Announced and released at once: the watch ends here.
         if (!(await claim.announce(marks))) return { kind: "ended", reason: "a newer watcher of this session took over" };
         return { kind: "mail", summary: describeMail(mail) };
       }

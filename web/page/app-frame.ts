@@ -75,6 +75,8 @@ export class AppFrames {
   private displayMode: McpUiDisplayMode = "inline";
   /** Every app rendered in the page, to hand each a change of the host context; true for the main one (the reader's place). */
   private readonly bridges = new Map<AppBridge, { main: boolean; container: HTMLElement }>();
+  /** A frame loading ahead of its app ({@link preload}). */
+  private preloaded: LoadingFrame | undefined;
 
   constructor(private readonly options: AppFramesOptions) {
     addEventListener("resize", () => this.refresh());
@@ -82,7 +84,8 @@ export class AppFrames {
 
   /**
    * Renders `call`'s app in a fresh frame in `container`, replacing `previous`, as a host
-   * does when a conversation is re-opened: read the resource, load the frame, connect
+   * does when a conversation is re-opened: read the resource while the frame loads (or
+   * take the one preloaded there), connect
    * the bridge, then hand the app the tool's input and result once it has initialized.
    * `main`: the page's main app (the reader), which may go full screen.
    */
@@ -92,16 +95,11 @@ export class AppFrames {
       await previous.close();
     }
     if (main) this.setDisplayMode("inline", container);
-    const { contents } = await call.client.readResource({ uri: call.uri });
+    const loading = this.takePreloaded(container) ?? loadFrame(container);
+    loading.iframe.title = title;
+    const [{ contents }, frame] = await Promise.all([call.client.readResource({ uri: call.uri }), loading.ready]);
     const html = contents[0] && "text" in contents[0] ? contents[0].text : "";
-    const iframe = document.createElement("iframe");
-    iframe.title = title;
-    // Scripts only: an opaque origin that cannot reach this page, like hosts' sandboxes.
-    iframe.sandbox.add("allow-scripts");
-    const ready = frameReady(iframe);
-    container.replaceChildren(iframe);
-    iframe.src = new URL("frame", location.href).href;
-    const frame = await ready;
+    const iframe = loading.iframe;
 
     const capabilities: McpUiHostCapabilities = {
       openLinks: {},
@@ -146,6 +144,21 @@ export class AppFrames {
     return bridge;
   }
 
+  /**
+   * Starts loading, in `container`, the frame the next {@link mount} there will use, before
+   * the page knows which app it holds: the frame's load then overlaps the page's calls.
+   */
+  preload(container: HTMLElement): void {
+    this.preloaded = loadFrame(container);
+  }
+
+  /** The frame preloaded in `container`, if any, once; a frame preloaded elsewhere is dropped. */
+  private takePreloaded(container: HTMLElement): LoadingFrame | undefined {
+    const preloaded = this.preloaded;
+    this.preloaded = undefined;
+    return preloaded && preloaded.iframe.parentElement === container ? preloaded : undefined;
+  }
+
   /** Hands every app the current host context (after a change of theme or window). */
   refresh(): void {
     for (const [bridge, { main, container }] of this.bridges) bridge.setHostContext(this.hostContext(main, container));
@@ -188,6 +201,23 @@ export class AppFrames {
       locale: navigator.language,
     };
   }
+}
+
+/** A frame an app will run in, and its window once ./frame.ts is ready for the app's HTML. */
+interface LoadingFrame {
+  iframe: HTMLIFrameElement;
+  ready: Promise<Window>;
+}
+
+/** Puts a fresh app frame in `container` in place of what it held, loading from the host. */
+function loadFrame(container: HTMLElement): LoadingFrame {
+  const iframe = document.createElement("iframe");
+  // Scripts only: an opaque origin that cannot reach this page, like hosts' sandboxes.
+  iframe.sandbox.add("allow-scripts");
+  const ready = frameReady(iframe);
+  container.replaceChildren(iframe);
+  iframe.src = new URL("frame", location.href).href;
+  return { iframe, ready };
 }
 
 /** Resolves with the frame's window once ./frame.ts says it is ready for the app's HTML. */

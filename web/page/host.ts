@@ -50,7 +50,8 @@ const frames = new AppFrames({
 });
 frames.theme = params.get("theme") === "dark" ? "dark" : "light";
 let appClient: Client;
-let appTools: Tool[] = [];
+/** The app session's tools (their `ui://` resources), listed once while the page's other first calls run. */
+let appTools: Promise<Tool[]>;
 /** What the main frame shows now: the tool call a chat would replay when it re-renders it. */
 let shown: { call: AppCall; channelId: string; title: string } | undefined;
 let mainBridge: AppBridge | undefined;
@@ -61,9 +62,11 @@ document.body.dataset.mode = config.mode;
 element("rerender").addEventListener("click", () => void remount());
 element("theme").addEventListener("click", toggleTheme);
 applyPageTheme();
+// A link names a channel, whose app the page shows: its frame loads while the page connects and reads the channel.
+if (config.mode === "host" && hashChannel() !== undefined) frames.preload(element("frame"));
 try {
   appClient = await connect(`${config.mode}-app`);
-  appTools = (await appClient.listTools()).tools;
+  appTools = appClient.listTools().then(({ tools }) => tools);
   if (config.mode === "playground") await startPlayground();
   else {
     addEventListener("hashchange", () => void showHashChannel().catch(showError));
@@ -86,8 +89,8 @@ async function connect(name: string): Promise<Client> {
 }
 
 /** The `ui://` resource `tool` renders. @throws Error when the server names none (an old build). */
-function resourceOf(tool: string): string {
-  const uri = getToolUiResourceUri(appTools.find((each) => each.name === tool) ?? {});
+async function resourceOf(tool: string): Promise<string> {
+  const uri = await uiResourceOf(tool);
   if (!uri) throw new Error(`${tool} names no ui:// resource`);
   return uri;
 }
@@ -117,12 +120,19 @@ async function showHashChannel(): Promise<void> {
   await show(call);
 }
 
+/** The `ui://` resource `tool` names, if any. */
+async function uiResourceOf(tool: string): Promise<string | undefined> {
+  return getToolUiResourceUri((await appTools).find((each) => each.name === tool) ?? {});
+}
+
 /**
  * The tool call a chat stored for `channelId` when the agent opened it, rebuilt from the
  * channel's state: its reader's document, else its app; undefined when it has neither.
  */
 async function storedToolCall(channelId: string): Promise<{ call: AppCall; channelId: string; title: string } | undefined> {
-  const { document } = await appCall<ReaderState>("reader_state", { channel_id: channelId });
+  // The state and the tools' resources together: both are needed before the app can mount.
+  // Compressed: the page needs only the title and size; a long text, whole, would take the page's thread while the app loads.
+  const [{ document }] = await Promise.all([appCall<ReaderState>("reader_state", { channel_id: channelId, gzip: true }), appTools]);
   const input = { channel_id: channelId };
   if (document) {
     const structured = { channel_id: channelId, title: document.title, words: document.words, ...watchField(channelId) };
@@ -130,13 +140,13 @@ async function storedToolCall(channelId: string): Promise<{ call: AppCall; chann
       content: [{ type: "text" as const, text: `Opened "${document.title}" in the reader on channel ${channelId}.` }],
       structuredContent: structured,
     };
-    return { call: { client: appClient, uri: resourceOf("open_reader"), input, result }, channelId, title: document.title };
+    return { call: { client: appClient, uri: await resourceOf("open_reader"), input, result }, channelId, title: document.title };
   }
   const { app } = await appCall<{ app: { title: string } | null }>("app_state", { channel_id: channelId });
   if (!app) return undefined;
   const structured = { channel_id: channelId, title: app.title, ...watchField(channelId) };
   const result = { content: [{ type: "text" as const, text: `Opened "${app.title}" on channel ${channelId}.` }], structuredContent: structured };
-  return { call: { client: appClient, uri: resourceOf("open_app"), input, result }, channelId, title: app.title };
+  return { call: { client: appClient, uri: await resourceOf("open_app"), input, result }, channelId, title: app.title };
 }
 
 /** The watch command for `channelId` as `open_reader` would name it, where the host gave the page one. */
@@ -189,12 +199,12 @@ async function startPlayground(): Promise<void> {
     const result = (await modelClient.callTool({ name: "open_reader", arguments: args })) as CallToolResult;
     if (result.isError) throw new Error(`open_reader failed: ${JSON.stringify(result.content)}`);
     const { channel_id: channelId, title } = result.structuredContent as { channel_id: string; title: string };
-    await show({ call: { client: appClient, uri: resourceOf("open_reader"), input: args, result }, channelId, title });
+    await show({ call: { client: appClient, uri: await resourceOf("open_reader"), input: args, result }, channelId, title });
   };
   window.playground = {
     async callTool(name, args) {
       const result = (await modelClient.callTool({ name, arguments: args })) as CallToolResult;
-      const uri = getToolUiResourceUri(appTools.find((tool) => tool.name === name) ?? {});
+      const uri = await uiResourceOf(name);
       if (uri) await showToolApp(name, { client: appClient, uri, input: args, result });
       return result;
     },
@@ -254,7 +264,10 @@ function pageConfig(): PageConfig {
   const text = document.querySelector<HTMLMetaElement>('meta[name="backchannel-page"]')?.content;
   if (!text) return { mode: "playground" };
   const parsed = JSON.parse(text) as Partial<PageConfig>;
-  return { mode: parsed.mode === "host" ? "host" : "playground", ...(typeof parsed.watch === "string" ? { watch: parsed.watch } : {}) };
+  return {
+    mode: parsed.mode === "host" ? "host" : "playground",
+    ...(typeof parsed.watch === "string" ? { watch: parsed.watch } : {}),
+  };
 }
 
 function setTitle(title: string, hint: string): void {
