@@ -3,8 +3,8 @@
  * from the playground's chat and from MCP Inspector's. In Inspector's Apps host (a real in-chat host, test/support/inspector.ts), the
  * person presses "Open in a browser tab"; Inspector opens the link (`openLink`) in a
  * new tab of the same browser, where the browser host shows the same channel. A
- * question asked in either, and its answer, then show in both, within a second of
- * each other. The agent is an SDK client on its own server process; the server
+ * question asked in either, and its answer, then show in both (see SAME_ANSWER_MS for
+ * how close together). The agent is an SDK client on its own server process; the server
  * Inspector reaches is `serve --http` on loopback, whose browser host is on this machine.
  */
 import assert from "node:assert/strict";
