@@ -101,15 +101,22 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     for (const running of processes.values()) await running.stop("SIGKILL");
     await rm(dir, { recursive: true, force: true });
   };
-  try {
-    const ports: number[] = [];
-    for (let index = 0; index < primaries * (1 + replicas); index++) {
+  // A node listens on two ports: its own and its cluster bus. Redis's default bus port
+  // (port + 10000) may be out of range or taken by another program's connection, so the
+  // bus gets a free port of its own; a node that still fails to start (another program
+  // took a port between the probe and the bind) is tried again on new ports.
+  const launchNode = async (): Promise<number> => {
+    for (let attempt = 1; ; attempt++) {
       const port = await freePort();
+      const busPort = await freePort();
+      if (busPort === port) continue;
       const nodeDir = join(dir, String(port));
-      await mkdir(nodeDir);
+      await mkdir(nodeDir, { recursive: true });
       argsOf.set(port, [
         "--port",
         String(port),
+        "--cluster-port",
+        String(busPort),
         "--bind",
         "127.0.0.1",
         "--dir",
@@ -133,9 +140,18 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         "0",
         ...(options.extra ?? []),
       ]);
-      await launch(port);
-      ports.push(port);
+      try {
+        await launch(port);
+        return port;
+      } catch (error) {
+        argsOf.delete(port);
+        if (attempt === 3) throw error;
+      }
     }
+  };
+  try {
+    const ports: number[] = [];
+    for (let index = 0; index < primaries * (1 + replicas); index++) ports.push(await launchNode());
     const addresses = ports.map((port) => `127.0.0.1:${port}`);
     await run(REDIS_CLI, ["--cluster", "create", ...addresses, "--cluster-replicas", String(replicas), "--cluster-yes"]);
     const paused = new Set<number>();

@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { freePort } from "../deploy/free-port.js";
 import { InvalidStoreUrlError } from "../store/redis/location.js";
 import { keyList, ROOT_KEYS } from "../store/redis/keys.js";
 import { RedisStore } from "../store/redis/redis-store.js";
@@ -307,7 +308,9 @@ describe("on a real redis-server", { skip }, () => {
 
 describe("on Redis Cluster (one node holding every slot)", { skip }, () => {
   test("every script's keys are in one slot: the whole store works where a cross-slot script would fail", async () => {
-    const cluster = await startRedis({ extra: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"] });
+    // The bus port is chosen free: Redis's default (port + 10000) may be taken or out of range.
+    const busPort = String(await freePort());
+    const cluster = await startRedis({ extra: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", busPort] });
     try {
       await cluster.admin(0, async (admin) => {
         await admin.sendCommand(["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]);
