@@ -16,7 +16,7 @@ export const ERROR_CODES = {
   INVALID_EVENT: "an event name does not match the event pattern",
   INVALID_APP_NAME: "an app name does not match the app-name pattern",
   INVALID_DATA: "a message's data or a state document is not plain JSON within the nesting limit",
-  INVALID_CURSOR: "a poll's cursor (after) is not a whole number >= 0, or its epoch is not one",
+  INVALID_CURSOR: "a poll's cursor (after) is not a whole number >= 0, or its epoch or reader id is not one",
   INVALID_ARGUMENTS: "a tool's arguments contradict each other or say nothing to do",
   INVALID_COMMAND_LINE: "a backchannel command line names an unknown option, lacks an option's value or has a word too many",
   MESSAGE_TOO_LARGE: "a message's data is larger than the per-message limit",

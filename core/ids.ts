@@ -27,6 +27,13 @@ export const CHANNEL_ID_RULE =
 /** An event name: 1 to 64 letters, digits, `_`, `.`, `:` or `-`. */
 export const EVENT_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 
+/**
+ * A reader id: 8 to 32 letters, digits, `_` or `-`, chosen by an app once per page load
+ * to tell its polls of a queue apart from another reader's (store/readers.ts). It names
+ * no file: it is kept inside a queue's records.
+ */
+export const READER_ID_PATTERN = /^[A-Za-z0-9_-]{8,32}$/;
+
 /** The name of a per-channel state document: lower-case letters, digits and `-`, starting with a letter. */
 export const STATE_NAME_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
 

@@ -4,6 +4,7 @@
  *     <data dir>/channels/<channel id>/ui.json      agent → app queue
  *     <data dir>/channels/<channel id>/agent.json   app → agent queue
  *     <data dir>/channels/<channel id>/ui.seq, agent.seq   each queue's mark (../store/file/queue-log.ts)
+ *     <data dir>/channels/<channel id>/ui.readers, …       each queue's readers' cursors (../store/readers.ts)
  *     <data dir>/channels/<channel id>/state.<name>.json   per-channel state of apps (the reader's document, …)
  *     <data dir>/sessions/<session key>.json   a host session's channels and wall (see ../store/file/session-files.ts)
  *     <data dir>/apps/<name>.json              an app the agent wrote and the user kept (see ../store/file/saved-apps.ts)
@@ -129,6 +130,14 @@ export function queueFile(dataDir: string, channelId: string, queue: QueueName):
  */
 export function queueMarkFile(dataDir: string, channelId: string, queue: QueueName): string {
   return join(channelDir(dataDir, channelId), `${queue}.seq`);
+}
+
+/**
+ * The cursors of one queue's readers, `<queue>.readers` beside its mark (../store/file/queue-log.ts).
+ * @throws InvalidChannelIdError when `channelId` is not valid.
+ */
+export function queueReadersFile(dataDir: string, channelId: string, queue: QueueName): string {
+  return join(channelDir(dataDir, channelId), `${queue}.readers`);
 }
 
 /** The lock path of a file of the layout, `<file>.lock`: its holder's record, there while the lock is held (./fs/lock.ts). */

@@ -95,6 +95,17 @@ export class InvalidCursorError extends CallerError {
   }
 }
 
+/** A poll's reader id is not one (READER_ID_PATTERN, core/ids.ts); the same code as a bad cursor: a poll's position is refused. */
+export class InvalidReaderError extends CallerError {
+  override readonly name = "InvalidReaderError";
+  override readonly code = "INVALID_CURSOR";
+  constructor(readonly reader: unknown) {
+    super(
+      `reader must be 8 to 32 letters, digits, "_" and "-" (one token your app chooses per page load), not ${JSON.stringify(String(reader).slice(0, 40))}`,
+    );
+  }
+}
+
 /** A state document is larger than `maxStateBytes`; the stored one is unchanged. */
 export class StateTooLargeError extends CallerError {
   override readonly name = "StateTooLargeError";

@@ -334,11 +334,11 @@ class LimitedView implements ChannelStore {
 
   /** A poll; one that waits waits here, outside the principal's turn, and takes a turn for each read (as the stores wait: store/changes.ts). */
   async poll(channelId: string, queue: QueueName, options: PollOptions = {}): Promise<PollResult> {
-    const { after, epoch, waitMs = 0, signal, onWaiting } = options;
+    const { after, epoch, reader, waitMs = 0, signal, onWaiting } = options;
     const read = () =>
       this.usage.inTurn(async () => {
         await this.usage.admitChannel(this.view, channelId);
-        return this.view.poll(channelId, queue, { after, epoch });
+        return this.view.poll(channelId, queue, { after, epoch, reader });
       });
     if (waitMs <= 0) return read();
     // Read at least four times per channel TTL, as the stores' own waits do: each read marks the channel in use for the idle sweep.

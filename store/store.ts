@@ -24,14 +24,24 @@ export interface AppendResult {
 /** Options of {@link ChannelStore.poll}. */
 export interface PollOptions {
   /**
-   * The cursor: the highest seq the caller has received. Messages with `seq <= after`
-   * are deleted, those with `seq > after` are returned and kept until a later poll
-   * passes a cursor past them (at-least-once). Without it, the poll reads and clears
-   * (at-most-once). A cursor above the last seq the queue handed out (a hostile caller,
-   * or a reader of a queue that was deleted) changes nothing: no message is deleted, no
-   * seq moves, and the poll returns the queue's messages from its start.
+   * The cursor: the highest seq the caller has received. It acknowledges every message
+   * with `seq <= after` for the caller's {@link reader}; a message is deleted once every
+   * reader of the queue seen within the lease has acknowledged it (./readers.ts), so two
+   * readers of one queue each receive every message. Those with `seq > after` are
+   * returned and kept until a later poll passes a cursor past them (at-least-once).
+   * Without it, the poll reads and clears (at-most-once), whatever other readers hold.
+   * A cursor above the last seq the queue handed out (a hostile caller, or a reader of a
+   * queue that was deleted) changes nothing: no message is deleted, no seq moves, and
+   * the poll returns the queue's messages from its start.
    */
   after?: number;
+  /**
+   * Who reads (READER_ID_PATTERN, core/ids.ts): a token the caller chose once (an app,
+   * once per page load), so that its cursor is kept apart from other readers' of the
+   * same queue. Without it, the poll is the one shared default reader, as any caller
+   * from before readers were kept: alone on a queue, a cursor deletes up to itself.
+   */
+  reader?: string;
   /**
    * The epoch `after` came from (../protocol/epoch.ts): the `epoch` of the poll that gave
    * the cursor. When the queue's epoch is another, the cursor belongs to a queue that is
@@ -65,6 +75,14 @@ export interface PollResult {
    * again): it forgets its seq and takes the messages from the start.
    */
   epoch: string;
+  /**
+   * Set (true) when messages after the cursor were deleted before this reader read them:
+   * it was not seen for the lease (or its record was dropped) while other readers
+   * acknowledged them, or its epoch is gone and the new one already deleted some. The
+   * reader should reload what it shows from its app's state, then go on from `cursor`.
+   * Told only to a poll that gives a {@link PollOptions.reader} and an `epoch`.
+   */
+  missed?: true;
 }
 
 /** What waits in a queue and the epoch its seqs belong to, read together. */

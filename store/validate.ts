@@ -8,7 +8,8 @@ import { InvalidDataError, jsonProblem, type JsonValue } from "../core/json.js";
 import type { Limits } from "../core/limits.js";
 import { isEpoch } from "../protocol/epoch.js";
 import type { QueueMessage } from "../protocol/message.js";
-import { InvalidCursorError, MessageTooLargeError } from "./errors.js";
+import { InvalidCursorError, InvalidReaderError, MessageTooLargeError } from "./errors.js";
+import { isReaderId } from "./readers.js";
 
 /**
  * Checks a message about to be appended.
@@ -26,13 +27,15 @@ export function checkMessage(event: string, data: JsonValue, limits: Pick<Limits
 }
 
 /**
- * Checks a poll's cursor and the epoch it came from.
+ * Checks a poll's cursor, the epoch it came from and its reader.
  * @throws InvalidCursorError unless `after` is undefined or a whole number >= 0, and
- *   `epoch` undefined or an epoch (EPOCH_PATTERN).
+ *   `epoch` undefined or an epoch (EPOCH_PATTERN); InvalidReaderError unless `reader` is
+ *   undefined or a reader id (READER_ID_PATTERN).
  */
-export function checkCursor(after: number | undefined, epoch?: string): void {
+export function checkCursor(after: number | undefined, epoch?: string, reader?: string): void {
   if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0)) throw new InvalidCursorError(after);
   if (epoch !== undefined && !isEpoch(epoch)) throw new InvalidCursorError(after, epoch);
+  if (reader !== undefined && !isReaderId(reader)) throw new InvalidReaderError(reader);
 }
 
 /** A new epoch for a queue whose seq counter starts again (../protocol/epoch.ts): 16 random characters of EPOCH_PATTERN. */

@@ -11,7 +11,8 @@ import { after, before, describe, test } from "node:test";
 import { InvalidAppNameError, InvalidChannelIdError } from "../core/ids.js";
 import { APP_HTML_MAX_BYTES, SAVED_APP_MAX_BYTES } from "../core/limits.js";
 import { type SavedApp, SavedAppTooLargeError } from "../store/saved-app.js";
-import { InvalidCursorError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
+import { InvalidCursorError, InvalidReaderError, MessageTooLargeError, QueueFullError, StateTooLargeError } from "../store/errors.js";
+import { MAX_READERS, READER_LEASE_MS } from "../store/readers.js";
 import { messageBytes } from "../store/validate.js";
 import { PrincipalUsage, withPrincipalLimits } from "../store/principal-limits.js";
 import type { ChannelStore } from "../store/store.js";
@@ -130,6 +131,136 @@ for (const kind of [...storeKinds(), clusterStoreKind()]) {
           (await store.poll("ahead", "ui", { after: 1 })).messages.map((m) => m.seq),
           [2],
         );
+      });
+    });
+
+    describe("readers", () => {
+      /** One reader of a queue, polling as an app does: its cursor and epoch from its last poll. */
+      class Reader {
+        cursor = 0;
+        epoch: string | undefined;
+        readonly seqs: number[] = [];
+        missed = 0;
+        constructor(
+          readonly store: ChannelStore,
+          readonly channelId: string,
+          readonly id: string,
+        ) {}
+        async poll(): Promise<void> {
+          const result = await this.store.poll(this.channelId, "ui", { after: this.cursor, epoch: this.epoch, reader: this.id });
+          this.seqs.push(...result.messages.map((message) => message.seq));
+          if (result.missed) this.missed += 1;
+          this.cursor = result.cursor;
+          this.epoch = result.epoch;
+        }
+      }
+      const kept = async (store: ChannelStore, channelId: string) => (await store.peek(channelId, "ui")).map((message) => message.seq);
+
+      test("two readers of one queue each receive every message, in order; a message goes once both acknowledged it", async () => {
+        const store = fixture.open();
+        // The channel exists (an app opened it) before its readers' first polls.
+        await store.append("two-readers", "agent", "ready");
+        const [chat, tab] = [new Reader(store, "two-readers", "chat-reader-1"), new Reader(store, "two-readers", "tab-reader-22")];
+        await chat.poll();
+        await tab.poll();
+        for (let n = 1; n <= 12; n++) {
+          await store.append("two-readers", "ui", "answer", { n });
+          // The chat reads after every message, the tab after every third: the chat acknowledges first each time.
+          await chat.poll();
+          if (n % 3 === 0) await tab.poll();
+          if (n === 7) assert.deepEqual(await kept(store, "two-readers"), [4, 5, 6, 7], "the chat acknowledged 6, the tab 3");
+        }
+        await chat.poll();
+        assert.deepEqual(await kept(store, "two-readers"), [10, 11, 12], "the chat acknowledged 12, the tab 9");
+        await tab.poll();
+        assert.deepEqual(await kept(store, "two-readers"), [], "both acknowledged 12: nothing is kept");
+        const every = Array.from({ length: 12 }, (_, i) => i + 1);
+        assert.deepEqual(chat.seqs, every);
+        assert.deepEqual(tab.seqs, every);
+        assert.equal(chat.missed + tab.missed, 0);
+      });
+
+      test("a reader not seen for the lease stops holding messages back, and is told it missed them when it comes back", async () => {
+        let now = Date.now();
+        const store = fixture.open({ now: () => now, limits: { maxQueueMessages: 3 } });
+        await store.append("lease", "agent", "ready");
+        const [staying, gone] = [new Reader(store, "lease", "staying-reader"), new Reader(store, "lease", "gone-reader-1")];
+        await staying.poll();
+        await gone.poll();
+        for (let n = 1; n <= 3; n++) await store.append("lease", "ui", "answer", { n });
+        await staying.poll();
+        await staying.poll();
+        assert.deepEqual(await kept(store, "lease"), [1, 2, 3], "held for the reader that has not read them");
+        await assert.rejects(store.append("lease", "ui", "answer", { n: 4 }), QueueFullError, "a full queue refuses while a live reader holds it");
+        now += READER_LEASE_MS - 1;
+        await staying.poll();
+        assert.deepEqual(await kept(store, "lease"), [1, 2, 3], "still within the lease");
+        now += 2;
+        await staying.poll();
+        assert.deepEqual(await kept(store, "lease"), [], "past the lease, the gone reader holds nothing back");
+        assert.equal((await store.append("lease", "ui", "answer", { n: 4 })).seq, 4, "and the queue takes messages again");
+        await gone.poll();
+        assert.equal(gone.missed, 1, "told it missed messages");
+        assert.deepEqual(gone.seqs, [4], "and given what is still kept");
+        await gone.poll();
+        assert.equal(gone.missed, 1, "told once");
+        await staying.poll();
+        assert.deepEqual(await kept(store, "lease"), [4], "the staying reader acknowledged 3 only");
+        await staying.poll();
+        assert.deepEqual(await kept(store, "lease"), [], "both acknowledged 4");
+        assert.deepEqual(staying.seqs, [1, 2, 3, 4]);
+      });
+
+      test(`at most ${MAX_READERS} readers hold a queue: the one seen longest ago is dropped, and told when it missed something`, async () => {
+        let now = Date.now();
+        const store = fixture.open({ now: () => now });
+        const readers = Array.from({ length: MAX_READERS + 1 }, (_, i) => new Reader(store, "many-readers", `many-reader-${i}`));
+        await store.append("many-readers", "ui", "answer", { n: 1 });
+        for (const reader of readers) {
+          await reader.poll();
+          now += 1;
+        }
+        await store.append("many-readers", "ui", "answer", { n: 2 });
+        for (const reader of readers.slice(1)) {
+          await reader.poll();
+          await reader.poll();
+        }
+        assert.deepEqual(await kept(store, "many-readers"), [], "the first reader's record was dropped: it holds nothing");
+        await readers[0]!.poll();
+        assert.equal(readers[0]!.missed, 1);
+        assert.deepEqual(readers[0]!.seqs, [1]);
+        assert.ok(readers.slice(1).every((reader) => reader.missed === 0 && reader.seqs.join() === "1,2"));
+      });
+
+      test("a poll that names no reader is one shared reader, which holds messages as a named one does", async () => {
+        const store = fixture.open();
+        await store.append("default-reader", "agent", "ready");
+        const named = new Reader(store, "default-reader", "named-reader");
+        await named.poll();
+        await store.poll("default-reader", "ui", { after: 0 });
+        await store.append("default-reader", "ui", "answer", { n: 1 });
+        await named.poll();
+        await named.poll();
+        assert.deepEqual(await kept(store, "default-reader"), [1], "held for the reader that named none");
+        const old = await store.poll("default-reader", "ui", { after: 0 });
+        assert.deepEqual(
+          old.messages.map((message) => message.seq),
+          [1],
+        );
+        await store.poll("default-reader", "ui", { after: 1 });
+        assert.deepEqual(await kept(store, "default-reader"), []);
+      });
+
+      test("a reader id that is not one is refused before anything is touched", async () => {
+        const store = fixture.open();
+        await store.append("bad-reader", "ui", "e");
+        const before = await fixture.contents();
+        for (const reader of ["short", "x".repeat(33), "a/b/c/d/e", "readers~1", ""])
+          await assert.rejects(
+            store.poll("bad-reader", "ui", { after: 0, reader }),
+            (error: unknown) => error instanceof InvalidReaderError && error.code === "INVALID_CURSOR",
+          );
+        assert.deepEqual(await fixture.contents(), before);
       });
     });
 

@@ -16,6 +16,7 @@ import { pollWithWait } from "../changes.js";
 import type { AppendResult, ChangeSubscription, ChannelInfo, ChannelStore, PollOptions, PollResult, QueueSnapshot } from "../store.js";
 import { NO_EPOCH } from "../../protocol/epoch.js";
 import { checkCursor, checkMessage, messageBytes } from "../validate.js";
+import { DEFAULT_READER } from "../readers.js";
 import { ChannelFolders } from "./channel-folders.js";
 import { type QueueContext, QueueLog } from "./queue-log.js";
 import { FileQueueReader } from "./queue-reader.js";
@@ -41,6 +42,8 @@ export interface FileStoreOptions {
   warn?: (message: string) => void;
   /** How often a waiting poll re-reads when no file-system event came (a file system without events). Default 5,000 ms. */
   fallbackWakeMs?: number;
+  /** The clock a queue's readers are seen by (../readers.ts), in ms since the epoch. Default `Date.now`. */
+  now?: () => number;
 }
 
 /** Options of a principal's view, made by {@link FileStore.forPrincipal}: its store's, with `dataDir` the principal's folder. */
@@ -66,6 +69,8 @@ export class FileStore implements ChannelStore {
   /** The store's own data directory (the same as {@link dataDir} but in a principal's view). */
   private readonly rootDir: string;
   private readonly reserve: SpaceReserve;
+  /** See {@link FileStoreOptions.now}. */
+  private readonly now: () => number;
   /** What every queue of this store shares (./queue-log.ts). */
   private readonly queues: QueueContext;
   /**
@@ -82,6 +87,7 @@ export class FileStore implements ChannelStore {
     this.warn = options.warn ?? warnOnStderr;
     this.reserve = "reserve" in options ? options.reserve : new SpaceReserve(spaceReserveFile(this.rootDir), this.warn);
     this.fallbackWakeMs = options.fallbackWakeMs ?? FILE_FALLBACK_WAKE_MS;
+    this.now = options.now ?? Date.now;
     this.reachOwnFolder = this.isView() ? () => reachFolder(this.rootDir, this.dataDir, { create: true, warn: this.warn }) : () => undefined;
     this.sessions = new SessionFiles(this.dataDir, this.limits.lockStaleMs, this.warn, this.reachOwnFolder);
     this.apps = new SavedAppFiles(this.dataDir, this.warn, this.reachOwnFolder);
@@ -98,11 +104,15 @@ export class FileStore implements ChannelStore {
 
   async poll(channelId: string, queue: QueueName, options: PollOptions = {}): Promise<PollResult> {
     const log = new QueueLog(this.queues, channelId, queue);
-    const { after, epoch, waitMs = 0, signal, onWaiting } = options;
-    checkCursor(after, epoch);
-    const read = () => (after === undefined ? log.drain() : log.readAfter(after, epoch));
-    // A read that does not wait makes nothing: a channel nobody made reads as an empty queue.
-    if (waitMs <= 0 && this.channelIsMissing(channelId)) return read();
+    const { after, epoch, reader, waitMs = 0, signal, onWaiting } = options;
+    checkCursor(after, epoch, reader);
+    const readAs = (recorded: boolean) => () => {
+      if (after === undefined) return log.drain();
+      return log.readAfter(after, epoch, recorded ? { id: reader ?? DEFAULT_READER, named: reader !== undefined, now: this.now() } : null);
+    };
+    // A read that does not wait makes nothing: a channel nobody made reads as an empty queue, and records no reader.
+    if (waitMs <= 0 && this.channelIsMissing(channelId)) return readAs(false)();
+    const read = readAs(true);
     this.reachOwnFolder();
     const dir = this.folders.ensure(channelId);
     this.folders.markInUse(dir);
@@ -184,6 +194,7 @@ export class FileStore implements ChannelStore {
       limits: this.limits,
       warn: this.warn,
       fallbackWakeMs: this.fallbackWakeMs,
+      now: this.now,
     });
   }
 

@@ -71,18 +71,19 @@
 import { closeSync, fdatasyncSync, fstatSync, ftruncateSync, readSync, type Stats } from "node:fs";
 import { dirname } from "node:path";
 import type { Limits } from "../../core/limits.js";
-import { type QueueName, queueFile, queueMarkFile } from "../../core/paths.js";
+import { type QueueName, queueFile, queueMarkFile, queueReadersFile } from "../../core/paths.js";
 import type { JsonValue } from "../../protocol/message.js";
 import { NO_EPOCH } from "../../protocol/epoch.js";
 import { CorruptQueueFileError, QueueFullError } from "../errors.js";
 import type { AppendResult, PollResult } from "../store.js";
+import { formatReaders, parseReaders, planRead, type ReadPlan, type ReaderCursors } from "../readers.js";
 import { messageBytes, mintEpoch, takeBatch } from "../validate.js";
 import { moveAside } from "../../core/fs/aside.js";
 import { writeFileAtomic } from "../../core/fs/atomic-write.js";
 import { syncFolder } from "../../core/fs/durable.js";
 import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js";
 import { type HeldLock, withLock } from "../../core/fs/lock.js";
-import { lstatOrNull, openFile, type OpenFile, reachFolder, readFileEnds } from "../../core/fs/safe-open.js";
+import { lstatOrNull, openFile, type OpenFile, reachFolder, readFileEnds, readTextFile } from "../../core/fs/safe-open.js";
 import type { SpaceReserve } from "../../core/fs/space-reserve.js";
 import { isOutOfSpace, writeAll } from "../../core/fs/write-all.js";
 import {
@@ -113,6 +114,19 @@ export interface QueueContext {
   reserve: SpaceReserve;
 }
 
+/** Who reads with a cursor (../readers.ts). */
+export interface QueueReader {
+  /** The reader id, or DEFAULT_READER for a poll that named none. */
+  id: string;
+  /** Whether the poll named its reader (only such a reader is told it missed messages). */
+  named: boolean;
+  /** Now, by the store's clock. */
+  now: number;
+}
+
+/** The largest readers' file: MAX_READERS records of at most ~80 bytes, with room to spare; a larger one is not the store's. */
+const READERS_MAX_BYTES = 4096;
+
 /** What an append needs to know of a queue, as its mark records it. */
 export interface QueueState {
   /** The highest seq handed out; 0 when none was. */
@@ -140,6 +154,8 @@ export class QueueLog {
   private readonly path: string;
   /** The mark. */
   private readonly markPath: string;
+  /** The readers' records (../readers.ts). */
+  private readonly readersPath: string;
 
   /** @throws InvalidChannelIdError before any path is built. */
   constructor(
@@ -149,6 +165,7 @@ export class QueueLog {
   ) {
     this.path = queueFile(context.dataDir, channelId, queue);
     this.markPath = queueMarkFile(context.dataDir, channelId, queue);
+    this.readersPath = queueReadersFile(context.dataDir, channelId, queue);
   }
 
   /**
@@ -263,50 +280,104 @@ export class QueueLog {
   }
 
   /**
-   * Acknowledges every message with `seq <= after`, then returns a batch of those after it
-   * (at-least-once: they stay until a later cursor passes them). A cursor above the last
-   * seq this queue handed out, or one of another epoch than the queue's (`epoch`, when
-   * given), acknowledges nothing and changes nothing: the batch then starts at the
-   * queue's first message, and its `cursor` is below `after`.
+   * Acknowledges every message with `seq <= after` for `reader` (recording its cursor,
+   * ../readers.ts), deletes those every live reader acknowledged, then returns a batch of
+   * those after `after` (at-least-once: they stay until a later cursor passes them). A
+   * cursor above the last seq this queue handed out, or one of another epoch than the
+   * queue's (`epoch`, when given), acknowledges nothing: the batch then starts at the
+   * queue's first message, and its `cursor` is below `after`; the reader is recorded as
+   * holding everything still queued. With `reader` null (a read that must make nothing:
+   * its channel does not exist) nothing is recorded or acknowledged.
    * @throws LockTimeoutError, I/O errors.
    */
-  async readAfter(after: number, epoch?: string): Promise<PollResult> {
-    let current = (await this.readUnlocked()) ?? emptyQueue();
-    if (epoch !== undefined && epoch !== current.epoch) return this.fromStart(current, current.next_seq - 1);
-    if (after >= current.next_seq) {
-      const last = Math.max(current.next_seq - 1, readMarkSeq(this.markPath) ?? 0);
-      if (after > last) return this.fromStart(current, last);
-    }
+  async readAfter(after: number, epoch: string | undefined, reader: QueueReader | null): Promise<PollResult> {
+    const current = (await this.readUnlocked()) ?? emptyQueue();
+    const last = after >= current.next_seq ? Math.max(current.next_seq - 1, readMarkSeq(this.markPath) ?? 0) : current.next_seq - 1;
+    const plan = reader && this.planRead(current, after, epoch, reader, this.readReaders());
     // A cursor at or past next_seq but within the mark: this log went back; readLocked raises it.
-    if (after >= current.next_seq || current.messages.some((message) => message.seq <= after)) {
-      const ahead = after >= current.next_seq;
-      const acknowledged = await this.context.reserve
-        .withRoom(() =>
-          this.locked((mark, lock) => {
-            const locked = this.readLocked(mark.seq);
-            // Replaced since the read without the lock (started again, or raised above its mark): nothing is acknowledged.
-            if (after >= locked.queue.next_seq || (epoch !== undefined && epoch !== locked.queue.epoch))
-              return { queue: locked.queue, pending: ALREADY_DURABLE, ahead: true };
-            lock.assertHeld();
-            return { ...this.acknowledge(mark, locked, after), ahead: false };
-          }),
-        )
-        .catch((error: unknown) => {
-          // A full disk must not lock the reader out: the read is answered from the whole
-          // lines read above, and the acknowledgement waits for the next read with a cursor.
-          if (ahead || !isOutOfSpace(error)) throw error;
-          this.context.warn(`${errorText(error)}: messages up to seq ${after} of ${this.path} stay until the next read acknowledges them`);
-          return null;
-        });
-      if (acknowledged) {
-        acknowledged.pending.sync();
-        current = acknowledged.queue;
-        if (acknowledged.ahead) return this.fromStart(current, current.next_seq - 1);
-      }
-    }
-    const unread = current.messages.filter((message) => message.seq > after);
+    const wentBack = after >= current.next_seq && after <= last;
+    if (!reader || !plan || (!plan.readers && !wentBack && !current.messages.some((message) => message.seq <= plan.trimTo)))
+      return this.answer(current, after, epoch, last, plan?.missed);
+    const locked = await this.context.reserve
+      .withRoom(() =>
+        this.locked((mark, lock) => {
+          const log = this.readLocked(mark.seq);
+          const fresh = this.planRead(log.queue, after, epoch, reader, this.readReaders());
+          lock.assertHeld();
+          if (fresh.readers) this.writeReaders(fresh.readers);
+          const trimmed = log.queue.messages.some((message) => message.seq <= fresh.trimTo);
+          const written = trimmed ? this.acknowledge(mark, log, fresh.trimTo) : { queue: log.queue, pending: ALREADY_DURABLE };
+          return { ...written, missed: fresh.missed };
+        }),
+      )
+      .catch((error: unknown) => {
+        // A full disk must not lock the reader out: the read is answered from the whole
+        // lines read above, and the acknowledgement waits for the next read with a cursor.
+        if (wentBack || !isOutOfSpace(error)) throw error;
+        this.context.warn(`${errorText(error)}: messages up to seq ${after} of ${this.path} stay until the next read acknowledges them`);
+        return null;
+      });
+    if (!locked) return this.answer(current, after, epoch, last, plan.missed);
+    locked.pending.sync();
+    return this.answer(locked.queue, after, epoch, locked.queue.next_seq - 1, locked.missed);
+  }
+
+  /**
+   * What a read with a cursor does to the queue's readers (../readers.ts), `queue` as it
+   * is now: a cursor of another epoch, or above every seq handed out, names no seq of it.
+   */
+  private planRead(queue: Queue, after: number, epoch: string | undefined, reader: QueueReader, readers: ReaderCursors): ReadPlan {
+    const acknowledges = (epoch === undefined || epoch === queue.epoch) && after < queue.next_seq;
+    const floor = (queue.messages[0]?.seq ?? queue.next_seq) - 1;
+    const judged = reader.named && epoch !== undefined;
+    return planRead(readers, { reader: reader.id, after: acknowledges ? after : 0, acknowledges, floor, now: reader.now, judged });
+  }
+
+  /** The answer to a read with a cursor from `queue`: the batch after `after`, or the queue from its start when the cursor names no seq of it (`last`: the last seq handed out). */
+  private answer(queue: Queue, after: number, epoch: string | undefined, last: number, missed: boolean | undefined): PollResult {
+    const named = (epoch === undefined || epoch === queue.epoch) && after <= last;
+    const unread = named ? queue.messages.filter((message) => message.seq > after) : queue.messages;
     const batch = takeBatch(unread, this.context.limits.maxBatchBytes);
-    return { messages: batch, cursor: batch.at(-1)?.seq ?? after, pending: unread.length - batch.length, epoch: current.epoch };
+    const cursor = batch.at(-1)?.seq ?? (named ? after : last);
+    return { messages: batch, cursor, pending: unread.length - batch.length, epoch: queue.epoch, ...(missed ? { missed: true } : {}) };
+  }
+
+  /** The records of the queue's readers; none when there is no such file or it holds none (see ../readers.ts: a lost record can only make a reader reload). */
+  private readReaders(): ReaderCursors {
+    try {
+      const text = readTextFile(this.readersPath, READERS_MAX_BYTES);
+      return text === null ? {} : parseReaders(text);
+    } catch (error) {
+      if (error instanceof NotRegularFileError || error instanceof FileTooLargeError) return {};
+      throw error;
+    }
+  }
+
+  /**
+   * Writes the readers' records in place, in one write at offset 0 (they are small), and
+   * cuts what is left of the previous ones. Not synced: a record lost or torn by a crash
+   * reads as none. A write that fails is reported, not thrown. Call only under the lock.
+   */
+  private writeReaders(readers: ReaderCursors): void {
+    try {
+      const line = formatReaders(readers);
+      let file: OpenFile;
+      try {
+        file = openFile(this.readersPath, "update", READERS_MAX_BYTES)!;
+      } catch (error) {
+        if (!(error instanceof NotRegularFileError || error instanceof FileTooLargeError)) throw error;
+        this.context.warn(`${error.message}: moved it aside to ${moveAside(this.readersPath, "corrupt")}`);
+        file = openFile(this.readersPath, "update", READERS_MAX_BYTES)!;
+      }
+      try {
+        writeAll(file.fd, line, this.readersPath, 0);
+        if (file.size > Buffer.byteLength(line)) ftruncateSync(file.fd, Buffer.byteLength(line));
+      } finally {
+        closeSync(file.fd);
+      }
+    } catch (error) {
+      this.context.warn(`could not write ${this.readersPath} (${errorText(error)}); its readers may be told they missed messages`);
+    }
   }
 
   /**
@@ -329,12 +400,6 @@ export class QueueLog {
     drained.pending.sync();
     const { batch, queue } = drained;
     return { messages: batch, cursor: batch.at(-1)?.seq ?? queue.next_seq - 1, pending: queue.messages.length, epoch: queue.epoch };
-  }
-
-  /** The answer to a cursor that names no seq of this queue (above the last one handed out, `last`, or of another epoch): the queue from its start, nothing acknowledged. */
-  private fromStart(queue: Queue, last: number): PollResult {
-    const batch = takeBatch(queue.messages, this.context.limits.maxBatchBytes);
-    return { messages: batch, cursor: batch.at(-1)?.seq ?? last, pending: queue.messages.length - batch.length, epoch: queue.epoch };
   }
 
   /** Writes the ack of every message up to `seq` (at most the last seq handed out), then the mark. Call only under the lock. */

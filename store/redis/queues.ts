@@ -9,6 +9,7 @@ import type { JsonValue, QueueMessage } from "../../protocol/message.js";
 import { QueueFullError } from "../errors.js";
 import type { AppendResult, PollResult, QueueSnapshot } from "../store.js";
 import { mintEpoch } from "../validate.js";
+import { DEFAULT_READER, MAX_READERS, READER_LEASE_MS, READER_RENEW_MS } from "../readers.js";
 import { isEpoch, NO_EPOCH } from "../../protocol/epoch.js";
 import type { RedisConnection } from "./connection.js";
 import { type ChannelKeys, type KeySpace, keyList } from "./keys.js";
@@ -43,6 +44,8 @@ export interface QueueContext {
   upkeep: Upkeep;
   /** Called when a script's wake-up was refused (an ACL user without the channel's rights): the change stands, but no waiter heard of it. */
   wakeRefused: () => void;
+  /** The clock readers are seen by (../readers.ts); Redis's own, shifted by how far this one is from `Date.now()`. */
+  now: () => number;
 }
 
 /**
@@ -57,8 +60,9 @@ export function queueContext(
   limits: Readonly<Limits>,
   upkeep: Upkeep,
   wakeRefused: () => void,
+  now: () => number,
 ): QueueContext {
-  return { connection, channelId, queue, keys: space.channel(channelId), wake: space.queueWake(channelId, queue), limits, upkeep, wakeRefused };
+  return { connection, channelId, queue, keys: space.channel(channelId), wake: space.queueWake(channelId, queue), limits, upkeep, wakeRefused, now };
 }
 
 /**
@@ -97,13 +101,14 @@ export async function appendMessage(context: QueueContext, event: string, json: 
 }
 
 /**
- * Acknowledges every message with `seq <= after`, then returns a batch of those after it.
- * A cursor above the last seq handed out, or of another epoch than the queue's (`epoch`,
- * when given), acknowledges nothing, moves no seq, and gets the queue from its start
- * (its cursor: the last seq returned, else the last handed out).
+ * Acknowledges every message with `seq <= after` for `reader` (undefined: the default
+ * reader), deletes what every live reader acknowledged (../readers.ts), then returns a
+ * batch of those after it. A cursor above the last seq handed out, or of another epoch
+ * than the queue's (`epoch`, when given), acknowledges nothing, moves no seq, and gets
+ * the queue from its start (its cursor: the last seq returned, else the last handed out).
  * @throws StoreUnavailableError, StoreRefusedError.
  */
-export async function readAfter(context: QueueContext, after: number, epoch?: string): Promise<PollResult> {
+export async function readAfter(context: QueueContext, after: number, epoch: string | undefined, reader: string | undefined): Promise<PollResult> {
   const { keys, queue, limits, upkeep } = context;
   const command = scriptCommand("bcReadAfter", keyList(keys), [
     upkeep.ttlMs,
@@ -113,6 +118,12 @@ export async function readAfter(context: QueueContext, after: number, epoch?: st
     limits.maxBatchBytes,
     context.wake,
     epoch ?? ANY_EPOCH,
+    reader ?? DEFAULT_READER,
+    reader === undefined ? "0" : "1",
+    READER_LEASE_MS,
+    READER_RENEW_MS,
+    MAX_READERS,
+    context.now() - Date.now(),
   ]);
   const reply = await context.connection.change({
     ...command,
@@ -155,22 +166,26 @@ export async function channelExists(connection: RedisConnection, space: KeySpace
 
 /** Whether a poll script's reply holds messages (a read that returns some must be confirmed by the replicas). */
 function returnsMessages(reply: unknown): boolean {
-  return Array.isArray(reply) && reply.length > 4;
+  return Array.isArray(reply) && reply.length > REPLY_HEAD;
 }
 
 /** A read's reply in words, for an error: which seqs it read. */
 function describeRead(context: QueueContext): (reply: unknown) => string {
   return (reply) => {
     const values = reply as unknown[];
-    return `the read of seq ${String(values[4])} to ${String(values[values.length - 4])} of the ${context.queue} queue of channel ${context.channelId}`;
+    return `the read of seq ${String(values[REPLY_HEAD])} to ${String(values[values.length - 4])} of the ${context.queue} queue of channel ${context.channelId}`;
   };
 }
 
-/** A poll script's reply, `{cursor, pending, epoch, woke, seq, event, data, ts, …}`. */
+/** How many values a poll script's reply starts with before its messages. */
+const REPLY_HEAD = 5;
+
+/** A poll script's reply, `{cursor, pending, epoch, woke, missed, seq, event, data, ts, …}`. */
 function pollResult(context: QueueContext, reply: unknown): PollResult {
   const values = asArray(reply);
   if (values[3] === "0") context.wakeRefused();
-  return { messages: messagesOf(values, 4), cursor: asNumber(values[0]), pending: asNumber(values[1]), epoch: asEpoch(values[2]) };
+  const result = { messages: messagesOf(values, REPLY_HEAD), cursor: asNumber(values[0]), pending: asNumber(values[1]), epoch: asEpoch(values[2]) };
+  return values[4] === "1" ? { ...result, missed: true } : result;
 }
 
 /** The messages of a script's reply from index `from` on: seq, event, data, ts, … */

@@ -62,6 +62,8 @@ export interface RedisStoreOptions {
    * (every replica online when it is made), or a number. Default: `$BACKCHANNEL_REDIS_REPLICAS`, else `"all"`.
    */
   replicas?: ReplicaSetting;
+  /** The clock a queue's readers are seen by (../readers.ts): Redis's own, shifted by how far this one is from `Date.now()`. Default `Date.now`. */
+  now?: () => number;
 }
 
 /** What a store and its principals' views share: one connection, one subscriber, the limits. */
@@ -74,6 +76,8 @@ interface Shared {
   warn: (message: string) => void;
   /** A script says Redis refused its wake-up (see ./wake-hub.ts `refuse`). */
   wakeRefused: () => void;
+  /** See {@link RedisStoreOptions.now}. */
+  now: () => number;
 }
 
 /** The Redis-backed {@link ChannelStore} over one key space; {@link RedisStore} is the store's own, opened from a URL. */
@@ -104,9 +108,9 @@ export class RedisStoreView implements ChannelStore {
 
   async poll(channelId: string, queue: QueueName, options: PollOptions = {}): Promise<PollResult> {
     const context = this.queue(channelId, queue);
-    const { after, epoch, waitMs = 0, signal, onWaiting } = options;
-    checkCursor(after, epoch);
-    const pollOnce = () => (after === undefined ? drain(context) : readAfter(context, after, epoch));
+    const { after, epoch, reader, waitMs = 0, signal, onWaiting } = options;
+    checkCursor(after, epoch, reader);
+    const pollOnce = () => (after === undefined ? drain(context) : readAfter(context, after, epoch, reader));
     if (waitMs <= 0) return pollOnce();
     const result = await pollWithWait(this.watchQueue(channelId, queue), pollOnce, {
       waitMs,
@@ -172,7 +176,8 @@ export class RedisStoreView implements ChannelStore {
 
   /** The context of a queue; checks the channel id first. */
   private queue(channelId: string, queue: QueueName): QueueContext {
-    return queueContext(this.shared.connection, this.space, channelId, queue, this.limits, this.shared.upkeep, this.shared.wakeRefused);
+    const { connection, upkeep, wakeRefused, now } = this.shared;
+    return queueContext(connection, this.space, channelId, queue, this.limits, upkeep, wakeRefused, now);
   }
 }
 
@@ -194,7 +199,7 @@ export class RedisStore extends RedisStoreView {
     const hub = new WakeHub(connection, warn);
     const wakeRefused = () => hub.refuse("a publish on a wake channel was refused");
     const fallbackWakeMs = options.fallbackWakeMs ?? REDIS_FALLBACK_WAKE_MS;
-    super({ connection, hub, limits, upkeep: upkeepOf(limits), fallbackWakeMs, warn, wakeRefused }, ROOT_KEYS);
+    super({ connection, hub, limits, upkeep: upkeepOf(limits), fallbackWakeMs, warn, wakeRefused, now: options.now ?? Date.now }, ROOT_KEYS);
     this.shown = address.shown;
     if (options.checkSettings ?? true) this.warnAboutSettingsOnce(warn);
   }

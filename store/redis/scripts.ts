@@ -10,9 +10,10 @@
  * rather than in the middle. Scripts that only read or free memory (polls, which
  * acknowledge by deleting; removal; the sweep) are flagged `allow-oom`, so that a Redis
  * full to its maxmemory still serves them (docs/ARCHITECTURE.md, "The Redis store"): reading
- * and acknowledging is how room is made. Such a script must never grow Redis: it creates
- * no key, and sets only fields that already exist (the one exception, a meta hash rebuilt
- * after its fields were lost, is a few bytes once).
+ * and acknowledging is how room is made. Such a script must never grow Redis but by a
+ * bounded few bytes: it creates no key, and sets only fields that already exist, but for
+ * a meta hash rebuilt after its fields were lost (a few bytes once) and a queue's readers'
+ * records (at most MAX_READERS short records, ../readers.ts).
  *
  * Invariants the scripts keep:
  * - `seq:<queue>` in the meta hash is the last seq handed out; it only grows, so a seq
@@ -21,6 +22,8 @@
  *   bytes of each message's JSON, store/validate.ts `messageBytes`), so both stores refuse
  *   the same message;
  * - a cursor above the last seq handed out moves nothing (no seq, no acknowledgement);
+ * - a cursor deletes only what every reader seen within the lease acknowledged
+ *   (../readers.ts): the read script keeps the readers' records and trims in one step;
  * - a channel's keys expire (after the TTL) only while both its queues are empty: a
  *   channel holding an unread message is never dropped by Redis or by the sweep;
  * - `epoch:<queue>` (protocol/epoch.ts) is minted, from the caller's candidate, by the
@@ -195,28 +198,66 @@ return {'ok', seq_text, string.format('%d', count + 1), epoch_of(queue), woke}
 `;
 
 /**
- * Reads with a cursor: deletes every message with seq <= after, then returns a batch of
- * those after it. A cursor that names no seq of the queue (above the last seq handed
- * out: a queue emptied under its reader, or a made-up cursor; or of another epoch than
- * the queue's) moves nothing: it acknowledges nothing, and gets the queue from its start
- * with the cursor to go on with. ARGV: ttl, touch, queue, after, max batch bytes, wake
- * channel, the cursor's epoch ('*': none given, the cursor is taken as it is).
- * Returns `{cursor, pending, epoch, woke, seq, event, data, ts, …}`.
+ * Reads with a cursor: records the reader's cursor (../readers.ts, the same rules), deletes
+ * every message at or below the cursors of all readers seen within the lease, then returns
+ * a batch of those after the cursor. A cursor that names no seq of the queue (above the
+ * last seq handed out: a queue emptied under its reader, or a made-up cursor; or of
+ * another epoch than the queue's) acknowledges nothing: the reader is recorded as holding
+ * everything queued, and gets the queue from its start with the cursor to go on with.
+ * The readers' records are one field of the meta hash, `readers:<queue>`,
+ * `<id>,<seq>,<seen>;…`, written once the channel exists (its meta hash or its state). ARGV: ttl, touch, queue, after,
+ * max batch bytes, wake channel, the cursor's epoch ('*': none given, the cursor is taken
+ * as it is), reader id, '1' when the caller named its reader, the lease, the renewal
+ * interval, the most readers kept, the caller's clock shift (ms added to Redis's).
+ * Returns `{cursor, pending, epoch, woke, missed, seq, event, data, ts, …}`.
  */
 const READ_AFTER_LUA = `${FREES}${CHANNEL_PRELUDE}
-local queue, after, given = ARGV[3], tonumber(ARGV[4]), ARGV[7]
+local queue, after, given, reader = ARGV[3], tonumber(ARGV[4]), ARGV[7], ARGV[8]
+local lease, renew, most = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local stream = stream_of(queue)
 local last_handed_out = last_seq(queue, stream)
 local epoch = epoch_of(queue)
 local void = after > last_handed_out or (given ~= '*' and given ~= epoch)
+local at = after
+if void then at = 0 end
+-- The highest seq no longer kept below the first message.
+local floor = last_handed_out
+local first = redis.call('XRANGE', stream, '-', '+', 'COUNT', 1)
+if #first > 0 then floor = seq_of(first[1][1]) - 1 end
+local now = now_ms() + tonumber(ARGV[13])
+local field = 'readers:' .. queue
+local others, own, dropped = {}, nil, false
+for id, seq, seen in string.gmatch(redis.call('HGET', KEYS[1], field) or '', '([^,;]+),(%d+),(-?%d+)') do
+  seq, seen = tonumber(seq), tonumber(seen)
+  if id == reader then own = {seq, seen}
+  elseif now - seen < lease then others[#others + 1] = {id, seq, seen}
+  else dropped = true end
+end
+local held = own ~= nil and now - own[2] < lease and own[1] <= at
+local missed = '0'
+if ARGV[9] == '1' and given ~= '*' and floor > at and not held then missed = '1' end
+local mine = at
+if void then mine = floor end
+table.sort(others, function(a, b) return a[3] > b[3] end)
+if #others > most - 1 then dropped = true end
+local records, upto = {}, mine
+for i = 1, math.min(#others, most - 1) do
+  local other = others[i]
+  records[#records + 1] = other[1] .. ',' .. string.format('%d', other[2]) .. ',' .. string.format('%d', other[3])
+  if other[2] < upto then upto = other[2] end
+end
+records[#records + 1] = reader .. ',' .. string.format('%d', mine) .. ',' .. string.format('%d', now)
+local stale = own == nil or own[1] ~= mine or now - own[2] >= renew or dropped
+-- Recorded once the channel exists (written to, or its state documents), not by a read of a channel nobody made.
+if stale and redis.call('EXISTS', KEYS[1], KEYS[4]) > 0 then redis.call('HSET', KEYS[1], field, table.concat(records, ';')) end
 local changed = false
 local from = string.format('%d-0', after + 1)
 if void then
   from = '-'
-elseif after > 0 then
-  local gone, bytes = bytes_upto(stream, after)
+elseif upto > 0 then
+  local gone, bytes = bytes_upto(stream, upto)
   if gone > 0 then
-    forget(queue, stream, after, bytes)
+    forget(queue, stream, upto, bytes)
     changed = true
   end
 end
@@ -228,15 +269,16 @@ if changed then wake(ARGV[6], 'ack') end
 local cursor = after
 if void then cursor = last_handed_out end
 if count > 0 then cursor = last end
-local reply = {string.format('%d', cursor), string.format('%d', redis.call('XLEN', stream) - count), epoch, woke}
+local reply = {string.format('%d', cursor), string.format('%d', redis.call('XLEN', stream) - count), epoch, woke, missed}
 for _, value in ipairs(out) do reply[#reply + 1] = value end
 return reply
 `;
 
 /**
- * Reads and clears a batch. ARGV: ttl, touch, queue, max batch bytes, wake channel.
- * Returns `{cursor, pending, epoch, woke, seq, event, data, ts, …}`; the cursor is the
- * last seq handed out when nothing was waiting.
+ * Reads and clears a batch, whatever readers hold (at-most-once). ARGV: ttl, touch,
+ * queue, max batch bytes, wake channel. Returns `{cursor, pending, epoch, woke, '0',
+ * seq, event, data, ts, …}` (the read script's shape); the cursor is the last seq handed
+ * out when nothing was waiting.
  */
 const DRAIN_LUA = `${FREES}${CHANNEL_PRELUDE}
 local queue = ARGV[3]
@@ -251,7 +293,7 @@ else
   cursor = last_seq(queue, stream)
   settle(false)
 end
-local reply = {string.format('%d', cursor), string.format('%d', redis.call('XLEN', stream)), epoch_of(queue), woke}
+local reply = {string.format('%d', cursor), string.format('%d', redis.call('XLEN', stream)), epoch_of(queue), woke, '0'}
 for _, value in ipairs(out) do reply[#reply + 1] = value end
 return reply
 `;

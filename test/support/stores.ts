@@ -24,6 +24,8 @@ export interface OpenOptions {
   limits?: Partial<Limits>;
   warn?: (message: string) => void;
   fallbackWakeMs?: number;
+  /** The clock the store sees readers by (store/readers.ts), to move past a lease without waiting. */
+  now?: () => number;
 }
 
 /** One store to test, empty when made. */
