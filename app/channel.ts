@@ -4,12 +4,17 @@
  * own through `notify_agent`.
  *
  * - Receiving is at-least-once: every poll passes the highest seq handled as `after`,
- *   which acknowledges (deletes) what came before; a response lost on the way is
- *   returned again by the next poll, and a seq is never handled twice in one epoch of
- *   its queue (protocol/epoch.ts). The cursor goes with its epoch; a poll that shows
- *   another one (the queue started again: Redis restarted empty, the channel was made
- *   anew) means the seqs begin again, so the channel forgets its own and hands over
- *   every message from the queue's new start.
+ *   which acknowledges what came before; a response lost on the way is returned again
+ *   by the next poll, and a seq is never handled twice in one epoch of its queue
+ *   (protocol/epoch.ts). The cursor goes with its epoch; a poll that shows another one
+ *   (the queue started again: Redis restarted empty, the channel was made anew) means
+ *   the seqs begin again, so the channel forgets its own and hands over every message
+ *   from the queue's new start.
+ * - Every poll names this channel's reader, a token minted when it is made (once per
+ *   page load), so that another reader of the same channel (the in-chat reader and its
+ *   browser tab, an app open on two screens) keeps every message too: the server deletes
+ *   a message only once every reader it saw lately acknowledged it (store/readers.ts). A
+ *   reader away longer than that is told it missed messages: {@link AppChannel.onmissed}.
  * - Polls wait on the server (`wait_ms`), so news arrives as soon as it is written. The
  *   first poll does not wait: it delivers what is queued at once and times one round trip.
  * - A send never waits behind a poll, and never costs a connection. Hosts differ: most
@@ -114,6 +119,15 @@ export class AppChannel {
   onwall?: (wall: ChannelWall | null) => void;
   /** Called when {@link hostCalls} changes (it changes at most once, from `unknown`). */
   onhostcalls?: (calls: HostCalls) => void;
+  /**
+   * Called when a poll says messages were deleted before this channel read them (it was
+   * not polling for minutes while another reader of the channel acknowledged them): the
+   * app should reload what it shows from its state. The messages still queued are
+   * handed over as usual.
+   */
+  onmissed?: () => void;
+  /** Who reads: minted once, kept by every poll of this channel (see the module's comment). */
+  readonly reader = mintReaderId();
 
   private readonly channelId: string;
   private readonly waitMs: number;
@@ -270,7 +284,10 @@ export class AppChannel {
       try {
         const since = this.epoch === undefined ? {} : { epoch: this.epoch };
         const result = await this.app.callServerTool(
-          { name: "poll_ui_messages", arguments: { channel_id: this.channelId, after: this.lastSeq, ...since, wait_ms: waitMs } },
+          {
+            name: "poll_ui_messages",
+            arguments: { channel_id: this.channelId, after: this.lastSeq, ...since, reader: this.reader, wait_ms: waitMs },
+          },
           { signal: poll.controller.signal, timeout: waitMs + 15_000 },
         );
         if (this.polls === 0) this.roundTripMs = performance.now() - poll.startedAt;
@@ -283,6 +300,7 @@ export class AppChannel {
         failures = 0;
         this.setState("live");
         this.showWall(parseWall(result.structuredContent));
+        if ((result.structuredContent as { missed?: unknown } | undefined)?.missed === true) this.onmissed?.();
         for (const message of messages) this.deliver(message);
         if (this.calls === "one-at-a-time" && messages.length === 0) await this.pause(this.shortPollMs);
       } catch (error) {
@@ -350,6 +368,11 @@ export class AppChannel {
     this.calls = calls;
     this.onhostcalls?.(calls);
   }
+}
+
+/** A reader id (READER_ID_PATTERN, core/ids.ts): 24 random hex digits. */
+function mintReaderId(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(12)), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 /** The messages of a poll result; anything malformed is dropped rather than trusted. */

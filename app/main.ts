@@ -156,6 +156,8 @@ async function open(id: string): Promise<void> {
     else if (state === "live") presence.setOffline(false);
   };
   channel.onwall = (wall) => statusLine.showWall(wall);
+  // Answers deleted before this reader read them (away for minutes while another reader of the channel read them) are in the threads the server keeps.
+  channel.onmissed = () => void threads.resync();
   channel.on("hello", () => presence.hello());
   channel.on("status", (data) => {
     presence.heard();

@@ -155,6 +155,7 @@ export class ThreadList {
   async receive(data: AnswerData, id: string): Promise<void> {
     if (typeof data?.thread_id !== "string" || typeof data.text !== "string") return;
     let card = this.cards.get(data.thread_id);
+    const known = card !== undefined;
     if (!card && !this.lookedUp.has(data.thread_id)) {
       // Its question was recorded by a reader that went away just after sending it.
       this.lookedUp.add(data.thread_id);
@@ -174,7 +175,14 @@ export class ThreadList {
         messages: [],
       });
     }
-    if (card.has(id)) return;
+    if (card.has(id)) {
+      // A thread restored just now may hold the answer already (the server keeps it): it is placed now, not at the next layout.
+      if (!known) {
+        this.events.onchange(true);
+        this.layout();
+      }
+      return;
+    }
     // An answer this reader did not wait for answers a question asked in another reader of the channel.
     const askedElsewhere = card.waitingSince === undefined;
     card.add(id, "agent", data.text);
@@ -184,6 +192,35 @@ export class ThreadList {
     this.events.onchange(true);
     this.layout();
     if (!this.held.has(data.thread_id)) this.server.record(card.thread, id, "agent", data.text).catch((error) => card.setTrimmed(notSaved(error)));
+  }
+
+  /**
+   * Reads every thread again and adds what this reader lacks: answers deleted from the
+   * channel before it read them (its channel was told so, ./channel.ts `onmissed`), and
+   * threads another reader of the channel started meanwhile. The server keeps every
+   * answer in its thread (server/reader/reader-state.ts), so nothing shown goes missing.
+   */
+  async resync(): Promise<void> {
+    const state = await this.server.readState().catch((error: unknown) => {
+      console.warn("backchannel reader: the threads could not be read again:", error);
+      return undefined;
+    });
+    if (!state) return;
+    let answered = false;
+    for (const thread of state.threads) {
+      const card = this.cards.get(thread.thread_id);
+      if (!card) {
+        this.restore(thread);
+        continue;
+      }
+      card.merge(thread.messages);
+      if (thread.messages.at(-1)?.role === "agent" && card.waitingSince !== undefined) {
+        card.setWaiting(undefined);
+        answered = true;
+      }
+    }
+    this.events.onchange(answered);
+    this.layout();
   }
 
   /**

@@ -21,6 +21,12 @@ export interface Backchannel {
   onstatechange: ((state: ChannelState) => void) | null;
   /** Called when {@link wall} changes. */
   onwall: ((wall: ChannelWall | null) => void) | null;
+  /**
+   * Called when messages from the agent were deleted before this app read them: it was
+   * away for minutes while another copy of it (a browser tab, another screen) read the
+   * channel. Reload what the app shows from wherever it keeps it, or ask the agent.
+   */
+  onmissed: (() => void) | null;
 }
 
 /** Hooks of {@link createBackchannel}. */
@@ -62,6 +68,11 @@ export function createBackchannel(channel: AppChannel, channelId: string, hooks:
     },
     onstatechange: null,
     onwall: null,
+    onmissed: null,
+  };
+  channel.onmissed = () => {
+    if (api.onmissed) guarded(api.onmissed)();
+    else console.warn("backchannel: messages from the agent were read by another copy of this app while this one was away");
   };
   channel.onwall = (next) => {
     wall = next;

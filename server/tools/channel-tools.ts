@@ -19,7 +19,7 @@ import type { WaitingPolls } from "./waiting-polls.js";
 import type { WaitSlots } from "./wait-slots.js";
 import { registerAppOnlyTool } from "./app-only.js";
 import { attempt, describeError, guarded, toolResult } from "./results.js";
-import { compactSchema, notifyInput, notifyOutput, notifyUiInput, pollInput, pollOutput, uiPollOutput } from "./schemas.js";
+import { compactSchema, notifyInput, notifyOutput, notifyUiInput, pollInput, pollOutput, uiPollInput, uiPollOutput } from "./schemas.js";
 import { DEFAULT_LIMITS } from "../../core/limits.js";
 
 /** Options of {@link registerChannelTools}. */
@@ -112,12 +112,18 @@ export function registerChannelTools(server: McpServer, store: ChannelStore, opt
     "poll_ui_messages",
     {
       title: "Read from the agent (app only)",
-      description: "App only: read what the agent sent on a channel, after a cursor, waiting up to wait_ms.",
-      inputSchema: compactSchema(pollInput(maxUiWaitMs)),
+      description:
+        "App only: read what the agent sent on a channel, after a cursor, waiting up to wait_ms. Pass reader so that other readers of the channel keep their messages.",
+      inputSchema: compactSchema(uiPollInput(maxUiWaitMs)),
       outputSchema: compactSchema(uiPollOutput),
     },
-    guarded(({ channel_id, after, epoch, wait_ms }, ctx) =>
-      pollUi(store, awareness, { channelId: channel_id, after, epoch, waitMs: wait_ms, ctx, waitSlots: options.waitSlots }, options.waitingPolls),
+    guarded(({ channel_id, after, epoch, reader, wait_ms }, ctx) =>
+      pollUi(
+        store,
+        awareness,
+        { channelId: channel_id, after, epoch, reader, waitMs: wait_ms, ctx, waitSlots: options.waitSlots },
+        options.waitingPolls,
+      ),
     ),
   );
 
@@ -198,6 +204,8 @@ interface PollCall {
   after: number | undefined;
   /** The epoch `after` came from, when the caller gave it. */
   epoch: string | undefined;
+  /** Who reads (store/readers.ts); `undefined`: the default reader. */
+  reader?: string | undefined;
   waitMs: number | undefined;
   ctx: ServerContext;
   /** See {@link ChannelToolOptions.waitSlots}. */
@@ -255,9 +263,11 @@ async function waitingUiPoll(store: ChannelStore, awareness: Awareness, call: Po
     if (key !== null && (call.waitMs ?? 0) > 0) await session.followWall(key, stop.signal, cancel);
     // No progress here, even when the call carries a progress token (ext-apps' App puts
     // one on every call): the app does not need it, and hosts log every notification.
-    const result = await store.poll(call.channelId, "ui", { after: call.after, epoch: call.epoch, waitMs: call.waitMs, signal: stop.signal });
+    const { after, epoch, reader, waitMs } = call;
+    const result = await store.poll(call.channelId, "ui", { after, epoch, reader, waitMs, signal: stop.signal });
     const wall = key === null ? null : await session.wallOf(key);
-    return toolResult({ ...result, wall }, describePoll(result) + describeWall(wall));
+    const missed = result.missed ? "\nMessages after your cursor were deleted before you read them: reload your state." : "";
+    return toolResult({ ...result, wall }, describePoll(result) + describeWall(wall) + missed);
   } finally {
     unlist?.();
     stop.abort();

@@ -5,7 +5,7 @@
  */
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { CHANNEL_ID_PATTERN, CHANNEL_ID_RULE, EVENT_PATTERN, WINDOWS_DEVICE_NAME } from "../../core/ids.js";
+import { CHANNEL_ID_PATTERN, CHANNEL_ID_RULE, EVENT_PATTERN, READER_ID_PATTERN, WINDOWS_DEVICE_NAME } from "../../core/ids.js";
 import { isJsonValue, MAX_JSON_DEPTH } from "../../core/json.js";
 import { characterCount } from "../../core/text.js";
 
@@ -101,6 +101,17 @@ export function pollInput(maxWaitMs: number) {
   });
 }
 
+/** The input of `poll_ui_messages`: a poll, and who reads (store/readers.ts), so that two readers of one channel each receive every message. */
+export function uiPollInput(maxWaitMs: number) {
+  return pollInput(maxWaitMs).extend({
+    reader: z
+      .string()
+      .regex(READER_ID_PATTERN, "a reader id is 8 to 32 characters from A-Z, a-z, 0-9, _ and -")
+      .optional()
+      .describe("A token this app chose once per page load: other readers of the channel keep their messages."),
+  });
+}
+
 /** One message, as polls return it. */
 export const messageSchema = z.object({
   seq: z.number().int(),
@@ -123,6 +134,7 @@ export const wallSchema = z.object({ text: z.string(), posted_at: z.string(), un
 /** The output of `poll_ui_messages`: a poll, and the wall of the channel's session while one is up. */
 export const uiPollOutput = pollOutput.extend({
   wall: wallSchema.nullable().describe("The agent's status for every reader of the session, or null."),
+  missed: z.literal(true).optional().describe("Messages after your cursor were deleted before you read them: reload your state."),
 });
 
 /**
