@@ -176,6 +176,27 @@ describe("AppChannel", () => {
     assert.deepEqual(got.seen[1]?.data, { thread_id: "t", text: "two" });
   });
 
+  test("two apps on one channel (the chat's reader and its browser tab) each receive every message, however far apart they poll", { timeout: 60_000 }, async () => {
+    const [quick, slow] = [new TestHost(appSide), new TestHost(appSide)];
+    // The slow one's host takes 150 ms a call: the quick one acknowledges each message well before the slow one reads it.
+    slow.delayMs = 150;
+    const channels = [new AppChannel(await quick.start(), { channelId: "ch-two", waitMs: 5_000 }), new AppChannel(await slow.start(), { channelId: "ch-two", waitMs: 5_000 })];
+    assert.notEqual(channels[0]!.reader, channels[1]!.reader, "each names a reader of its own");
+    const [got, gotSlow] = channels.map(collect);
+    // Both are reading (a reader starts where the queue is: what came before is in its app's state).
+    for (const channel of channels) channel.start();
+    await Promise.all([quick.pollPending(), slow.pollPending()]);
+    await fromAgent("ch-two", "hello");
+    for (let n = 1; n <= 6; n++) await fromAgent("ch-two", "status", { n });
+    await Promise.all([got!.waitFor(7), gotSlow!.waitFor(7)]);
+    for (const channel of channels) channel.stop();
+    for (const { seen } of [got!, gotSlow!])
+      assert.deepEqual(
+        seen.map((message) => message.seq),
+        [1, 2, 3, 4, 5, 6, 7],
+      );
+  });
+
   test("on a host that runs calls side by side, a send never cancels the poll, and the channel learns the host", async () => {
     const host = new TestHost(appSide);
     const channel = new AppChannel(await host.start(), { channelId: "ch-side", waitMs: 20_000 });
