@@ -176,11 +176,16 @@ describe("AppChannel", () => {
     assert.deepEqual(got.seen[1]?.data, { thread_id: "t", text: "two" });
   });
 
-  test("two apps on one channel (the chat's reader and its browser tab) each receive every message, however far apart they poll", { timeout: 60_000 }, async () => {
+  test("two apps on one channel (the chat's reader and its browser tab) each receive every message, however far apart they poll", {
+    timeout: 60_000,
+  }, async () => {
     const [quick, slow] = [new TestHost(appSide), new TestHost(appSide)];
     // The slow one's host takes 150 ms a call: the quick one acknowledges each message well before the slow one reads it.
     slow.delayMs = 150;
-    const channels = [new AppChannel(await quick.start(), { channelId: "ch-two", waitMs: 5_000 }), new AppChannel(await slow.start(), { channelId: "ch-two", waitMs: 5_000 })];
+    const channels = [
+      new AppChannel(await quick.start(), { channelId: "ch-two", waitMs: 5_000 }),
+      new AppChannel(await slow.start(), { channelId: "ch-two", waitMs: 5_000 }),
+    ];
     assert.notEqual(channels[0]!.reader, channels[1]!.reader, "each names a reader of its own");
     const [got, gotSlow] = channels.map(collect);
     // Both are reading (a reader starts where the queue is: what came before is in its app's state).

@@ -1,7 +1,8 @@
 /**
  * The names of everything the Redis store keeps (docs/ARCHITECTURE.md, "The Redis store"):
  *
- *     bc:{<channel>}:meta           hash: seq:<queue> (last seq handed out), bytes:<queue>, touched
+ *     bc:{<channel>}:meta           hash: seq:<queue> (last seq handed out), bytes:<queue>, epoch:<queue>,
+ *                                   readers:<queue> (../readers.ts), touched
  *     bc:{<channel>}:ui             stream of the app's queue, entry ids <seq>-0
  *     bc:{<channel>}:agent          stream of the agent's queue
  *     bc:{<channel>}:state          hash: <name> (a state document's JSON), v:<name> (its version)
