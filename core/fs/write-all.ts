@@ -44,6 +44,12 @@ function noProgress(): NodeJS.ErrnoException {
   return error;
 }
 
+/** True for the errors of a file system that takes no write: read-only (EROFS), not ours to write (EACCES, EPERM), or out of room ({@link isOutOfSpace}). */
+export function isUnwritable(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === "EROFS" || code === "EACCES" || code === "EPERM" || isOutOfSpace(error);
+}
+
 /** True for the errors of a disk (or a quota) with no room left: ENOSPC, EDQUOT. */
 export function isOutOfSpace(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | null)?.code;

@@ -85,7 +85,7 @@ import { FileTooLargeError, NotRegularFileError } from "../../core/fs/errors.js"
 import { type HeldLock, withLock } from "../../core/fs/lock.js";
 import { lstatOrNull, openFile, type OpenFile, reachFolder, readFileEnds, readTextFile } from "../../core/fs/safe-open.js";
 import type { SpaceReserve } from "../../core/fs/space-reserve.js";
-import { isOutOfSpace, writeAll } from "../../core/fs/write-all.js";
+import { isOutOfSpace, isUnwritable, writeAll } from "../../core/fs/write-all.js";
 import {
   COMPACT_SLACK_BYTES,
   emptyQueue,
@@ -296,8 +296,8 @@ export class QueueLog {
     const plan = reader && this.planRead(current, after, epoch, reader, this.readReaders());
     // A cursor at or past next_seq but within the mark: this log went back; readLocked raises it.
     const wentBack = after >= current.next_seq && after <= last;
-    if (!reader || !plan || (!plan.readers && !wentBack && !current.messages.some((message) => message.seq <= plan.trimTo)))
-      return this.answer(current, after, epoch, last, plan?.missed);
+    const trims = wentBack || current.messages.some((message) => message.seq <= (plan?.trimTo ?? 0));
+    if (!reader || !plan || (!plan.readers && !trims)) return this.answer(current, after, epoch, last, plan?.missed);
     const locked = await this.context.reserve
       .withRoom(() =>
         this.locked((mark, lock) => {
@@ -311,6 +311,9 @@ export class QueueLog {
         }),
       )
       .catch((error: unknown) => {
+        // A reader's record is no reason to fail a read: on a disk that takes no write, the
+        // read is answered from the whole lines read above, recording nothing.
+        if (!trims && isUnwritable(error)) return null;
         // A full disk must not lock the reader out: the read is answered from the whole
         // lines read above, and the acknowledgement waits for the next read with a cursor.
         if (wentBack || !isOutOfSpace(error)) throw error;
