@@ -18,8 +18,8 @@ import { type Browser, chromium, type Frame, type Page } from "playwright-core";
 import { readerFrame, stopBrowserHost } from "./support/browser-host.js";
 import { claudeCodeSkipReason } from "./support/claude-code/install.js";
 import { type ModelServer, startModelServer } from "./support/claude-code/model-server.js";
-import { PLUGIN_ROOT, pluginPolicy, pluginTool as tool, waitForWatcher } from "./support/claude-code/plugin-policy.js";
-import { type ClaudeSession, type StreamEvent, startSession } from "./support/claude-code/session.js";
+import { openFromReply, PLUGIN_ROOT, pluginPolicy, pluginTool as tool, waitForWatcher } from "./support/claude-code/plugin-policy.js";
+import { type ClaudeSession, startSession } from "./support/claude-code/session.js";
 import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, tempDataDir } from "./support/helpers.js";
 import { askAbout, askFollowUp } from "./support/reader-driver.js";
 
@@ -133,35 +133,6 @@ describe("Claude Code with the plugin: the person reads and asks in a browser ta
     await context.close();
   });
 });
-
-/**
- * Sends `prompt` to the session and resolves with the link in the model's reply that
- * ends the turn (Claude Code's `result` event: what the person reads).
- */
-async function openFromReply(session: ClaudeSession, model: ModelServer, prompt: string): Promise<string> {
-  const from = session.events.length;
-  const turnsBefore = model.turns().length;
-  session.send(prompt);
-  const result = await session.waitForEvent((event: StreamEvent) => event.type === "result", { from, timeoutMs: 120_000 });
-  const opened = model
-    .turns()
-    .slice(turnsBefore)
-    .find((turn) => turn.result(tool("open_reader")) !== undefined);
-  assert.ok(
-    opened && !opened.result(tool("open_reader"))!.isError,
-    `open_reader ran: ${
-      opened?.result(tool("open_reader"))?.text ??
-      model
-        .turns()
-        .slice(turnsBefore)
-        .map((turn) => turn.lastText)
-        .join(" | ")
-    }`,
-  );
-  const link = /http:\/\/127\.0\.0\.1:\d+\/\S+/.exec(String(result.result ?? ""))?.[0];
-  assert.ok(link, `the reply the person reads carries the reader's link: ${JSON.stringify(result.result)}`);
-  return link;
-}
 
 /** Opens `link` in `opening` (a new tab); resolves once the reader shows its document. */
 async function readerTab(opening: Promise<Page>, link: string): Promise<{ page: Page; frame: Frame }> {
