@@ -66,7 +66,10 @@ describe("Claude Code with the plugin: the person uses an app the agent wrote, i
     const opened = model.turns().find((turn) => turn.result(tool("open_app")) !== undefined)!;
     assert.match(opened.result(tool("open_app"))!.text, /"app_url":"http:\/\/127\.0\.0\.1:\d+\//, "open_app names the browser host's link");
     assert.match(opened.result(tool("open_app"))!.text, /Arm nothing/, "the result tells the model of the wake hook, and the model arms nothing");
-    assert.ok(link.endsWith(`#${/"channel_id":"([^"]+)"/.exec(opened.result(tool("open_app"))!.text)![1]}`), `the link shows the app's channel: ${link}`);
+    assert.ok(
+      link.endsWith(`#${/"channel_id":"([^"]+)"/.exec(opened.result(tool("open_app"))!.text)![1]}`),
+      `the link shows the app's channel: ${link}`,
+    );
     const page = await (await browser.newContext()).newPage();
 
     /**
@@ -92,11 +95,16 @@ describe("Claude Code with the plugin: the person uses an app the agent wrote, i
       await waitForWatcher(dataDir);
       const before = model.turns().length;
       await loading();
-      const frame = await appFrame(page, "#items");
-      await frame.locator("#items li").nth(ITEMS.length - 1).waitFor({ timeout: 120_000 });
+      const frame = await appFrame(page, "#done");
+      await frame
+        .locator("#items li")
+        .nth(ITEMS.length - 1)
+        .waitFor({ timeout: 120_000 });
       assert.deepEqual(await listOrder(frame), ITEMS, "the items the model sent on ready");
       await model.waitForTurn((turn) => turn.result(tool("notify_ui")) !== undefined, { from: before, timeoutMs: 120_000 });
-      t.diagnostic(`the app's ready → its items: ${model.turns().length - before} model requests`);
+      const requests = model.turns().length - before;
+      t.diagnostic(`the app's ready → its items: ${requests} model requests`);
+      assert.ok(requests <= 2, `the app's ready took ${requests} model requests`);
       await stampClicks(frame);
       return frame;
     };
@@ -105,7 +113,13 @@ describe("Claude Code with the plugin: the person uses an app the agent wrote, i
     const order = async (frame: Frame, item: string, steps: number, expected: string[]) => {
       for (let step = 0; step < steps; step += 1) await frame.getByRole("button", { name: `Move ${item} up` }).click();
       assert.deepEqual(await listOrder(frame), expected, "the order on screen");
-      await roundTrip(frame, `order ${expected.join(" > ")}`, () => frame.getByRole("button", { name: "Send my order" }).click(), "#reply", notedText(expected));
+      await roundTrip(
+        frame,
+        `order ${expected.join(" > ")}`,
+        () => frame.getByRole("button", { name: "Send my order" }).click(),
+        "#reply",
+        notedText(expected),
+      );
       assert.equal(await frame.getByRole("button", { name: "Send my order" }).isEnabled(), true, "the app is ready for the next order");
     };
 

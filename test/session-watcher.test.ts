@@ -180,7 +180,9 @@ describe("wakes only for mail", () => {
     const hook = runHook(command, env);
     await claimed(dataDir, key);
     await app.callTool({ name: "notify_agent", arguments: { channel_id: opened.channel_id, event: "ready", data: {} } });
-    assert.equal(await hook.exited, 2, hook.stderr());
+    const code = await Promise.race([hook.exited, new Promise((resolve) => setTimeout(() => resolve("no wake within 20 s"), 20_000))]);
+    hook.child.kill();
+    assert.equal(code, 2, hook.stderr());
     const text = hook.stderr();
     assert.match(text, new RegExp(`App "Ranking" on channel ${opened.channel_id}:\\n- #1 ready: \\{\\}\\n`));
     assert.match(
