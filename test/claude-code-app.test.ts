@@ -15,15 +15,14 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type Browser, chromium, type Frame } from "playwright-core";
-import { appFrame, stopBrowserHost } from "./support/browser-host.js";
+import type { Frame } from "playwright-core";
+import { appFrame } from "./support/browser-host.js";
 import { notedText, pluginAppPolicy } from "./support/claude-code/app-policy.js";
+import { type BrowserTabRig, startBrowserTabRig } from "./support/claude-code/browser-rig.js";
 import { claudeCodeSkipReason } from "./support/claude-code/install.js";
-import { type ModelServer, startModelServer } from "./support/claude-code/model-server.js";
-import { openFromReply, PLUGIN_ROOT, pluginTool as tool, waitForWatcher } from "./support/claude-code/plugin-policy.js";
-import { type ClaudeSession, startSession } from "./support/claude-code/session.js";
+import { openFromReply, pluginTool as tool, waitForWatcher } from "./support/claude-code/plugin-policy.js";
 import { clickedAt, listOrder, shownAt, stampClicks, watchFor } from "./support/example-apps.js";
-import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, tempDataDir } from "./support/helpers.js";
+import { browserSkipReason } from "./support/helpers.js";
 
 const skip = claudeCodeSkipReason() ?? browserSkipReason();
 
@@ -32,36 +31,19 @@ const PROMPT = "Make me a small app to rank the features of our next release.";
 const ITEMS = ["Dark mode", "Offline sync", "Export to PDF"];
 
 describe("Claude Code with the plugin: the person uses an app the agent wrote, in a browser tab", { skip, timeout: 600_000 }, () => {
-  let dataDir: string;
-  let cleanup: () => Promise<void>;
   const journey = pluginAppPolicy(PROMPT);
-  let model: ModelServer;
-  let session: ClaudeSession;
-  let browser: Browser;
+  let rig: BrowserTabRig;
 
   before(async () => {
-    ({ dir: dataDir, cleanup } = await tempDataDir());
-    model = await startModelServer(journey.policy);
-    session = await startSession({
-      model,
-      dataDir,
-      configure: "none",
-      args: ["--plugin-dir", PLUGIN_ROOT],
-      // Nothing of backchannel's: the plugin allows its own tools.
-      allowedTools: ["ToolSearch"],
-    });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    rig = await startBrowserTabRig(journey.policy);
   });
 
   after(async () => {
-    await browser?.close();
-    await session?.stop();
-    await model?.close();
-    if (dataDir) stopBrowserHost({ BACKCHANNEL_HOME: dataDir });
-    await cleanup?.();
+    await rig?.close();
   });
 
   test("the reply carries the app's link; the app's ready and three orders answered in the tab, ≤ 2 model requests each; a reload keeps it working", async (t) => {
+    const { dataDir, model, session, browser } = rig;
     const link = await openFromReply(session, model, PROMPT, "open_app");
     const opened = model.turns().find((turn) => turn.result(tool("open_app")) !== undefined)!;
     assert.match(opened.result(tool("open_app"))!.text, /"app_url":"http:\/\/127\.0\.0\.1:\d+\//, "open_app names the browser host's link");

@@ -14,13 +14,12 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type Browser, chromium, type Frame, type Page } from "playwright-core";
-import { readerFrame, stopBrowserHost } from "./support/browser-host.js";
+import type { Frame, Page } from "playwright-core";
+import { readerFrame } from "./support/browser-host.js";
+import { type BrowserTabRig, startBrowserTabRig } from "./support/claude-code/browser-rig.js";
 import { claudeCodeSkipReason } from "./support/claude-code/install.js";
-import { type ModelServer, startModelServer } from "./support/claude-code/model-server.js";
-import { openFromReply, PLUGIN_ROOT, pluginPolicy, pluginTool as tool, waitForWatcher } from "./support/claude-code/plugin-policy.js";
-import { type ClaudeSession, startSession } from "./support/claude-code/session.js";
-import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, tempDataDir } from "./support/helpers.js";
+import { openFromReply, pluginPolicy, pluginTool as tool, waitForWatcher } from "./support/claude-code/plugin-policy.js";
+import { browserSkipReason } from "./support/helpers.js";
 import { askAbout, askFollowUp } from "./support/reader-driver.js";
 
 const skip = claudeCodeSkipReason() ?? browserSkipReason();
@@ -40,35 +39,18 @@ const PROMPTS: Record<string, typeof FIRST> = {
 };
 
 describe("Claude Code with the plugin: the person reads and asks in a browser tab", { skip, timeout: 600_000 }, () => {
-  let dataDir: string;
-  let cleanup: () => Promise<void>;
-  let model: ModelServer;
-  let session: ClaudeSession;
-  let browser: Browser;
+  let rig: BrowserTabRig;
 
   before(async () => {
-    ({ dir: dataDir, cleanup } = await tempDataDir());
-    model = await startModelServer(pluginPolicy({ open: (prompt) => Object.entries(PROMPTS).find(([asked]) => prompt.includes(asked))?.[1] }));
-    session = await startSession({
-      model,
-      dataDir,
-      configure: "none",
-      args: ["--plugin-dir", PLUGIN_ROOT],
-      // Nothing of backchannel's: the plugin allows its own tools.
-      allowedTools: ["ToolSearch"],
-    });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    rig = await startBrowserTabRig(pluginPolicy({ open: (prompt) => Object.entries(PROMPTS).find(([asked]) => prompt.includes(asked))?.[1] }));
   });
 
   after(async () => {
-    await browser?.close();
-    await session?.stop();
-    await model?.close();
-    if (dataDir) stopBrowserHost({ BACKCHANNEL_HOME: dataDir });
-    await cleanup?.();
+    await rig?.close();
   });
 
   test("the reply carries the link; five asks answered in the tab, ≤ 2 model requests each; a reload keeps them; a second document opens a second tab", async (t) => {
+    const { dataDir, model, session, browser } = rig;
     const first = await openFromReply(session, model, "Open the reader on my queue notes.");
     assert.match(
       JSON.stringify(model.turns()[0]!.request),
