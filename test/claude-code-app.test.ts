@@ -55,53 +55,49 @@ describe("Claude Code with the plugin: the person uses an app the agent wrote, i
     const page = await (await browser.newContext()).newPage();
 
     /**
-     * The person's `act` ends in a message to the model; the plugin's wake hook gives the
-     * model a turn, whose reply shows `shows` in `selector`. Counts the model requests up
-     * to the end of that turn (at most two) and times act → shown by the page's clock.
+     * Resolves once the turn that began after `before` model requests has sent the app its
+     * reply (the wake hook gave the model that turn), and says how many requests it took:
+     * at most two.
      */
-    const roundTrip = async (frame: Frame, what: string, act: () => Promise<void>, selector: string, shows: string) => {
-      // The hook listens again once the last turn ended, before the person acts.
-      await waitForWatcher(dataDir);
-      const before = model.turns().length;
-      await watchFor(frame, selector, shows);
-      await act();
-      const shownAtMs = await shownAt(frame, selector, shows);
+    const answered = async (what: string, before: number, shown = "") => {
       await model.waitForTurn((turn) => turn.result(tool("notify_ui")) !== undefined, { from: before, timeoutMs: 120_000 });
       const requests = model.turns().length - before;
-      t.diagnostic(`${what}: shown ${shownAtMs - (await clickedAt(frame))} ms after the click, ${requests} model requests`);
+      t.diagnostic(`${what}: ${shown}${requests} model requests`);
       assert.ok(requests <= 2, `${what} took ${requests} model requests`);
     };
 
     /** The app's load: its ready wakes the model, which sends the recipe's items. */
     const load = async (loading: () => Promise<unknown>) => {
+      // The hook listens again once the last turn ended.
       await waitForWatcher(dataDir);
       const before = model.turns().length;
       await loading();
       const frame = await appFrame(page, "#done");
+      assert.equal(await frame.locator("#title").textContent(), "Rank the features", "the shell shows the app the model opened");
       await frame
         .locator("#items li")
         .nth(ITEMS.length - 1)
         .waitFor({ timeout: 120_000 });
       assert.deepEqual(await listOrder(frame), ITEMS, "the items the model sent on ready");
-      await model.waitForTurn((turn) => turn.result(tool("notify_ui")) !== undefined, { from: before, timeoutMs: 120_000 });
-      const requests = model.turns().length - before;
-      t.diagnostic(`the app's ready → its items: ${requests} model requests`);
-      assert.ok(requests <= 2, `the app's ready took ${requests} model requests`);
+      await answered("the app's ready → its items", before);
       await stampClicks(frame);
       return frame;
     };
 
-    /** The person moves `item` up `steps` times, sees `expected`, and sends the order; the model's note shows. */
+    /**
+     * The person moves `item` up `steps` times, sees `expected`, and sends the order; the
+     * wake hook gives the model a turn, and its note naming the top two shows in the app.
+     * Times the click → the note on screen by the page's clock.
+     */
     const order = async (frame: Frame, item: string, steps: number, expected: string[]) => {
       for (let step = 0; step < steps; step += 1) await frame.getByRole("button", { name: `Move ${item} up` }).click();
       assert.deepEqual(await listOrder(frame), expected, "the order on screen");
-      await roundTrip(
-        frame,
-        `order ${expected.join(" > ")}`,
-        () => frame.getByRole("button", { name: "Send my order" }).click(),
-        "#reply",
-        notedText(expected),
-      );
+      await waitForWatcher(dataDir);
+      const before = model.turns().length;
+      await watchFor(frame, "#reply", notedText(expected));
+      await frame.getByRole("button", { name: "Send my order" }).click();
+      const shownAtMs = await shownAt(frame, "#reply", notedText(expected));
+      await answered(`order ${expected.join(" > ")}`, before, `shown ${shownAtMs - (await clickedAt(frame))} ms after the click, `);
       assert.equal(await frame.getByRole("button", { name: "Send my order" }).isEnabled(), true, "the app is ready for the next order");
     };
 
