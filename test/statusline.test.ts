@@ -123,9 +123,10 @@ describe("what it shows", () => {
     assert.equal((await statusline()).stdout, "reader: 2 questions\n");
 
     await channelWith(key, "r-2", "reader", 0, ["note"]);
-    await channelWith(key, "c-1", "channel", 1);
+    // An agent-written app's ready waits for the agent (the app wants its data): it counts.
+    await channelWith(key, "c-1", "channel", 1, ["ready"]);
     await channelWith(sessionKeyOfProcess("claude", 999), "elsewhere", "reader", 5);
-    assert.equal((await statusline()).stdout, "reader: 2 questions, 1 message · channel: 1 question\n");
+    assert.equal((await statusline()).stdout, "reader: 2 questions, 1 message · channel: 1 question, 1 message\n");
     assert.equal((await statusline([], { env: envWith({ CLAUDE_PID: "999" }) })).stdout, "reader: 5 questions\n");
   });
 
