@@ -34,6 +34,7 @@ import { CallerError } from "../core/errors.js";
 import { withLock } from "../core/fs/lock.js";
 import { VERSION } from "../core/package.js";
 import { warnOnStderr } from "../core/warn.js";
+import { READER_APP, SHELL_APP } from "../server/apps/resource.js";
 import { browserDataDir, browserStoreKey, localBrowserHost } from "../server/browser-host.js";
 import type { BrowserLinks } from "../server/browser-links.js";
 import { createMcpRequestListener, listen } from "../server/transports/http.js";
@@ -128,7 +129,11 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     browser,
     ...(options.readerHtmlPath ? { readerHtmlPath: options.readerHtmlPath } : {}),
   });
-  const config = { mode: options.mode, watch: watchCommand("CHANNEL_ID", { where }) };
+  const config = {
+    mode: options.mode,
+    watch: watchCommand("CHANNEL_ID", { where }),
+    resources: { open_reader: READER_APP.uri, open_app: SHELL_APP.uri },
+  };
 
   let inFlight = 0;
   let lastActivity = Date.now();

@@ -16,6 +16,11 @@ export interface PageConfig {
   mode: "host" | "playground";
   /** The watcher command for the store, `CHANNEL_ID` standing for the channel. */
   watch?: string;
+  /**
+   * The `ui://` resource each app-opening tool renders, as its `tools/list` entry names
+   * it: the page starts reading the app before it has listed the tools.
+   */
+  resources?: Record<string, string>;
 }
 
 /** The built page and frame, with their headers. */

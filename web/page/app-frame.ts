@@ -12,7 +12,7 @@
  *   an app's `ui/message` into the chat's input box for the person to send (where the
  *   page has a chat), and shows the reader full screen when asked.
  */
-import type { CallToolResult, Client } from "@modelcontextprotocol/client";
+import type { CallToolResult, Client, ReadResourceResult } from "@modelcontextprotocol/client";
 import {
   AppBridge,
   type McpUiDisplayMode,
@@ -57,6 +57,8 @@ export interface AppCall {
   uri: string;
   input: Record<string, unknown>;
   result: CallToolResult;
+  /** What the page already asked for the app, used once: its resource (`uri`) as read, and a call of the app's made as the app will make it first. */
+  early?: { resource?: Promise<ReadResourceResult>; toolCall?: { name: string; arguments: Record<string, unknown>; result: CallToolResult } };
 }
 
 /** What the page does for its apps. */
@@ -97,7 +99,9 @@ export class AppFrames {
     if (main) this.setDisplayMode("inline", container);
     const loading = this.takePreloaded(container) ?? loadFrame(container);
     loading.iframe.title = title;
-    const [{ contents }, frame] = await Promise.all([call.client.readResource({ uri: call.uri }), loading.ready]);
+    const early = call.early;
+    call.early = undefined;
+    const [{ contents }, frame] = await Promise.all([early?.resource ?? readAppResource(call.client, call.uri), loading.ready]);
     const html = contents[0] && "text" in contents[0] ? contents[0].text : "";
     const iframe = loading.iframe;
 
@@ -136,6 +140,7 @@ export class AppFrames {
     };
     // Listen before the app's document is in, so that its first message is not missed.
     await bridge.connect(new PostMessageTransport(frame, frame));
+    if (early?.toolCall) answerOnce(bridge, early.toolCall);
     this.bridges.set(bridge, { main, container });
     frame.postMessage(
       { type: "backchannel-app", html: html.replace(/<head>/i, `<head><meta http-equiv="Content-Security-Policy" content="${APP_CSP}">`) },
@@ -203,6 +208,11 @@ export class AppFrames {
   }
 }
 
+/** Reads an app's `ui://` resource through `client`, as a request of its own (the SDK's `readResource` waits on its cache's other reads). */
+export function readAppResource(client: Client, uri: string): Promise<ReadResourceResult> {
+  return client.request({ method: "resources/read", params: { uri } });
+}
+
 /** A frame an app will run in, and its window once ./frame.ts is ready for the app's HTML. */
 interface LoadingFrame {
   iframe: HTMLIFrameElement;
@@ -231,4 +241,28 @@ function frameReady(iframe: HTMLIFrameElement): Promise<Window> {
     };
     addEventListener("message", onready);
   });
+}
+
+/**
+ * Answers the app's first call of `made.name`, when its arguments are `made.arguments`,
+ * with `made.result`, a call the page made for it moments before (its state, read while
+ * the app loaded): the app sees what its own call would have, had it come that much
+ * sooner. Every other call goes on to the server.
+ */
+function answerOnce(bridge: AppBridge, made: NonNullable<NonNullable<AppCall["early"]>["toolCall"]>): void {
+  const forward = bridge.oncalltool;
+  if (!forward) return;
+  let pending: typeof made | undefined = made;
+  const key = JSON.stringify(made.arguments);
+  // Unset first: ext-apps warns in the console when a handler replaces another.
+  bridge.oncalltool = undefined;
+  bridge.oncalltool = async (params, extra) => {
+    const answer = pending;
+    if (answer && params.name === answer.name && JSON.stringify(params.arguments ?? {}) === key) {
+      pending = undefined;
+      return answer.result;
+    }
+    if (answer && params.name === answer.name) pending = undefined;
+    return forward(params, extra);
+  };
 }

@@ -28,7 +28,7 @@ import { type AppBridge, getToolUiResourceUri, type McpUiTheme } from "@modelcon
 import { APPS_HOST_EXTENSIONS, BROWSER_HOST_NAME } from "../../protocol/client-capabilities.js";
 import type { ReaderState } from "../../protocol/reader.js";
 import { type AgentPanel, startAgentPanel } from "./agent.js";
-import { type AppCall, AppFrames } from "./app-frame.js";
+import { type AppCall, AppFrames, readAppResource } from "./app-frame.js";
 import { putInChatBox, setUpChatBox } from "./chat-box.js";
 import { showChannelList } from "./landing.js";
 import { setUpOpenPanel } from "./open-panel.js";
@@ -40,6 +40,8 @@ interface PageConfig {
   mode: "host" | "playground";
   /** The watcher command for this store, `CHANNEL_ID` standing for the channel (playground: shown with `?agent=off`). */
   watch?: string;
+  /** The `ui://` resource of each app-opening tool, so that the page need not list the tools first. */
+  resources?: Record<string, string>;
 }
 
 const config = pageConfig();
@@ -50,8 +52,8 @@ const frames = new AppFrames({
 });
 frames.theme = params.get("theme") === "dark" ? "dark" : "light";
 let appClient: Client;
-/** The app session's tools (their `ui://` resources), listed once while the page's other first calls run. */
-let appTools: Promise<Tool[]>;
+/** The app session's tools (their `ui://` resources), listed once, when the host did not name the resources. */
+let appTools: Promise<Tool[]> | undefined;
 /** What the main frame shows now: the tool call a chat would replay when it re-renders it. */
 let shown: { call: AppCall; channelId: string; title: string } | undefined;
 let mainBridge: AppBridge | undefined;
@@ -66,7 +68,6 @@ applyPageTheme();
 if (config.mode === "host" && hashChannel() !== undefined) frames.preload(element("frame"));
 try {
   appClient = await connect(`${config.mode}-app`);
-  appTools = appClient.listTools().then(({ tools }) => tools);
   if (config.mode === "playground") await startPlayground();
   else {
     addEventListener("hashchange", () => void showHashChannel().catch(showError));
@@ -120,8 +121,11 @@ async function showHashChannel(): Promise<void> {
   await show(call);
 }
 
-/** The `ui://` resource `tool` names, if any. */
+/** The `ui://` resource `tool` names, if any: as the host named it, else from the tools' list. */
 async function uiResourceOf(tool: string): Promise<string | undefined> {
+  const named = config.resources?.[tool];
+  if (named !== undefined) return named;
+  appTools ??= appClient.listTools().then(({ tools }) => tools);
   return getToolUiResourceUri((await appTools).find((each) => each.name === tool) ?? {});
 }
 
@@ -130,9 +134,16 @@ async function uiResourceOf(tool: string): Promise<string | undefined> {
  * channel's state: its reader's document, else its app; undefined when it has neither.
  */
 async function storedToolCall(channelId: string): Promise<{ call: AppCall; channelId: string; title: string } | undefined> {
-  // The state and the tools' resources together: both are needed before the app can mount.
-  // Compressed: the page needs only the title and size; a long text, whole, would take the page's thread while the app loads.
-  const [{ document }] = await Promise.all([appCall<ReaderState>("reader_state", { channel_id: channelId, gzip: true }), appTools]);
+  // The channel's state, and the reader's HTML while it comes (most links are a reader's: an app's leaves it unused).
+  // The state is asked for as the reader asks for it first (compressed: the page needs only the title and size, and a
+  // long text, whole, would take the page's thread while the app loads), so that the reader's first call is answered with it.
+  const stateArgs = { channel_id: channelId, gzip: true };
+  const readerUri = config.resources?.open_reader;
+  const resource = readerUri === undefined ? undefined : readAppResource(appClient, readerUri);
+  resource?.catch(() => undefined);
+  // Sent as the app's calls are (ext-apps' AppBridge): `callTool` would list the tools first, to check the result against its schema.
+  const stateResult = await appClient.request({ method: "tools/call", params: { name: "reader_state", arguments: stateArgs } });
+  const { document } = structuredOf<ReaderState>("reader_state", stateResult);
   const input = { channel_id: channelId };
   if (document) {
     const structured = { channel_id: channelId, title: document.title, words: document.words, ...watchField(channelId) };
@@ -140,7 +151,9 @@ async function storedToolCall(channelId: string): Promise<{ call: AppCall; chann
       content: [{ type: "text" as const, text: `Opened "${document.title}" in the reader on channel ${channelId}.` }],
       structuredContent: structured,
     };
-    return { call: { client: appClient, uri: await resourceOf("open_reader"), input, result }, channelId, title: document.title };
+    const uri = await resourceOf("open_reader");
+    const early = { ...(uri === readerUri && resource ? { resource } : {}), toolCall: { name: "reader_state", arguments: stateArgs, result: stateResult } };
+    return { call: { client: appClient, uri, input, result, early }, channelId, title: document.title };
   }
   const { app } = await appCall<{ app: { title: string } | null }>("app_state", { channel_id: channelId });
   if (!app) return undefined;
@@ -156,7 +169,11 @@ function watchField(channelId: string): { watch_command?: string } {
 
 /** An app-only call through the app's session (as the app itself would make it), its structured result. */
 async function appCall<T>(name: string, args: Record<string, unknown>): Promise<T> {
-  const result = (await appClient.callTool({ name, arguments: args })) as CallToolResult;
+  return structuredOf<T>(name, (await appClient.callTool({ name, arguments: args })) as CallToolResult);
+}
+
+/** The structured result of a call of `name`. @throws Error with the tool's text when it failed. */
+function structuredOf<T>(name: string, result: CallToolResult): T {
   if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
   return result.structuredContent as T;
 }
@@ -264,9 +281,11 @@ function pageConfig(): PageConfig {
   const text = document.querySelector<HTMLMetaElement>('meta[name="backchannel-page"]')?.content;
   if (!text) return { mode: "playground" };
   const parsed = JSON.parse(text) as Partial<PageConfig>;
+  const resources = Object.entries(parsed.resources ?? {}).filter(([, uri]) => typeof uri === "string" && uri.startsWith("ui://"));
   return {
     mode: parsed.mode === "host" ? "host" : "playground",
     ...(typeof parsed.watch === "string" ? { watch: parsed.watch } : {}),
+    ...(resources.length > 0 ? { resources: Object.fromEntries(resources) } : {}),
   };
 }
 
