@@ -69,19 +69,22 @@ export function judgeRequest(req: IncomingMessage, settings: GateSettings): Gate
     // Another app may open a link (a chat's pop-out), as a navigation of a whole tab only.
     const navigation = ownSite || (header(req, "sec-fetch-mode") === "navigate" && header(req, "sec-fetch-dest") === "document");
     if (req.method !== "GET" || key === null || !navigation || !isSecret(key, settings.secret)) return refuse;
-    const session = randomBytes(16).toString("base64url");
+    const session = newSession(settings.secret);
     url.searchParams.delete("k");
-    return {
-      kind: "exchange",
-      location: `/s/${session}/${url.search}`,
-      cookie: `${COOKIE}=${proof(session, settings.secret)}; Path=/s/${session}/; HttpOnly; SameSite=Strict`,
-    };
+    return { kind: "exchange", location: `${session.path}${url.search}`, cookie: session.setCookie };
   }
   const match = SESSION_PATTERN.exec(url.pathname);
   if (!ownSite || !match) return refuse;
   const expected = proof(match[1]!, settings.secret);
   if (!cookies(req, COOKIE).some((value) => isSecret(value, expected))) return refuse;
   return { kind: "serve", route: match[2]! };
+}
+
+/** A new session under `secret`: its path (`/s/<session>/`), the Set-Cookie that proves it, and that cookie as a request sends it. */
+export function newSession(secret: string): { path: string; setCookie: string; cookie: string } {
+  const session = randomBytes(16).toString("base64url");
+  const cookie = `${COOKIE}=${proof(session, secret)}`;
+  return { path: `/s/${session}/`, setCookie: `${cookie}; Path=/s/${session}/; HttpOnly; SameSite=Strict`, cookie };
 }
 
 /** Answers `res` with the gate's refusal: 403, the same body and headers whatever was refused. */

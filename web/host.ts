@@ -20,6 +20,7 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { existsSync } from "node:fs";
+import { Client, type DiscoverResult, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import {
   type BrowserHostRecord,
   browserHostFiles,
@@ -32,6 +33,7 @@ import {
 import { watchCommand } from "../core/commands.js";
 import { CallerError } from "../core/errors.js";
 import { withLock } from "../core/fs/lock.js";
+import { APPS_HOST_EXTENSIONS, BROWSER_HOST_NAME } from "../protocol/client-capabilities.js";
 import { VERSION } from "../core/package.js";
 import { warnOnStderr } from "../core/warn.js";
 import { READER_APP, SHELL_APP } from "../server/apps/resource.js";
@@ -41,8 +43,8 @@ import { createMcpRequestListener, listen } from "../server/transports/http.js";
 import { openStore, type StoreLocation, watcherWhere } from "../store/open.js";
 import type { ChannelStore } from "../store/store.js";
 import { listOpenChannels } from "./channels.js";
-import { GUARD_HEADERS, judgeRequest, sendExchange, sendRefusal } from "./gate.js";
-import { readPageFiles } from "./page-files.js";
+import { GUARD_HEADERS, judgeRequest, newSession, sendExchange, sendRefusal } from "./gate.js";
+import { type PageConfig, readPageFiles } from "./page-files.js";
 
 /** Another host already runs for the store; `record` says where. */
 export class BrowserHostRunningError extends CallerError {
@@ -129,11 +131,13 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     browser,
     ...(options.readerHtmlPath ? { readerHtmlPath: options.readerHtmlPath } : {}),
   });
-  const config = {
+  const config: PageConfig = {
     mode: options.mode,
     watch: watchCommand("CHANNEL_ID", { where }),
     resources: { open_reader: READER_APP.uri, open_app: SHELL_APP.uri },
   };
+  /** The endpoint's answer to `server/discover`, asked once the host listens (see {@link discoverOwnEndpoint}). */
+  let discovered: Promise<DiscoverResult | undefined> = Promise.resolve(undefined);
 
   let inFlight = 0;
   let lastActivity = Date.now();
@@ -141,7 +145,8 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     if (path === "mcp") return mcp(req, res);
     if (req.method !== "GET") return void res.writeHead(405, { ...GUARD_HEADERS, allow: "GET" }).end();
     if (path === "") {
-      const { body, headers } = pages.page(config);
+      const discover = await discovered;
+      const { body, headers } = pages.page(discover ? { ...config, discover } : config);
       return void res.writeHead(200, headers).end(body);
     }
     if (path === "frame") return void res.writeHead(200, pages.frame.headers).end(pages.frame.body);
@@ -177,6 +182,7 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     throw error;
   }
   port = Number(url.port);
+  discovered = discoverOwnEndpoint(url, secret, warn);
   if (registered) writeBrowserHostRecord(files, { pid: process.pid, url: url.href, version: VERSION, started_at: new Date().toISOString() });
 
   let closing: Promise<void> | undefined;
@@ -219,5 +225,28 @@ async function listenOnPort(server: ReturnType<typeof createHttpServer>, port: n
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE" || port === 0) throw error;
     return listen(server, { host: "127.0.0.1", port: 0 });
+  }
+}
+
+/**
+ * The answer of the host's own MCP endpoint (at `url`) to `server/discover`, asked once
+ * as the page asks it (an MCP Apps host, on 2026-07-28), through a session of its own:
+ * the page adopts it instead of asking (one round trip fewer before its first call).
+ * Undefined when it fails (said with `warn`): the page then asks itself.
+ */
+async function discoverOwnEndpoint(url: URL, secret: string, warn: (message: string) => void): Promise<DiscoverResult | undefined> {
+  const session = newSession(secret);
+  const client = new Client(
+    { name: BROWSER_HOST_NAME, version: VERSION },
+    { capabilities: { extensions: APPS_HOST_EXTENSIONS }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${session.path}mcp`, url), { requestInit: { headers: { cookie: session.cookie } } }));
+    return client.getDiscoverResult();
+  } catch (error) {
+    warn(`browser host: its own server/discover failed, so each page asks: ${(error as Error).message}`);
+    return undefined;
+  } finally {
+    await client.close().catch(() => undefined);
   }
 }

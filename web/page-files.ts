@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import type { DiscoverResult } from "@modelcontextprotocol/client";
 import { escapeAttribute, GUARD_HEADERS } from "./gate.js";
 
 /** The folder the page was built into. */
@@ -21,6 +22,8 @@ export interface PageConfig {
    * it: the page starts reading the app before it has listed the tools.
    */
   resources?: Record<string, string>;
+  /** The MCP endpoint's answer to `server/discover`, which the page adopts instead of asking. */
+  discover?: DiscoverResult;
 }
 
 /** The built page and frame, with their headers. */

@@ -23,7 +23,7 @@
  * the console): when the tool names a `ui://` resource (`open_app`), the host renders
  * that app in the chat below the reader.
  */
-import { type CallToolResult, Client, StreamableHTTPClientTransport, type Tool } from "@modelcontextprotocol/client";
+import { type CallToolResult, Client, type DiscoverResult, StreamableHTTPClientTransport, type Tool } from "@modelcontextprotocol/client";
 import { type AppBridge, getToolUiResourceUri, type McpUiTheme } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { APPS_HOST_EXTENSIONS, BROWSER_HOST_NAME } from "../../protocol/client-capabilities.js";
 import type { ReaderState } from "../../protocol/reader.js";
@@ -42,6 +42,8 @@ interface PageConfig {
   watch?: string;
   /** The `ui://` resource of each app-opening tool, so that the page need not list the tools first. */
   resources?: Record<string, string>;
+  /** The MCP endpoint's answer to `server/discover`, adopted instead of asking it again. */
+  discover?: DiscoverResult;
 }
 
 const config = pageConfig();
@@ -85,7 +87,8 @@ async function connect(name: string): Promise<Client> {
     { name, version: "0.1.0" },
     { capabilities: { extensions: APPS_HOST_EXTENSIONS }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
   );
-  await client.connect(new StreamableHTTPClientTransport(new URL("mcp", location.href)));
+  const transport = new StreamableHTTPClientTransport(new URL("mcp", location.href));
+  await client.connect(transport, config.discover ? { prior: { kind: "modern", discover: config.discover } } : undefined);
   return client;
 }
 
@@ -286,7 +289,13 @@ function pageConfig(): PageConfig {
     mode: parsed.mode === "host" ? "host" : "playground",
     ...(typeof parsed.watch === "string" ? { watch: parsed.watch } : {}),
     ...(resources.length > 0 ? { resources: Object.fromEntries(resources) } : {}),
+    ...(isDiscoverResult(parsed.discover) ? { discover: parsed.discover } : {}),
   };
+}
+
+/** Whether `value` looks like a `server/discover` answer (the host's, adopted as it is; one that is not makes the page ask). */
+function isDiscoverResult(value: unknown): value is DiscoverResult {
+  return typeof value === "object" && value !== null && Array.isArray((value as { supportedVersions?: unknown }).supportedVersions);
 }
 
 function setTitle(title: string, hint: string): void {
