@@ -43,7 +43,7 @@ import { createMcpRequestListener, listen } from "../server/transports/http.js";
 import { openStore, type StoreLocation, watcherWhere } from "../store/open.js";
 import type { ChannelStore } from "../store/store.js";
 import { listOpenChannels } from "./channels.js";
-import { GUARD_HEADERS, judgeRequest, newSession, sendExchange, sendRefusal } from "./gate.js";
+import { GUARD_HEADERS, judgeRequest, newSession, sendRefusal } from "./gate.js";
 import { type PageConfig, readPageFiles } from "./page-files.js";
 
 /** Another host already runs for the store; `record` says where. */
@@ -141,14 +141,16 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
 
   let inFlight = 0;
   let lastActivity = Date.now();
+  /** Answers with the page; `session`: the link's exchange, whose page moves to the session's address (`extra`: its cookie). */
+  const sendPage = async (res: ServerResponse, session?: string, extra: Record<string, string> = {}) => {
+    const discover = await discovered;
+    const { body, headers } = pages.page(discover ? { ...config, discover } : config, session);
+    res.writeHead(200, { ...headers, ...extra }).end(body);
+  };
   const route = async (path: string, req: IncomingMessage, res: ServerResponse) => {
     if (path === "mcp") return mcp(req, res);
     if (req.method !== "GET") return void res.writeHead(405, { ...GUARD_HEADERS, allow: "GET" }).end();
-    if (path === "") {
-      const discover = await discovered;
-      const { body, headers } = pages.page(discover ? { ...config, discover } : config);
-      return void res.writeHead(200, headers).end(body);
-    }
+    if (path === "") return sendPage(res);
     if (path === "frame") return void res.writeHead(200, pages.frame.headers).end(pages.frame.body);
     if (path === "channels") {
       const channels = await listOpenChannels(opened.store);
@@ -165,8 +167,8 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     });
     const verdict = judgeRequest(req, { port, secret });
     if (verdict.kind === "refuse") return sendRefusal(res);
-    if (verdict.kind === "exchange") return sendExchange(res, verdict);
-    route(verdict.route, req, res).catch((error: Error) => {
+    const served = verdict.kind === "exchange" ? sendPage(res, verdict.location, { "set-cookie": verdict.cookie }) : route(verdict.route, req, res);
+    served.catch((error: Error) => {
       warn(`browser host: ${error.message}`);
       if (!res.headersSent) res.writeHead(500, { ...GUARD_HEADERS, "content-type": "text/plain" }).end("the host failed; see its output\n");
     });

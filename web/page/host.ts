@@ -27,7 +27,7 @@ import { type CallToolResult, Client, type DiscoverResult, StreamableHTTPClientT
 import { type AppBridge, getToolUiResourceUri, type McpUiTheme } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { APPS_HOST_EXTENSIONS, BROWSER_HOST_NAME } from "../../protocol/client-capabilities.js";
 import type { ReaderState } from "../../protocol/reader.js";
-import { type AgentPanel, startAgentPanel } from "./agent.js";
+import type { AgentPanel } from "./agent.js";
 import { type AppCall, AppFrames, readAppResource } from "./app-frame.js";
 import { putInChatBox, setUpChatBox } from "./chat-box.js";
 import { showChannelList } from "./landing.js";
@@ -202,7 +202,8 @@ async function remount(): Promise<void> {
 
 /** Playground mode: the model's session, the sample (or the channel the hash names), the chat and the agent panel. */
 async function startPlayground(): Promise<void> {
-  const modelClient = await connect("playground-model");
+  // Only the playground has the agent panel (and its markdown renderer): the host's page never evaluates it.
+  const [modelClient, { startAgentPanel }] = await Promise.all([connect("playground-model"), import("./agent.js")]);
   let agentPanel: AgentPanel | undefined;
   pointAgentPanel = (channelId, result) => {
     element("watch").textContent = (result.structuredContent as { watch_command?: string } | undefined)?.watch_command ?? "";
