@@ -20,7 +20,7 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { existsSync } from "node:fs";
-import { Client, type DiscoverResult, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import {
   type BrowserHostRecord,
   browserHostFiles,
@@ -136,15 +136,14 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     watch: watchCommand("CHANNEL_ID", { where }),
     resources: { open_reader: READER_APP.uri, open_app: SHELL_APP.uri },
   };
-  /** The endpoint's answer to `server/discover`, asked once the host listens (see {@link discoverOwnEndpoint}). */
-  let discovered: Promise<DiscoverResult | undefined> = Promise.resolve(undefined);
+  /** What the page takes from the host instead of asking its endpoint, asked once the host listens (see {@link askOwnEndpoint}). */
+  let asked: Promise<Pick<PageConfig, "discover" | "prefetched">> = Promise.resolve({});
 
   let inFlight = 0;
   let lastActivity = Date.now();
   /** Answers with the page; `session`: the link's exchange, whose page moves to the session's address (`extra`: its cookie). */
   const sendPage = async (res: ServerResponse, session?: string, extra: Record<string, string> = {}) => {
-    const discover = await discovered;
-    const { body, headers } = pages.page(discover ? { ...config, discover } : config, session);
+    const { body, headers } = pages.page({ ...config, ...(await asked) }, session);
     res.writeHead(200, { ...headers, ...extra }).end(body);
   };
   const route = async (path: string, req: IncomingMessage, res: ServerResponse) => {
@@ -184,7 +183,7 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     throw error;
   }
   port = Number(url.port);
-  discovered = discoverOwnEndpoint(url, secret, warn);
+  asked = askOwnEndpoint(url, secret, warn);
   if (registered) writeBrowserHostRecord(files, { pid: process.pid, url: url.href, version: VERSION, started_at: new Date().toISOString() });
 
   let closing: Promise<void> | undefined;
@@ -231,12 +230,14 @@ async function listenOnPort(server: ReturnType<typeof createHttpServer>, port: n
 }
 
 /**
- * The answer of the host's own MCP endpoint (at `url`) to `server/discover`, asked once
- * as the page asks it (an MCP Apps host, on 2026-07-28), through a session of its own:
- * the page adopts it instead of asking (one round trip fewer before its first call).
- * Undefined when it fails (said with `warn`): the page then asks itself.
+ * What the page would ask the host's own MCP endpoint (at `url`) first, asked once as
+ * the page asks it (an MCP Apps host, on 2026-07-28), through a session of its own: its
+ * answer to `server/discover`, which the page adopts instead of asking (one round trip
+ * fewer before its first call), and the reader's `ui://` resource, read ahead as MCP
+ * Apps hosts may read UI resources (the page starts the reader while it reads the
+ * channel a link names). Nothing when it fails (said with `warn`): the page then asks.
  */
-async function discoverOwnEndpoint(url: URL, secret: string, warn: (message: string) => void): Promise<DiscoverResult | undefined> {
+async function askOwnEndpoint(url: URL, secret: string, warn: (message: string) => void): Promise<Pick<PageConfig, "discover" | "prefetched">> {
   const session = newSession(secret);
   const client = new Client(
     { name: BROWSER_HOST_NAME, version: VERSION },
@@ -244,10 +245,12 @@ async function discoverOwnEndpoint(url: URL, secret: string, warn: (message: str
   );
   try {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${session.path}mcp`, url), { requestInit: { headers: { cookie: session.cookie } } }));
-    return client.getDiscoverResult();
+    const discover = client.getDiscoverResult();
+    const reader = await client.readResource({ uri: READER_APP.uri });
+    return { ...(discover ? { discover } : {}), prefetched: { [READER_APP.uri]: reader } };
   } catch (error) {
-    warn(`browser host: its own server/discover failed, so each page asks: ${(error as Error).message}`);
-    return undefined;
+    warn(`browser host: reading its own endpoint ahead failed, so each page asks it: ${(error as Error).message}`);
+    return {};
   } finally {
     await client.close().catch(() => undefined);
   }

@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import type { DiscoverResult } from "@modelcontextprotocol/client";
+import type { DiscoverResult, ReadResourceResult } from "@modelcontextprotocol/client";
 import { escapeAttribute, GUARD_HEADERS } from "./gate.js";
 
 /** The folder the page was built into. */
@@ -24,6 +24,8 @@ export interface PageConfig {
   resources?: Record<string, string>;
   /** The MCP endpoint's answer to `server/discover`, which the page adopts instead of asking. */
   discover?: DiscoverResult;
+  /** Apps' `ui://` resources the host read ahead, by URI, as `resources/read` answers them. */
+  prefetched?: Record<string, ReadResourceResult>;
 }
 
 /** The built page and frame, with their headers. */
@@ -71,7 +73,8 @@ export async function readPageFiles(): Promise<PageFiles> {
     page: (config, session) => {
       const meta = `<meta name="backchannel-page" content="${escapeAttribute(JSON.stringify(config))}">`;
       const move = session === undefined ? "" : `<meta name="backchannel-session" content="${escapeAttribute(session)}"><script>${MOVE_SCRIPT}</script>`;
-      return { body: page.replace(/<head>/i, `<head>${move}${meta}`), headers: { ...html, "content-security-policy": pageCsp } };
+      // A function, not a string: `$` patterns in the config (an app's script) would be read as replacement patterns.
+      return { body: page.replace(/<head>/i, () => `<head>${move}${meta}`), headers: { ...html, "content-security-policy": pageCsp } };
     },
     frame: { body: frame, headers: { ...html, "x-frame-options": "SAMEORIGIN", "content-security-policy": FRAME_CSP } },
   };

@@ -61,6 +61,17 @@ export interface AppCall {
   early?: { resource?: Promise<ReadResourceResult>; toolCall?: { name: string; arguments: Record<string, unknown>; result: CallToolResult } };
 }
 
+/** An app started ahead of its tool call ({@link AppFrames.mountAhead}). */
+export interface AheadApp {
+  /** Its resource, and the session its calls go through. */
+  uri: string;
+  client: Client;
+  /** Shows it, handing it `call` (one of its resource's), titled `title`; resolves with its bridge. */
+  show(call: AppCall, title: string): Promise<AppBridge>;
+  /** Drops it: its bridge closed (the frame is replaced by the next app's). */
+  cancel(): Promise<void>;
+}
+
 /** What the page does for its apps. */
 export interface AppFramesOptions {
   /** The host's name, as apps see it (`hostInfo`). */
@@ -87,23 +98,76 @@ export class AppFrames {
   /**
    * Renders `call`'s app in a fresh frame in `container`, replacing `previous`, as a host
    * does when a conversation is re-opened: read the resource while the frame loads (or
-   * take the one preloaded there), connect
-   * the bridge, then hand the app the tool's input and result once it has initialized.
-   * `main`: the page's main app (the reader), which may go full screen.
+   * take the one preloaded there), connect the bridge, then hand the app the tool's
+   * input and result once it has initialized. `main`: the page's main app (the reader),
+   * which may go full screen.
    */
   async mount(call: AppCall, container: HTMLElement, title: string, previous?: AppBridge, main = false): Promise<AppBridge> {
     if (previous) {
       this.bridges.delete(previous);
       await previous.close();
     }
-    if (main) this.setDisplayMode("inline", container);
-    const loading = this.takePreloaded(container) ?? loadFrame(container);
-    loading.iframe.title = title;
     const early = call.early;
     call.early = undefined;
-    const [{ contents }, frame] = await Promise.all([early?.resource ?? readAppResource(call.client, call.uri), loading.ready]);
-    const html = contents[0] && "text" in contents[0] ? contents[0].text : "";
+    const { bridge } = await this.start(call.client, early?.resource ?? readAppResource(call.client, call.uri), container, title, main, call);
+    if (early?.toolCall) answerOnce(bridge, early.toolCall);
+    return bridge;
+  }
+
+  /**
+   * Starts the app of resource `uri` (already read: `resource`) in a fresh frame in
+   * `container` before the page knows the tool call it shows, when it is likely (the
+   * reader, for a link): its script loads while the page reads the channel. The frame
+   * stays hidden and the app gets no tool input or result until {@link AheadApp.show}
+   * hands it the call, which must be one of `uri`'s; {@link AheadApp.cancel} drops it.
+   */
+  mountAhead(client: Client, uri: string, resource: ReadResourceResult, container: HTMLElement, main = false): AheadApp {
+    let deliver!: (call: AppCall) => void;
+    const shown = new Promise<AppCall>((resolve) => (deliver = resolve));
+    const started = this.start(client, Promise.resolve(resource), container, "", main, shown, true);
+    return {
+      uri,
+      client,
+      show: async (call, title) => {
+        const { bridge, iframe } = await started;
+        const early = call.early;
+        call.early = undefined;
+        if (early?.toolCall) answerOnce(bridge, early.toolCall);
+        iframe.title = title;
+        iframe.style.visibility = "";
+        deliver(call);
+        return bridge;
+      },
+      cancel: async () => {
+        const { bridge } = await started;
+        this.bridges.delete(bridge);
+        await bridge.close();
+      },
+    };
+  }
+
+  /**
+   * The common part of {@link mount} and {@link mountAhead}: a frame in `container`
+   * (the one preloaded there, else a new one), the bridge connected to it over `client`,
+   * the app's HTML posted in; `call`'s input and result go to the app once it has
+   * initialized and `call` has come. `hidden`: the frame is hidden before the app is in.
+   */
+  private async start(
+    client: Client,
+    resource: Promise<ReadResourceResult>,
+    container: HTMLElement,
+    title: string,
+    main: boolean,
+    call: AppCall | Promise<AppCall>,
+    hidden = false,
+  ): Promise<{ bridge: AppBridge; iframe: HTMLIFrameElement }> {
+    if (main) this.setDisplayMode("inline", container);
+    const loading = this.takePreloaded(container) ?? loadFrame(container);
     const iframe = loading.iframe;
+    iframe.title = title;
+    if (hidden) iframe.style.visibility = "hidden";
+    const [{ contents }, frame] = await Promise.all([resource, loading.ready]);
+    const html = contents[0] && "text" in contents[0] ? contents[0].text : "";
 
     const capabilities: McpUiHostCapabilities = {
       openLinks: {},
@@ -111,7 +175,7 @@ export class AppFrames {
       logging: {},
       ...(this.options.onmessage ? { message: { text: {} } } : {}),
     };
-    const bridge = new AppBridge(call.client, { name: this.options.hostName, version: "0.1.0" }, capabilities, {
+    const bridge = new AppBridge(client, { name: this.options.hostName, version: "0.1.0" }, capabilities, {
       hostContext: this.hostContext(main, container),
     });
     bridge.onopenlink = async ({ url }) => {
@@ -135,18 +199,19 @@ export class AppFrames {
         return { mode: this.displayMode };
       };
     bridge.oninitialized = () => {
-      void bridge.sendToolInput({ arguments: call.input });
-      void bridge.sendToolResult(call.result);
+      void Promise.resolve(call).then(({ input, result }) => {
+        void bridge.sendToolInput({ arguments: input });
+        void bridge.sendToolResult(result);
+      });
     };
     // Listen before the app's document is in, so that its first message is not missed.
     await bridge.connect(new PostMessageTransport(frame, frame));
-    if (early?.toolCall) answerOnce(bridge, early.toolCall);
     this.bridges.set(bridge, { main, container });
     frame.postMessage(
       { type: "backchannel-app", html: html.replace(/<head>/i, `<head><meta http-equiv="Content-Security-Policy" content="${APP_CSP}">`) },
       "*",
     );
-    return bridge;
+    return { bridge, iframe };
   }
 
   /**

@@ -23,12 +23,19 @@
  * the console): when the tool names a `ui://` resource (`open_app`), the host renders
  * that app in the chat below the reader.
  */
-import { type CallToolResult, Client, type DiscoverResult, StreamableHTTPClientTransport, type Tool } from "@modelcontextprotocol/client";
+import {
+  type CallToolResult,
+  Client,
+  type DiscoverResult,
+  type ReadResourceResult,
+  StreamableHTTPClientTransport,
+  type Tool,
+} from "@modelcontextprotocol/client";
 import { type AppBridge, getToolUiResourceUri, type McpUiTheme } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { APPS_HOST_EXTENSIONS, BROWSER_HOST_NAME } from "../../protocol/client-capabilities.js";
 import type { ReaderState } from "../../protocol/reader.js";
 import type { AgentPanel } from "./agent.js";
-import { type AppCall, AppFrames, readAppResource } from "./app-frame.js";
+import { type AheadApp, type AppCall, AppFrames, readAppResource } from "./app-frame.js";
 import { putInChatBox, setUpChatBox } from "./chat-box.js";
 import { showChannelList } from "./landing.js";
 import { setUpOpenPanel } from "./open-panel.js";
@@ -44,6 +51,8 @@ interface PageConfig {
   resources?: Record<string, string>;
   /** The MCP endpoint's answer to `server/discover`, adopted instead of asking it again. */
   discover?: DiscoverResult;
+  /** Apps' `ui://` resources the host read ahead, by URI (the reader's), as `resources/read` answers them. */
+  prefetched?: Record<string, ReadResourceResult>;
 }
 
 const config = pageConfig();
@@ -113,15 +122,28 @@ async function showHashChannel(): Promise<void> {
     await showChannelList(element("channels"));
     return;
   }
-  const call = await storedToolCall(channelId);
+  // The page's first app, on a link: most are a reader's, so the reader starts (hidden) while the channel is read.
+  const ahead = mainBridge === undefined && shown === undefined ? readerAhead() : undefined;
+  const call = await storedToolCall(channelId).catch(async (error: Error) => {
+    await ahead?.cancel();
+    throw error;
+  });
   if (!call) {
+    await ahead?.cancel();
     element("frame").replaceChildren();
     setTitle("backchannel", "");
     throw new Error(
       `Nothing is open on channel ${channelId} here: it may have been closed after a week unused, or belong to another store. Ask the agent to open it again.`,
     );
   }
-  await show(call);
+  await show(call, ahead);
+}
+
+/** The reader, started ahead in the main frame from the resource the host read ahead ({@link AppFrames.mountAhead}); none without it. */
+function readerAhead(): AheadApp | undefined {
+  const uri = config.resources?.open_reader;
+  const resource = uri === undefined ? undefined : config.prefetched?.[uri];
+  return uri && resource ? frames.mountAhead(appClient, uri, resource, element("frame"), true) : undefined;
 }
 
 /** The `ui://` resource `tool` names, if any: as the host named it, else from the tools' list. */
@@ -142,7 +164,8 @@ async function storedToolCall(channelId: string): Promise<{ call: AppCall; chann
   // long text, whole, would take the page's thread while the app loads), so that the reader's first call is answered with it.
   const stateArgs = { channel_id: channelId, gzip: true };
   const readerUri = config.resources?.open_reader;
-  const resource = readerUri === undefined ? undefined : readAppResource(appClient, readerUri);
+  const prefetched = readerUri === undefined ? undefined : config.prefetched?.[readerUri];
+  const resource = readerUri === undefined ? undefined : prefetched ? Promise.resolve(prefetched) : readAppResource(appClient, readerUri);
   resource?.catch(() => undefined);
   // Sent as the app's calls are (ext-apps' AppBridge): `callTool` would list the tools first, to check the result against its schema.
   const stateResult = await appClient.request({ method: "tools/call", params: { name: "reader_state", arguments: stateArgs } });
@@ -182,19 +205,25 @@ function structuredOf<T>(name: string, result: CallToolResult): T {
 }
 
 /** Shows the app of a tool call in the main frame, and points the URL (and, in the playground, the agent panel) at its channel. */
-async function show(opened: { call: AppCall; channelId: string; title: string }): Promise<void> {
+async function show(opened: { call: AppCall; channelId: string; title: string }, ahead?: AheadApp): Promise<void> {
   shown = opened;
   history.replaceState(null, "", `${location.search}#${opened.channelId}`);
   setTitle(opened.title, config.mode === "host" ? `Channel ${opened.channelId}` : playgroundHint());
-  await remount();
+  await remount(ahead);
   // Named once its app is in place: whoever waits for the new channel's name then finds its frame, not the one before.
   element("channel").textContent = opened.channelId;
   if (config.mode === "playground") pointAgentPanel(opened.channelId, opened.call.result);
 }
 
-async function remount(): Promise<void> {
+/** (Re-)renders the app shown in the main frame; `ahead`: an app started ahead there, shown when it is this call's, else dropped. */
+async function remount(ahead?: AheadApp): Promise<void> {
   if (!shown) return;
-  mainBridge = await frames.mount(shown.call, element("frame"), shown.title, mainBridge, true).catch((error: Error) => {
+  const { call, title } = shown;
+  const rendered =
+    ahead && ahead.uri === call.uri && ahead.client === call.client
+      ? ahead.show(call, title)
+      : (ahead?.cancel() ?? Promise.resolve()).then(() => frames.mount(call, element("frame"), title, mainBridge, true));
+  mainBridge = await rendered.catch((error: Error) => {
     showError(error);
     return undefined;
   });
@@ -291,6 +320,7 @@ function pageConfig(): PageConfig {
     ...(typeof parsed.watch === "string" ? { watch: parsed.watch } : {}),
     ...(resources.length > 0 ? { resources: Object.fromEntries(resources) } : {}),
     ...(isDiscoverResult(parsed.discover) ? { discover: parsed.discover } : {}),
+    ...(typeof parsed.prefetched === "object" && parsed.prefetched !== null ? { prefetched: parsed.prefetched } : {}),
   };
 }
 
