@@ -122,7 +122,10 @@ describe("what a terminal agent's person sees", { skip: browserSkipReason(), tim
       // app's link it is never seen. The page's reading of the channel is held until the reader is in its frame, and looked at.
       let readerShown: Promise<boolean> | undefined;
       await page.route(/\/mcp$/, async (route) => {
-        if (readerShown === undefined && /"reader_state"/.test(route.request().postData() ?? "")) await (readerShown = readerVisible(page));
+        if (readerShown === undefined && /"reader_state"/.test(route.request().postData() ?? "")) {
+          readerShown = readerVisible(page);
+          await readerShown;
+        }
         await route.continue();
       });
       await page.goto(opened.app_url);

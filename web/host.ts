@@ -143,7 +143,10 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
   let lastActivity = Date.now();
   /** Answers with the page; `session`: the link's exchange, whose page moves to the session's address (`extra`: its cookie). */
   const sendPage = async (res: ServerResponse, session?: string, extra: Record<string, string> = {}) => {
-    const { body, headers } = pages.page({ ...config, ...(await asked) }, session);
+    const { discover, prefetched } = await asked;
+    // The reader read ahead is for a link's first app: the playground opens its own.
+    const page = { ...config, ...(discover ? { discover } : {}), ...(registered && prefetched ? { prefetched } : {}) };
+    const { body, headers } = pages.page(page, session);
     res.writeHead(200, { ...headers, ...extra }).end(body);
   };
   const route = async (path: string, req: IncomingMessage, res: ServerResponse) => {
@@ -244,7 +247,9 @@ async function askOwnEndpoint(url: URL, secret: string, warn: (message: string) 
     { capabilities: { extensions: APPS_HOST_EXTENSIONS }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
   );
   try {
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${session.path}mcp`, url), { requestInit: { headers: { cookie: session.cookie } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${session.path}mcp`, url), { requestInit: { headers: { cookie: session.cookie } } }),
+    );
     const discover = client.getDiscoverResult();
     const reader = await client.readResource({ uri: READER_APP.uri });
     return { ...(discover ? { discover } : {}), prefetched: { [READER_APP.uri]: reader } };

@@ -72,7 +72,8 @@ export async function readPageFiles(): Promise<PageFiles> {
   return {
     page: (config, session) => {
       const meta = `<meta name="backchannel-page" content="${escapeAttribute(JSON.stringify(config))}">`;
-      const move = session === undefined ? "" : `<meta name="backchannel-session" content="${escapeAttribute(session)}"><script>${MOVE_SCRIPT}</script>`;
+      const move =
+        session === undefined ? "" : `<meta name="backchannel-session" content="${escapeAttribute(session)}"><script>${MOVE_SCRIPT}</script>`;
       // A function, not a string: `$` patterns in the config (an app's script) would be read as replacement patterns.
       return { body: page.replace(/<head>/i, () => `<head>${move}${meta}`), headers: { ...html, "content-security-policy": pageCsp } };
     },

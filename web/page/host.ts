@@ -178,7 +178,10 @@ async function storedToolCall(channelId: string): Promise<{ call: AppCall; chann
       structuredContent: structured,
     };
     const uri = await resourceOf("open_reader");
-    const early = { ...(uri === readerUri && resource ? { resource } : {}), toolCall: { name: "reader_state", arguments: stateArgs, result: stateResult } };
+    const early = {
+      ...(uri === readerUri && resource ? { resource } : {}),
+      toolCall: { name: "reader_state", arguments: stateArgs, result: stateResult },
+    };
     return { call: { client: appClient, uri, input, result, early }, channelId, title: document.title };
   }
   const { app } = await appCall<{ app: { title: string } | null }>("app_state", { channel_id: channelId });
