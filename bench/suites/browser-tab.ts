@@ -84,7 +84,9 @@ async function hostFigures(browser: Browser, plan: BrowserTabPlan, ctx: RunConte
   const whole: number[] = [];
   const floor: number[] = [];
   const answerToCard: number[] = [];
-  const staticPage = await serveStaticPage(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Manual</title></head><body>${markdown.render(text)}</body></html>`);
+  const staticPage = await serveStaticPage(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Manual</title></head><body>${markdown.render(text)}</body></html>`,
+  );
   try {
     const opened = await opener.callTool({ name: "open_reader", arguments: { title: "Manual", path } });
     const text = JSON.stringify(opened.structuredContent ?? {});
@@ -201,7 +203,9 @@ async function pluginFigures(browser: Browser, plan: BrowserTabPlan, ctx: RunCon
 
 /** A bare HTTP server on 127.0.0.1 that answers every request with `html`: the floor's page. */
 async function serveStaticPage(html: string): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(html));
+  const server = createServer((_req, res) =>
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(html),
+  );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
@@ -215,7 +219,9 @@ async function staticLoad(browser: Browser, url: string): Promise<number> {
   try {
     const openedAt = Date.now();
     await page.goto(url);
-    const loaded = await page.evaluate(() => performance.timeOrigin + (performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming).domContentLoadedEventStart);
+    const loaded = await page.evaluate(
+      () => performance.timeOrigin + (performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming).domContentLoadedEventStart,
+    );
     return loaded - openedAt;
   } finally {
     await page.close();
