@@ -89,7 +89,10 @@ export class ReaderServer {
 async function decoded(document: ReaderStateDocument): Promise<ReaderDocument> {
   const { text, text_gzip, ...rest } = document;
   if (text_gzip === undefined) return { ...rest, text: text ?? "" };
-  const bytes = Uint8Array.from(atob(text_gzip), (char) => char.charCodeAt(0));
+  // A plain loop: `Uint8Array.from(binary, mapFn)` calls the function per byte, 30 ms for a 718 KB manual's 233 KB, not 2.
+  const binary = atob(text_gzip);
+  const bytes = new Uint8Array(binary.length);
+  for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   return { ...rest, text: await new Response(stream).text() };
 }

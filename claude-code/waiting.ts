@@ -23,7 +23,7 @@ interface Counts {
 /**
  * The status line segment of session `key` in the store `reader` reads, at time `now`: per app (in the
  * order of the session's channels), its waiting `ask` events as questions and other
- * events that ring (all but `ready`) as messages, then the wall while it lasts; `""` when nothing
+ * events that ring (core/events.ts: all but the reader's `ready`) as messages, then the wall while it lasts; `""` when nothing
  * waits and no wall is up. Never throws: what cannot be read counts as nothing waiting.
  */
 export async function waitingLine(reader: ChannelReader, key: string, now: number = Date.now()): Promise<string> {
@@ -38,7 +38,7 @@ export async function waitingLine(reader: ChannelReader, key: string, now: numbe
     const counts = byApp.get(channel.app) ?? { questions: 0, messages: 0 };
     for (const message of await waitingMessages(reader, channel.id)) {
       if (message.event === ASK_EVENT) counts.questions += 1;
-      else if (ringsDoorbell(message.event)) counts.messages += 1;
+      else if (ringsDoorbell(message.event, channel.app)) counts.messages += 1;
     }
     byApp.set(channel.app, counts);
   }

@@ -268,21 +268,7 @@ describe("saved apps in the file store", () => {
   });
   after(() => removeDir());
 
-  test("write, read, list by name, remove", async () => {
-    assert.equal(await store.apps.read("a"), null);
-    assert.deepEqual(await store.apps.summaries(await store.apps.names()), []);
-    await store.apps.write(app("b"));
-    await store.apps.write(app("a"));
-    assert.deepEqual((await store.apps.read("a"))?.html, "<p>app</p>");
-    assert.deepEqual(
-      (await store.apps.summaries(await store.apps.names())).map((saved) => saved.name),
-      ["a", "b"],
-    );
-    assert.equal(await store.apps.remove("a"), true);
-    assert.equal(await store.apps.remove("a"), false);
-    assert.equal(await store.apps.read("a"), null);
-  });
-
+  // Writing, reading, listing and removing are the store contract's (test/store-contract.test.ts), over every store.
   test("a name is checked before any path is built from it", async () => {
     for (const name of ["", "..", "../x", "a/b", "a b", "x".repeat(65), "é"]) {
       await assert.rejects(store.apps.read(name), InvalidAppNameError, JSON.stringify(name));

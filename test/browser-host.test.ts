@@ -14,7 +14,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import type { CallToolResult, Client } from "@modelcontextprotocol/client";
-import { chromium } from "playwright-core";
+import { chromium, type Page } from "playwright-core";
 import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, CLI, connectServer, openBrowserLink, structured, tempDataDir } from "./support/helpers.js";
 import { backgroundHosts, processEnded, startWeb, stopBrowserHost } from "./support/browser-host.js";
 import { redisSkipReason, startRedis } from "./support/redis-server.js";
@@ -118,9 +118,21 @@ describe("what a terminal agent's person sees", { skip: browserSkipReason(), tim
           },
         })) as CallToolResult,
       );
+      // The page starts the reader before it knows what a link's channel holds (web/page/app-frame.ts, mountAhead): on an
+      // app's link it is never seen. The page's reading of the channel is held until the reader is in its frame, and looked at.
+      let readerShown: Promise<boolean> | undefined;
+      await page.route(/\/mcp$/, async (route) => {
+        if (readerShown === undefined && /"reader_state"/.test(route.request().postData() ?? "")) {
+          readerShown = readerVisible(page);
+          await readerShown;
+        }
+        await route.continue();
+      });
       await page.goto(opened.app_url);
-      const appFrame = await (await page.locator("#frame iframe").elementHandle())!.contentFrame();
+      const appFrame = await (await page.locator('#frame iframe[title="Counter"]').elementHandle())!.contentFrame();
       await appFrame!.locator("#plus").click();
+      assert.equal(await readerShown, false, "the reader, started ahead in its frame, is not seen on the app's link");
+      assert.equal(await page.locator("#frame iframe").count(), 1, "only the app's frame is left");
       const events: string[] = [];
       while (!events.includes("plus")) {
         const polled = structured<{ messages: { event: string }[] }>(
@@ -138,6 +150,15 @@ describe("what a terminal agent's person sees", { skip: browserSkipReason(), tim
     }
   });
 });
+
+/** Waits until the main frame of `page` holds the reader's document, then whether that frame shows (visible in the page). */
+async function readerVisible(page: Page): Promise<boolean> {
+  const element = await page.locator("#frame iframe").elementHandle();
+  const frame = await element!.contentFrame();
+  // An interval, not animation frames: a hidden frame may get none.
+  await frame!.waitForFunction(() => document.getElementById("doc") !== null, undefined, { polling: 20 });
+  return element!.evaluate((iframe) => getComputedStyle(iframe).visibility === "visible");
+}
 
 describe("backchannel web", { timeout: 180_000 }, () => {
   test("in the foreground: its link, the open channels with theirs; a second one lists them and points at the first; --stop ends it", async () => {

@@ -14,13 +14,12 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type Browser, chromium, type Frame, type Page } from "playwright-core";
-import { readerFrame, stopBrowserHost } from "./support/browser-host.js";
+import type { Frame, Page } from "playwright-core";
+import { readerFrame } from "./support/browser-host.js";
+import { type BrowserTabRig, startBrowserTabRig } from "./support/claude-code/browser-rig.js";
 import { claudeCodeSkipReason } from "./support/claude-code/install.js";
-import { type ModelServer, startModelServer } from "./support/claude-code/model-server.js";
-import { PLUGIN_ROOT, pluginPolicy, pluginTool as tool, waitForWatcher } from "./support/claude-code/plugin-policy.js";
-import { type ClaudeSession, type StreamEvent, startSession } from "./support/claude-code/session.js";
-import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, tempDataDir } from "./support/helpers.js";
+import { openFromReply, pluginPolicy, pluginTool as tool, waitForWatcher } from "./support/claude-code/plugin-policy.js";
+import { browserSkipReason } from "./support/helpers.js";
 import { askAbout, askFollowUp } from "./support/reader-driver.js";
 
 const skip = claudeCodeSkipReason() ?? browserSkipReason();
@@ -40,35 +39,18 @@ const PROMPTS: Record<string, typeof FIRST> = {
 };
 
 describe("Claude Code with the plugin: the person reads and asks in a browser tab", { skip, timeout: 600_000 }, () => {
-  let dataDir: string;
-  let cleanup: () => Promise<void>;
-  let model: ModelServer;
-  let session: ClaudeSession;
-  let browser: Browser;
+  let rig: BrowserTabRig;
 
   before(async () => {
-    ({ dir: dataDir, cleanup } = await tempDataDir());
-    model = await startModelServer(pluginPolicy({ open: (prompt) => Object.entries(PROMPTS).find(([asked]) => prompt.includes(asked))?.[1] }));
-    session = await startSession({
-      model,
-      dataDir,
-      configure: "none",
-      args: ["--plugin-dir", PLUGIN_ROOT],
-      // Nothing of backchannel's: the plugin allows its own tools.
-      allowedTools: ["ToolSearch"],
-    });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    rig = await startBrowserTabRig(pluginPolicy({ open: (prompt) => Object.entries(PROMPTS).find(([asked]) => prompt.includes(asked))?.[1] }));
   });
 
   after(async () => {
-    await browser?.close();
-    await session?.stop();
-    await model?.close();
-    if (dataDir) stopBrowserHost({ BACKCHANNEL_HOME: dataDir });
-    await cleanup?.();
+    await rig?.close();
   });
 
   test("the reply carries the link; five asks answered in the tab, ≤ 2 model requests each; a reload keeps them; a second document opens a second tab", async (t) => {
+    const { dataDir, model, session, browser } = rig;
     const first = await openFromReply(session, model, "Open the reader on my queue notes.");
     assert.match(
       JSON.stringify(model.turns()[0]!.request),
@@ -133,35 +115,6 @@ describe("Claude Code with the plugin: the person reads and asks in a browser ta
     await context.close();
   });
 });
-
-/**
- * Sends `prompt` to the session and resolves with the link in the model's reply that
- * ends the turn (Claude Code's `result` event: what the person reads).
- */
-async function openFromReply(session: ClaudeSession, model: ModelServer, prompt: string): Promise<string> {
-  const from = session.events.length;
-  const turnsBefore = model.turns().length;
-  session.send(prompt);
-  const result = await session.waitForEvent((event: StreamEvent) => event.type === "result", { from, timeoutMs: 120_000 });
-  const opened = model
-    .turns()
-    .slice(turnsBefore)
-    .find((turn) => turn.result(tool("open_reader")) !== undefined);
-  assert.ok(
-    opened && !opened.result(tool("open_reader"))!.isError,
-    `open_reader ran: ${
-      opened?.result(tool("open_reader"))?.text ??
-      model
-        .turns()
-        .slice(turnsBefore)
-        .map((turn) => turn.lastText)
-        .join(" | ")
-    }`,
-  );
-  const link = /http:\/\/127\.0\.0\.1:\d+\/\S+/.exec(String(result.result ?? ""))?.[0];
-  assert.ok(link, `the reply the person reads carries the reader's link: ${JSON.stringify(result.result)}`);
-  return link;
-}
 
 /** Opens `link` in `opening` (a new tab); resolves once the reader shows its document. */
 async function readerTab(opening: Promise<Page>, link: string): Promise<{ page: Page; frame: Frame }> {

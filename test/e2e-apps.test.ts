@@ -129,6 +129,20 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
 
   after(async () => {
     for (const app of apps) app.stop();
+    // For an app that never said "ready": the step its shell stopped at (a notice, or no title yet).
+    for (const context of contexts)
+      for (const frame of context.pages().flatMap((page) => page.frames())) {
+        const shown = await frame
+          .evaluate(() => ({
+            // Only the app shell's frames have #app (the reader's do not).
+            title: document.getElementById("app") ? (document.getElementById("title")?.textContent ?? "") : null,
+            notice: document.getElementById("notice")?.textContent ?? "",
+            presence: document.getElementById("presence")?.textContent ?? "",
+          }))
+          .catch(() => null);
+        if (shown && shown.title !== null && (shown.notice !== "" || shown.title === "App"))
+          process.stderr.write(`\nan app's shell showed: ${JSON.stringify(shown)}\n`);
+      }
     for (const context of contexts) await context.close();
     await browser?.close();
     await agent?.close();

@@ -11,9 +11,9 @@
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
-import { browserSkipReason, tempDataDir, waitUntil } from "./support/helpers.js";
-import { type InspectorHost, type InspectorServer, startInspector, startServer } from "./support/inspector.js";
+import { describe, test } from "node:test";
+import { browserSkipReason, waitUntil } from "./support/helpers.js";
+import { inspectorForSuite } from "./support/inspector.js";
 import { longMarkdown } from "./support/long-document.js";
 import { askAbout, askFollowUp, ReaderAgent, watchAnswer } from "./support/reader-driver.js";
 
@@ -23,21 +23,10 @@ const STEP_MS = 20_000;
 const skip = browserSkipReason();
 
 describe("a long document in MCP Inspector's Apps host", { skip, timeout: 300_000 }, () => {
-  let inspector: InspectorHost;
-  let server: InspectorServer;
-  let dataDir: string;
-  let cleanup: () => Promise<void>;
-  before(async () => {
-    ({ dir: dataDir, cleanup } = await tempDataDir());
-    [inspector, server] = await Promise.all([startInspector(), startServer(dataDir, "mcp-proxy")]);
-  });
-  after(async () => {
-    await inspector?.close();
-    await server?.stop();
-    await cleanup?.();
-  });
+  const rig = inspectorForSuite("mcp-proxy");
 
   test("a question deep in it is answered, and follow-ups after a 60 KB answer reach the agent", async () => {
+    const { inspector, server, dataDir } = rig;
     const { markdown, marker } = longMarkdown(718 * 1024, 11);
     const path = join(dataDir, "manual.md");
     await writeFile(path, markdown);

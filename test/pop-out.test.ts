@@ -8,11 +8,11 @@
  * Inspector reaches is `serve --http` on loopback, whose browser host is on this machine.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, type TestContext, test } from "node:test";
+import { describe, type TestContext, test } from "node:test";
 import { chromium, type Frame, type Page } from "playwright-core";
 import { readerFrame, stopBrowserHost } from "./support/browser-host.js";
-import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, startPlayground, tempDataDir } from "./support/helpers.js";
-import { type InspectorHost, type InspectorServer, startInspector, startServer } from "./support/inspector.js";
+import { browserSkipReason, CHROMIUM_ARGS, CHROMIUM_PATH, startPlayground } from "./support/helpers.js";
+import { inspectorForSuite } from "./support/inspector.js";
 import { askAbout, ReaderAgent, watchAnswer } from "./support/reader-driver.js";
 
 const DOCUMENT = [
@@ -33,22 +33,10 @@ const SAME_ANSWER_MS = 1_000;
 const skip = browserSkipReason();
 
 describe("the reader popped out into a browser tab", { skip, timeout: 600_000 }, () => {
-  let inspector: InspectorHost;
-  let server: InspectorServer;
-  let dataDir: string;
-  let cleanup: () => Promise<void>;
-  before(async () => {
-    ({ dir: dataDir, cleanup } = await tempDataDir());
-    [inspector, server] = await Promise.all([startInspector(), startServer(dataDir, "http")]);
-  });
-  after(async () => {
-    await inspector?.close();
-    await server?.stop();
-    stopBrowserHost({ BACKCHANNEL_HOME: dataDir });
-    await cleanup?.();
-  });
+  const rig = inspectorForSuite("http", (dataDir) => stopBrowserHost({ BACKCHANNEL_HOME: dataDir }));
 
   test("from MCP Inspector: the tab shows the channel, and a question asked in either, and its answer, show in both", async (t) => {
+    const { inspector, server, dataDir } = rig;
     const channelId = "ch-pop-out";
     const agent = await ReaderAgent.start(dataDir, channelId);
     try {
@@ -65,6 +53,7 @@ describe("the reader popped out into a browser tab", { skip, timeout: 600_000 },
   });
 
   test("from the playground: the same, the tab on the store's own browser host", async (t) => {
+    const { dataDir } = rig;
     const playground = await startPlayground(dataDir);
     const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     let agent: ReaderAgent | undefined;

@@ -10,12 +10,13 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { once } from "node:events";
+import { readdir, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { addToken, rssMiB, serveHttp, stopHttpServers } from "./support/http-serve.js";
 import { startTestIssuer } from "./support/test-issuer.js";
-import { tempDataDir } from "./support/helpers.js";
+import { tempDataDir, waitUntil } from "./support/helpers.js";
 import { storeKinds } from "./support/stores.js";
 
 after(stopHttpServers);
@@ -23,6 +24,12 @@ after(stopHttpServers);
 /** The namespace of `principal` in the store (32 hex digits of its SHA-256). */
 function namespaceOf(principal: string): string {
   return createHash("sha256").update(principal).digest("hex").slice(0, 32);
+}
+
+/** Sets the access and modification times of `root` and everything below it `ageMs` into the past. */
+async function ageEntries(root: string, ageMs: number): Promise<void> {
+  const then = new Date(Date.now() - ageMs);
+  for (const entry of ["", ...(await readdir(root, { recursive: true }))]) await utimes(join(root, entry), then, then);
 }
 
 /** POSTs one JSON-RPC request to `url` as `token`; resolves with the answer's text. */
@@ -120,21 +127,24 @@ test("the idle sweep removes a principal that holds nothing, which frees room fo
   try {
     const tokens = join(dir, "tokens.json");
     const [first, second] = ["p-1", "p-2"].map((principal) => addToken(tokens, principal));
-    const env = { BACKCHANNEL_HOME: dir, BACKCHANNEL_MAX_PRINCIPALS: "1", BACKCHANNEL_CHANNEL_TTL_MS: "1000" };
+    const env = { BACKCHANNEL_HOME: dir, BACKCHANNEL_MAX_PRINCIPALS: "1" };
     const before = await serveHttp(["--auth", "tokens", "--tokens", tokens], env);
     assert.match(await call(before.url, first!, "notify_ui", { channel_id: "c-1", event: "e" }), /"seq":1/);
     // Read with a cursor past it: the message is gone, and the channel is idle from now on.
     assert.match(await call(before.url, first!, "poll_ui_messages", { channel_id: "c-1", after: 1 }), /"messages":\[\]/);
     assert.match(await call(before.url, second!, "notify_ui", { channel_id: "c-1", event: "e" }), /TOO_MANY_PRINCIPALS/);
+    const exited = once(before.process, "exit");
     before.process.kill();
+    await exited;
     const folder = join(dir, "principals", namespaceOf("p-1"));
     assert.ok(existsSync(folder));
-    // A server sweeps a second after it starts: the channel and the session record are older than their TTL by then.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // The sweep reads idleness from file times: set back past the default 7-day TTL, not waited out.
+    await ageEntries(dir, 8 * 24 * 60 * 60 * 1000);
+    // A server sweeps a second after it starts.
     const { url } = await serveHttp(["--auth", "tokens", "--tokens", tokens], env);
-    const started = Date.now();
-    while (existsSync(folder) && Date.now() - started < 20_000) await new Promise((resolve) => setTimeout(resolve, 100));
-    if (existsSync(folder)) assert.fail(`the sweep left ${folder}: ${(await readdir(folder, { recursive: true })).join(", ")}`);
+    await waitUntil(() => !existsSync(folder), "the principal's folder swept", { timeoutMs: 20_000 }).catch(async (error: Error) =>
+      assert.fail(`${error.message}: ${(await readdir(folder, { recursive: true })).join(", ")}`),
+    );
     assert.match(await call(url, second!, "notify_ui", { channel_id: "c-1", event: "e" }), /"seq":1/);
   } finally {
     await cleanup();

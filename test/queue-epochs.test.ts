@@ -14,7 +14,8 @@ import { after, before, describe, type TestContext, test } from "node:test";
 import { App } from "@modelcontextprotocol/ext-apps";
 import { AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { type CallToolResult, type Client, InMemoryTransport } from "@modelcontextprotocol/client";
-import { AppChannel, type ChannelMessage } from "backchannel-mcp/app";
+import { AppChannel } from "backchannel-mcp/app";
+import { collectMessages } from "./support/channel-messages.js";
 import { FileStore } from "../store/file/file-store.js";
 import { connectServer, spawnWatcher, stderrOf, structured, tempDataDir } from "./support/helpers.js";
 import { type RedisServer, redisSkipReason, startRedis } from "./support/redis-server.js";
@@ -55,33 +56,6 @@ async function connectApp(client: Client): Promise<HostedApp> {
   };
 }
 
-/** What an app channel shows, by the `n` its messages carry; `until(n)` resolves once `n` are shown, or fails after `timeoutMs` saying what was. */
-function shown(channel: AppChannel) {
-  const seen: ChannelMessage[] = [];
-  const waiters: (() => void)[] = [];
-  channel.on("*", (_data, message) => {
-    seen.push(message);
-    waiters.splice(0).forEach((wake) => wake());
-  });
-  return {
-    numbers: () => seen.map((message) => (message.data as { n: number }).n),
-    async until(count: number, timeoutMs = 60_000): Promise<void> {
-      const deadline = Date.now() + timeoutMs;
-      while (seen.length < count) {
-        const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`${seen.length} of ${count} messages shown: ${JSON.stringify(this.numbers())}`);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, left);
-          waiters.push(() => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
-      }
-    },
-  };
-}
-
 /** `notify_ui` from the agent, tried again while the store is away (as an agent would, on a STORE_UNAVAILABLE result). */
 async function sendUntilSent(agent: Client, channel: string, n: number): Promise<number> {
   for (let attempt = 0; ; attempt++) {
@@ -110,19 +84,19 @@ async function showAcrossARestart(
 ): Promise<{ shownNumbers: number[]; seqsAfterwards: number[] }> {
   const host = await connectApp(appSide);
   const channel = new AppChannel(host.app, { channelId, waitMs: 5_000, minBackoffMs: 50, maxBackoffMs: 500 });
-  const app = shown(channel);
+  const app = collectMessages(channel);
   channel.start();
   t.after(() => channel.stop());
   for (const n of range(1, BEFORE)) await sendUntilSent(agent, channelId, n);
-  await app.until(BEFORE);
+  await app.waitFor(BEFORE);
   host.hold();
   await startAgain();
   const seqsAfterwards: number[] = [];
   for (const n of range(BEFORE + 1, AFTERWARDS)) seqsAfterwards.push(await sendUntilSent(agent, channelId, n));
   host.release();
-  await app.until(BEFORE + AFTERWARDS);
+  await app.waitFor(BEFORE + AFTERWARDS);
   channel.stop();
-  return { shownNumbers: app.numbers(), seqsAfterwards };
+  return { shownNumbers: app.seen.map((message) => (message.data as { n: number }).n), seqsAfterwards };
 }
 
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);

@@ -15,6 +15,7 @@ import { App } from "@modelcontextprotocol/ext-apps";
 import { AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { InMemoryTransport, type CallToolRequest, type CallToolResult, type Client } from "@modelcontextprotocol/client";
 import { AppChannel, type ChannelMessage, type ChannelState } from "backchannel-mcp/app";
+import { collectMessages } from "./support/channel-messages.js";
 import { connectServer, structured, startServerPair } from "./support/helpers.js";
 
 const INFO = { name: "channel-test", version: "0.0.0" };
@@ -124,22 +125,6 @@ async function fromAgent(channel: string, event: string, data: unknown = {}): Pr
   return structured<{ seq: number }>(await agent.callTool({ name: "notify_ui", arguments: { channel_id: channel, event, data } })).seq;
 }
 
-/** Collects the messages `channel` delivers; `waitFor(n)` resolves once `n` have arrived. */
-function collect(channel: AppChannel) {
-  const seen: ChannelMessage[] = [];
-  const waiters: (() => void)[] = [];
-  channel.on("*", (_data, message) => {
-    seen.push(message);
-    waiters.splice(0).forEach((wake) => wake());
-  });
-  return {
-    seen,
-    async waitFor(count: number) {
-      while (seen.length < count) await new Promise<void>((resolve) => waiters.push(resolve));
-    },
-  };
-}
-
 /** Resolves when `channel` enters `state`. */
 function stateReached(channel: AppChannel, wanted: ChannelState): Promise<void> {
   return new Promise((resolve) => {
@@ -155,7 +140,7 @@ describe("AppChannel", () => {
   test("delivers the agent's events in order, each seq once, when a poll response is lost or delivered twice", async () => {
     const host = new TestHost(appSide);
     const channel = new AppChannel(await host.start(), { channelId: "ch-order", waitMs: 5_000, minBackoffMs: 20 });
-    const got = collect(channel);
+    const got = collectMessages(channel);
     await fromAgent("ch-order", "status", { text: "one" });
     host.losePollResponse = true;
     channel.start();
@@ -258,7 +243,7 @@ describe("AppChannel", () => {
     assert.equal(channel.shortPolling, false);
 
     // Receiving goes on with long polls: the answer arrives while one waits.
-    const got = collect(channel);
+    const got = collectMessages(channel);
     await host.pollPending();
     await fromAgent("ch-cancels", "answer", { thread_id: "t", text: "here" });
     await got.waitFor(1);
@@ -308,7 +293,7 @@ describe("AppChannel", () => {
     channel.start();
     await retrying;
     await fromAgent("ch-down", "answer", { thread_id: "t", text: "waited in the queue" });
-    const got = collect(channel);
+    const got = collectMessages(channel);
     host.down = false;
     await got.waitFor(1);
     assert.equal(got.seen[0]?.event, "answer");
@@ -338,7 +323,7 @@ describe("AppChannel", () => {
     assert.equal(channel.hostCalls, "one-at-a-time");
 
     // From now on polls are short: a send waits at most one short poll, and news still arrives.
-    const got = collect(channel);
+    const got = collectMessages(channel);
     await fromAgent("ch-serial", "answer", { thread_id: "t", text: "still arrives" });
     await got.waitFor(1);
     const second = Date.now();

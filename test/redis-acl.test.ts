@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
 import type { QueueMessage } from "../protocol/message.js";
-import { connectServer, spawnWatcher, stderrOf, structured, tempDataDir } from "./support/helpers.js";
+import { connectServer, spawnWatcher, stderrOf, structured, tempDataDir, waitUntil } from "./support/helpers.js";
 import { type RedisServer, redisSkipReason, startRedis } from "./support/redis-server.js";
 
 const skip = redisSkipReason();
@@ -24,15 +24,6 @@ interface Poll {
   messages: QueueMessage[];
   cursor: number;
   epoch: string;
-}
-
-/** Resolves once `condition()` holds, checking every 50 ms; fails after `timeoutMs`. */
-async function eventually(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe("a Redis ACL user without pub/sub channel rights", { skip }, () => {
@@ -58,7 +49,7 @@ describe("a Redis ACL user without pub/sub channel rights", { skip }, () => {
 
   test("the server says at start that the user may not publish, and what to grant", async () => {
     await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: "acl-start" } });
-    await eventually(() => /ACL SETUSER bc &bc:\* \(or allchannels\)/.test(stderrOf(agent)), "the start warning");
+    await waitUntil(() => /ACL SETUSER bc &bc:\* \(or allchannels\)/.test(stderrOf(agent)), "the start warning", { timeoutMs: 15_000 });
     assert.match(stderrOf(agent), /may not publish or subscribe on backchannel's wake channels/);
   });
 

@@ -172,6 +172,30 @@ describe("wakes only for mail", () => {
     assert.ok(askLine.length < 1400, `${askLine.length} characters`);
     await agent.callTool({ name: "poll_agent_messages", arguments: { channel_id: channel } });
   });
+
+  test("an agent-written app's ready wakes (it asks for the app's data on every load), with the call that replies and clears it", async () => {
+    const opened = structured<{ channel_id: string }>(
+      await agent.callTool({ name: "open_app", arguments: { title: "Ranking", html: "<p>Rank the features</p>" } }),
+    );
+    const hook = runHook(command, env);
+    await claimed(dataDir, key);
+    await app.callTool({ name: "notify_agent", arguments: { channel_id: opened.channel_id, event: "ready", data: {} } });
+    const code = await Promise.race([hook.exited, new Promise((resolve) => setTimeout(() => resolve("no wake within 20 s"), 20_000))]);
+    hook.child.kill();
+    assert.equal(code, 2, hook.stderr());
+    const text = hook.stderr();
+    assert.match(text, new RegExp(`App "Ranking" on channel ${opened.channel_id}:\\n- #1 ready: \\{\\}\\n`));
+    assert.match(
+      text,
+      /Reply with notify_ui \{"channel_id":"[^"]+","event":"<your app's event>","data":\{…\}\} and add "ack":1,"ack_epoch":"[A-Za-z0-9_-]{16}" to your last call/,
+    );
+    assert.doesNotMatch(text, /"event":"answer"/, "an app has no asks to answer");
+    const replied = await agent.callTool({
+      name: "notify_ui",
+      arguments: { channel_id: opened.channel_id, event: "items", data: { items: ["Dark mode"] }, ack: 1 },
+    });
+    assert.match(JSON.stringify(replied.content), /Cleared the app's messages up to #1 \(0 still waiting\)/);
+  });
 });
 
 describe("a queue that started again (a new epoch)", () => {

@@ -9,7 +9,7 @@
  * every line counted, stays within {@link WAKE_SUMMARY_CHARS}; what does not fit is
  * counted and left for a poll.
  */
-import { ASK_EVENT } from "../core/events.js";
+import { ASK_EVENT, READER_APP } from "../core/events.js";
 import { WAKE_MESSAGE_CHARS, WAKE_QUOTE_CHARS, WAKE_SUMMARY_CHARS } from "../core/limits.js";
 import { characterCount, oneLine } from "../core/text.js";
 import { NO_EPOCH } from "../protocol/epoch.js";
@@ -72,14 +72,15 @@ function leftOut(messages: number, channels: number): string {
  */
 function channelBlock({ channel, messages, epoch }: ChannelMail, room: number): string | undefined {
   const title = channel.title === undefined ? "" : ` "${oneLine(channel.title, WAKE_QUOTE_CHARS)}"`;
-  const heading = `${channel.app === "reader" ? "Reader" : "App"}${title} on channel ${channel.id}:`;
+  const isReader = channel.app === READER_APP;
+  const heading = `${isReader ? "Reader" : "App"}${title} on channel ${channel.id}:`;
   const poll = `poll_agent_messages {"channel_id":"${channel.id}"}`;
   const shown: string[] = [];
   let answer: string | undefined;
   let used = characterCount(heading);
   for (const [index, message] of messages.entries()) {
     const line = `- #${message.seq} ${describeMessage(message)}`;
-    const next = answerLine(channel.id, message.seq, epoch, index === 0 ? message : undefined, messages.length - index - 1, poll);
+    const next = answerLine(channel.id, isReader, message.seq, epoch, index === 0 ? message : undefined, messages.length - index - 1, poll);
     if (used + 1 + characterCount(line) + 1 + characterCount(next) > room) break;
     shown.push(line);
     used += 1 + characterCount(line);
@@ -94,15 +95,25 @@ function channelBlock({ channel, messages, epoch }: ChannelMail, room: number): 
 /**
  * The line after a channel's messages up to `lastShown` of queue epoch `epoch` (`first`
  * when that is the first alone; `hidden` more not shown): how to answer and clear them,
- * and how to read the rest.
+ * and how to read the rest. The reader's messages are answered with its `answer` event;
+ * an agent-written app's (`isReader` false) with the events the agent gave it.
  */
-function answerLine(channelId: string, lastShown: number, epoch: string, first: QueueMessage | undefined, hidden: number, poll: string): string {
+function answerLine(
+  channelId: string,
+  isReader: boolean,
+  lastShown: number,
+  epoch: string,
+  first: QueueMessage | undefined,
+  hidden: number,
+  poll: string,
+): string {
   const threadId = first?.event === ASK_EVENT ? threadOf(first) : undefined;
   const target = `"channel_id":"${channelId}"`;
   // The ack carries its queue's epoch, so that it clears nothing of a queue that started again meanwhile.
   const ack = epoch === NO_EPOCH ? `"ack":${lastShown}` : `"ack":${lastShown},"ack_epoch":"${epoch}"`;
-  const answer =
-    threadId !== undefined
+  const answer = !isReader
+    ? `Reply with notify_ui {${target},"event":"<your app's event>","data":{…}} and add ${ack} to your last call to this channel (it clears the messages up to #${lastShown}).`
+    : threadId !== undefined
       ? `Answer with notify_ui {${target},"event":"answer","data":{"thread_id":${JSON.stringify(threadId)},"text":"…"},${ack}} (ack clears it once answered).`
       : `Answer each ask with notify_ui {${target},"event":"answer","data":{"thread_id":"<its thread_id>","text":"…"}} and add ${ack} to your last call to this channel (it clears the messages up to #${lastShown}).`;
   const more = hidden > 0 ? ` ${hidden} more not shown: ${poll}.` : ` Whole messages: ${poll}.`;

@@ -126,7 +126,7 @@ async function ringing(reader: ChannelReader, channel: SessionChannel, noted: Se
   try {
     const { messages, epoch } = await reader.snapshot(channel.id, "agent");
     noted.delete(channel.id);
-    return { messages: messages.filter((message) => ringsDoorbell(message.event)), epoch };
+    return { messages: messages.filter((message) => ringsDoorbell(message.event, channel.app)), epoch };
   } catch (error) {
     // A corrupt queue is the server's to repair at its next write, a store away comes back
     // by itself: neither is mail, nor a reason to stop watching the other channels.

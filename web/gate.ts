@@ -16,18 +16,20 @@
  * - the **key**: a random secret in a 0600 file of the data directory, which only the
  *   links carry. The first load of a link (`/?k=<key>`) exchanges it for a session: a
  *   random path `/s/<session>/` and an HttpOnly, SameSite=Strict cookie valid under that
- *   path only, and goes there, so the key leaves the address bar. Everything else lives
- *   under the session's path and needs its cookie. Cookies do not tell ports apart, but
- *   a path does: the browser sends the cookie only to that path, so a server on another
- *   port of 127.0.0.1 that the browser visits never receives it. The exchange goes on to
- *   the session with a page of its own (`location.replace`), not an HTTP redirect: a
- *   redirect keeps the site of whoever opened the link (another app's page), which the
- *   session's page refuses; the page's own navigation is `same-origin`.
+ *   path only, and answers with the session's page, whose first script moves the address
+ *   to the session's (`history.replaceState`), so the key leaves the address bar and the
+ *   history. Everything else lives under the session's path and needs its cookie.
+ *   Cookies do not tell ports apart, but a path does: the browser sends the cookie only
+ *   to that path, so a server on another port of 127.0.0.1 that the browser visits
+ *   never receives it. The page's own requests are `same-origin`, whoever opened the
+ *   link; an HTTP redirect to the session would not do (it keeps the site of whoever
+ *   opened the link, another app's page, which the session's routes refuse), nor would
+ *   a page that goes on to the session's (a second load of the page, on every link).
  *
  * The cookie is a digest of the session under the key: no session is kept in memory,
  * and a new key ends every session.
  */
-import { createHash, createHmac, randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isSecret } from "../core/browser-host.js";
 
@@ -41,7 +43,7 @@ const SESSION_PATTERN = /^\/s\/([A-Za-z0-9_-]{22})\/(.*)$/;
 export type GateVerdict =
   /** Answer 403, as for every refusal. */
   | { kind: "refuse" }
-  /** The first load of a link: set `cookie` and go on to `location` (the session's page), keeping the URL's hash. */
+  /** The first load of a link: set `cookie` and answer with the session's page, whose address becomes `location` (the URL's hash kept). */
   | { kind: "exchange"; location: string; cookie: string }
   /** A request of a session: serve `route`, the rest of the path after `/s/<session>/` ("" for the page). */
   | { kind: "serve"; route: string };
@@ -69,19 +71,22 @@ export function judgeRequest(req: IncomingMessage, settings: GateSettings): Gate
     // Another app may open a link (a chat's pop-out), as a navigation of a whole tab only.
     const navigation = ownSite || (header(req, "sec-fetch-mode") === "navigate" && header(req, "sec-fetch-dest") === "document");
     if (req.method !== "GET" || key === null || !navigation || !isSecret(key, settings.secret)) return refuse;
-    const session = randomBytes(16).toString("base64url");
+    const session = newSession(settings.secret);
     url.searchParams.delete("k");
-    return {
-      kind: "exchange",
-      location: `/s/${session}/${url.search}`,
-      cookie: `${COOKIE}=${proof(session, settings.secret)}; Path=/s/${session}/; HttpOnly; SameSite=Strict`,
-    };
+    return { kind: "exchange", location: `${session.path}${url.search}`, cookie: session.setCookie };
   }
   const match = SESSION_PATTERN.exec(url.pathname);
   if (!ownSite || !match) return refuse;
   const expected = proof(match[1]!, settings.secret);
   if (!cookies(req, COOKIE).some((value) => isSecret(value, expected))) return refuse;
   return { kind: "serve", route: match[2]! };
+}
+
+/** A new session under `secret`: its path (`/s/<session>/`), the Set-Cookie that proves it, and that cookie as a request sends it. */
+export function newSession(secret: string): { path: string; setCookie: string; cookie: string } {
+  const session = randomBytes(16).toString("base64url");
+  const cookie = `${COOKIE}=${proof(session, secret)}`;
+  return { path: `/s/${session}/`, setCookie: `${cookie}; Path=/s/${session}/; HttpOnly; SameSite=Strict`, cookie };
 }
 
 /** Answers `res` with the gate's refusal: 403, the same body and headers whatever was refused. */
@@ -93,26 +98,6 @@ export function sendRefusal(res: ServerResponse): void {
       "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
     })
     .end("Forbidden. Open the whole link you were given: it carries a key.\n");
-}
-
-/** The script of the exchange's page: on to the session, the hash (the channel) kept, the link replaced in the history. */
-const EXCHANGE_SCRIPT = `location.replace(document.querySelector('meta[name="backchannel-session"]').content + location.hash);`;
-
-/** The page that answers the exchange: it sets the session's cookie and goes on to the session's page. */
-export function sendExchange(res: ServerResponse, verdict: Extract<GateVerdict, { kind: "exchange" }>): void {
-  const target = escapeAttribute(verdict.location);
-  const digest = createHash("sha256").update(EXCHANGE_SCRIPT).digest("base64");
-  res
-    .writeHead(200, {
-      ...GUARD_HEADERS,
-      "content-type": "text/html; charset=utf-8",
-      "content-security-policy": `default-src 'none'; script-src 'sha256-${digest}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
-      "set-cookie": verdict.cookie,
-    })
-    .end(
-      `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="backchannel-session" content="${target}"><title>Opening…</title>` +
-        `<noscript><meta http-equiv="refresh" content="0; url=${target}"></noscript><script>${EXCHANGE_SCRIPT}</script></head><body></body></html>`,
-    );
 }
 
 /** `text` for a double-quoted HTML attribute. */

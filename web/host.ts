@@ -20,6 +20,7 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { existsSync } from "node:fs";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import {
   type BrowserHostRecord,
   browserHostFiles,
@@ -32,16 +33,18 @@ import {
 import { watchCommand } from "../core/commands.js";
 import { CallerError } from "../core/errors.js";
 import { withLock } from "../core/fs/lock.js";
+import { APPS_HOST_EXTENSIONS, BROWSER_HOST_NAME } from "../protocol/client-capabilities.js";
 import { VERSION } from "../core/package.js";
 import { warnOnStderr } from "../core/warn.js";
+import { READER_APP, SHELL_APP } from "../server/apps/resource.js";
 import { browserDataDir, browserStoreKey, localBrowserHost } from "../server/browser-host.js";
 import type { BrowserLinks } from "../server/browser-links.js";
 import { createMcpRequestListener, listen } from "../server/transports/http.js";
 import { openStore, type StoreLocation, watcherWhere } from "../store/open.js";
 import type { ChannelStore } from "../store/store.js";
 import { listOpenChannels } from "./channels.js";
-import { GUARD_HEADERS, judgeRequest, sendExchange, sendRefusal } from "./gate.js";
-import { readPageFiles } from "./page-files.js";
+import { GUARD_HEADERS, judgeRequest, newSession, sendRefusal } from "./gate.js";
+import { type PageConfig, readPageFiles } from "./page-files.js";
 
 /** Another host already runs for the store; `record` says where. */
 export class BrowserHostRunningError extends CallerError {
@@ -128,17 +131,28 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     browser,
     ...(options.readerHtmlPath ? { readerHtmlPath: options.readerHtmlPath } : {}),
   });
-  const config = { mode: options.mode, watch: watchCommand("CHANNEL_ID", { where }) };
+  const config: PageConfig = {
+    mode: options.mode,
+    watch: watchCommand("CHANNEL_ID", { where }),
+    resources: { open_reader: READER_APP.uri, open_app: SHELL_APP.uri },
+  };
+  /** What the page takes from the host instead of asking its endpoint, asked once the host listens (see {@link askOwnEndpoint}). */
+  let asked: Promise<Pick<PageConfig, "discover" | "prefetched">> = Promise.resolve({});
 
   let inFlight = 0;
   let lastActivity = Date.now();
+  /** Answers with the page; `session`: the link's exchange, whose page moves to the session's address (`extra`: its cookie). */
+  const sendPage = async (res: ServerResponse, session?: string, extra: Record<string, string> = {}) => {
+    const { discover, prefetched } = await asked;
+    // The reader read ahead is for a link's first app: the playground opens its own.
+    const page = { ...config, ...(discover ? { discover } : {}), ...(registered && prefetched ? { prefetched } : {}) };
+    const { body, headers } = pages.page(page, session);
+    res.writeHead(200, { ...headers, ...extra }).end(body);
+  };
   const route = async (path: string, req: IncomingMessage, res: ServerResponse) => {
     if (path === "mcp") return mcp(req, res);
     if (req.method !== "GET") return void res.writeHead(405, { ...GUARD_HEADERS, allow: "GET" }).end();
-    if (path === "") {
-      const { body, headers } = pages.page(config);
-      return void res.writeHead(200, headers).end(body);
-    }
+    if (path === "") return sendPage(res);
     if (path === "frame") return void res.writeHead(200, pages.frame.headers).end(pages.frame.body);
     if (path === "channels") {
       const channels = await listOpenChannels(opened.store);
@@ -155,8 +169,8 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     });
     const verdict = judgeRequest(req, { port, secret });
     if (verdict.kind === "refuse") return sendRefusal(res);
-    if (verdict.kind === "exchange") return sendExchange(res, verdict);
-    route(verdict.route, req, res).catch((error: Error) => {
+    const served = verdict.kind === "exchange" ? sendPage(res, verdict.location, { "set-cookie": verdict.cookie }) : route(verdict.route, req, res);
+    served.catch((error: Error) => {
       warn(`browser host: ${error.message}`);
       if (!res.headersSent) res.writeHead(500, { ...GUARD_HEADERS, "content-type": "text/plain" }).end("the host failed; see its output\n");
     });
@@ -172,6 +186,7 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     throw error;
   }
   port = Number(url.port);
+  asked = askOwnEndpoint(url, secret, warn);
   if (registered) writeBrowserHostRecord(files, { pid: process.pid, url: url.href, version: VERSION, started_at: new Date().toISOString() });
 
   let closing: Promise<void> | undefined;
@@ -214,5 +229,34 @@ async function listenOnPort(server: ReturnType<typeof createHttpServer>, port: n
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE" || port === 0) throw error;
     return listen(server, { host: "127.0.0.1", port: 0 });
+  }
+}
+
+/**
+ * What the page would ask the host's own MCP endpoint (at `url`) first, asked once as
+ * the page asks it (an MCP Apps host, on 2026-07-28), through a session of its own: its
+ * answer to `server/discover`, which the page adopts instead of asking (one round trip
+ * fewer before its first call), and the reader's `ui://` resource, read ahead as MCP
+ * Apps hosts may read UI resources (the page starts the reader while it reads the
+ * channel a link names). Nothing when it fails (said with `warn`): the page then asks.
+ */
+async function askOwnEndpoint(url: URL, secret: string, warn: (message: string) => void): Promise<Pick<PageConfig, "discover" | "prefetched">> {
+  const session = newSession(secret);
+  const client = new Client(
+    { name: BROWSER_HOST_NAME, version: VERSION },
+    { capabilities: { extensions: APPS_HOST_EXTENSIONS }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  try {
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${session.path}mcp`, url), { requestInit: { headers: { cookie: session.cookie } } }),
+    );
+    const discover = client.getDiscoverResult();
+    const reader = await client.readResource({ uri: READER_APP.uri });
+    return { ...(discover ? { discover } : {}), prefetched: { [READER_APP.uri]: reader } };
+  } catch (error) {
+    warn(`browser host: reading its own endpoint ahead failed, so each page asks it: ${(error as Error).message}`);
+    return {};
+  } finally {
+    await client.close().catch(() => undefined);
   }
 }

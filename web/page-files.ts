@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import type { DiscoverResult, ReadResourceResult } from "@modelcontextprotocol/client";
 import { escapeAttribute, GUARD_HEADERS } from "./gate.js";
 
 /** The folder the page was built into. */
@@ -16,12 +17,21 @@ export interface PageConfig {
   mode: "host" | "playground";
   /** The watcher command for the store, `CHANNEL_ID` standing for the channel. */
   watch?: string;
+  /**
+   * The `ui://` resource each app-opening tool renders, as its `tools/list` entry names
+   * it: the page starts reading the app before it has listed the tools.
+   */
+  resources?: Record<string, string>;
+  /** The MCP endpoint's answer to `server/discover`, which the page adopts instead of asking. */
+  discover?: DiscoverResult;
+  /** Apps' `ui://` resources the host read ahead, by URI, as `resources/read` answers them. */
+  prefetched?: Record<string, ReadResourceResult>;
 }
 
 /** The built page and frame, with their headers. */
 export interface PageFiles {
-  /** The page for `config`, and its headers. */
-  page(config: PageConfig): { body: string; headers: Record<string, string> };
+  /** The page for `config`, and its headers; `session`: the address it moves to first (the link's exchange, web/gate.ts). */
+  page(config: PageConfig, session?: string): { body: string; headers: Record<string, string> };
   /** The frame an app runs in, and its headers. */
   frame: { body: string; headers: Record<string, string> };
 }
@@ -36,6 +46,14 @@ const FRAME_CSP =
   "base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-scripts";
 
 /**
+ * The first script of the page that answers a link's exchange: it moves the address to
+ * the session's (`<meta name="backchannel-session">`, the hash kept), so the key leaves
+ * the address bar and the history before anything else runs, and the page's relative
+ * addresses (its MCP endpoint, its frame) are the session's.
+ */
+const MOVE_SCRIPT = `history.replaceState(null,"",document.querySelector('meta[name="backchannel-session"]').content+location.hash);`;
+
+/**
  * Reads the built page and frame.
  * @throws Error saying to build when they are missing.
  */
@@ -48,22 +66,34 @@ export async function readPageFiles(): Promise<PageFiles> {
     throw new Error("the browser host's page is not built: run `npm run build`");
   }
   const pageCsp =
-    `default-src 'none'; script-src ${digests(page, "script")}; style-src ${digests(page, "style")}; connect-src 'self'; frame-src 'self'; ` +
+    `default-src 'none'; script-src ${sourceList([...digests(page, "script"), digest(MOVE_SCRIPT)])}; style-src ${sourceList(digests(page, "style"))}; connect-src 'self'; frame-src 'self'; ` +
     "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
   const html = { ...GUARD_HEADERS, "content-type": "text/html; charset=utf-8" };
   return {
-    page: (config) => ({
-      body: page.replace(/<head>/i, `<head><meta name="backchannel-page" content="${escapeAttribute(JSON.stringify(config))}">`),
-      headers: { ...html, "content-security-policy": pageCsp },
-    }),
+    page: (config, session) => {
+      const meta = `<meta name="backchannel-page" content="${escapeAttribute(JSON.stringify(config))}">`;
+      const move =
+        session === undefined ? "" : `<meta name="backchannel-session" content="${escapeAttribute(session)}"><script>${MOVE_SCRIPT}</script>`;
+      // A function, not a string: `$` patterns in the config (an app's script) would be read as replacement patterns.
+      return { body: page.replace(/<head>/i, () => `<head>${move}${meta}`), headers: { ...html, "content-security-policy": pageCsp } };
+    },
     frame: { body: frame, headers: { ...html, "x-frame-options": "SAMEORIGIN", "content-security-policy": FRAME_CSP } },
   };
 }
 
-/** The CSP sources that allow each inline `<tag>` element of `html` by its SHA-256 digest; `'none'` when there is none. */
-function digests(html: string, tag: "script" | "style"): string {
-  const sources = [...html.matchAll(new RegExp(`<${tag}\\b[^>]*>([\\s\\S]*?)</${tag}>`, "gi"))]
+/** The CSP sources that allow each inline `<tag>` element of `html` by its SHA-256 digest. */
+function digests(html: string, tag: "script" | "style"): string[] {
+  return [...html.matchAll(new RegExp(`<${tag}\\b[^>]*>([\\s\\S]*?)</${tag}>`, "gi"))]
     .filter((match) => !/\bsrc=/i.test(match[0].slice(0, match[0].indexOf(">"))))
-    .map((match) => `'sha256-${createHash("sha256").update(match[1]!).digest("base64")}'`);
+    .map((match) => digest(match[1]!));
+}
+
+/** `sources` as one CSP source list; `'none'` when there is none. */
+function sourceList(sources: string[]): string {
   return sources.length > 0 ? sources.join(" ") : "'none'";
+}
+
+/** The CSP source that allows the inline script or style `text`. */
+function digest(text: string): string {
+  return `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
 }

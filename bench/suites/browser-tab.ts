@@ -8,16 +8,22 @@
  *   opens it (no MCP Apps extension) opens the 718 KB manual by path; the link its
  *   result names is opened in a fresh Chromium page each sample: link opened → the
  *   first screen (`reader:first-screen`) and → the whole manual (`reader:document`),
- *   read from the reader frame's marks on the same clock. Then asks in that page,
- *   answered by an SDK agent: its `notify_ui` → the card shows the answer.
+ *   read from the reader frame's marks on the same clock. Its floor, in turn with it:
+ *   the same manual as one static page (rendered as the reader renders it, served by a
+ *   bare HTTP server on 127.0.0.1), address opened → its whole DOM in (DOMContentLoaded).
+ *   Then asks in that page, answered by an SDK agent: its `notify_ui` → the card shows
+ *   the answer.
  * - Claude Code with the plugin (test/support/claude-code/plugin-policy.ts) and the
  *   person in the tab: Enter → the answer on screen, with the model requests each ask
  *   took, beside Claude Code's own floor measured in the same run
  *   (claude-code-floor.ts), read as "floor × 2 requests" (the wake and the end of the turn).
  */
 import { writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { type Browser, chromium, type Frame } from "playwright-core";
+import { markdown } from "../../app/markdown-pieces.js";
 import type { RunContext } from "../figures.js";
 import { type SoloFigure, soloFigure as solo } from "../solo.js";
 import { readerFrame, stopBrowserHost } from "../../test/support/browser-host.js";
@@ -70,13 +76,17 @@ export async function browserTabFigures(plan: BrowserTabPlan, ctx: RunContext): 
 /** The browser host alone: the manual's load after the link is opened, and answer → card. */
 async function hostFigures(browser: Browser, plan: BrowserTabPlan, ctx: RunContext): Promise<SoloFigure[]> {
   const dataDir = join(ctx.root, "browser-tab-host");
-  const { markdown, marker } = longMarkdown(MANUAL_BYTES, SECTION_PARAGRAPHS);
+  const { markdown: text, marker } = longMarkdown(MANUAL_BYTES, SECTION_PARAGRAPHS);
   const path = join(ctx.root, "browser-tab-manual.md");
-  await writeFile(path, markdown);
+  await writeFile(path, text);
   const opener = await connectServer(dataDir, {}, AS_CLAUDE_CODE);
   const firstScreen: number[] = [];
   const whole: number[] = [];
+  const floor: number[] = [];
   const answerToCard: number[] = [];
+  const staticPage = await serveStaticPage(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Manual</title></head><body>${markdown.render(text)}</body></html>`,
+  );
   try {
     const opened = await opener.callTool({ name: "open_reader", arguments: { title: "Manual", path } });
     const text = JSON.stringify(opened.structuredContent ?? {});
@@ -97,6 +107,7 @@ async function hostFigures(browser: Browser, plan: BrowserTabPlan, ctx: RunConte
       firstScreen.push(marks.firstScreen - openedAt);
       whole.push(marks.whole - openedAt);
       await page.close();
+      floor.push(await staticLoad(browser, staticPage.url));
     }
     ctx.log(`browser-tab: ${plan.answers} answers into their card`);
     const agent = await ReaderAgent.start(dataDir, channelId);
@@ -124,10 +135,13 @@ async function hostFigures(browser: Browser, plan: BrowserTabPlan, ctx: RunConte
   } finally {
     await opener.close();
     stopBrowserHost({ BACKCHANNEL_HOME: dataDir });
+    await staticPage.close();
   }
+  const against = { name: "the manual as a static page", samples: floor };
   return [
-    solo("browser-tab.manual.firstScreen", "Browser host: link opened → the 718 KB manual's first screen", firstScreen),
-    solo("browser-tab.manual.whole", "Browser host: link opened → the 718 KB manual readable (whole)", whole),
+    solo("browser-tab.manual.floor", "Floor: the 718 KB manual as one static page, address opened → its whole DOM", floor),
+    { ...solo("browser-tab.manual.firstScreen", "Browser host: link opened → the 718 KB manual's first screen", firstScreen), against },
+    { ...solo("browser-tab.manual.whole", "Browser host: link opened → the 718 KB manual readable (whole)", whole), against },
     solo("browser-tab.answerToCard", "Browser host: notify_ui answer → its card", answerToCard),
   ];
 }
@@ -185,6 +199,33 @@ async function pluginFigures(browser: Browser, plan: BrowserTabPlan, ctx: RunCon
       against: { name: "needed: 2" },
     },
   ];
+}
+
+/** A bare HTTP server on 127.0.0.1 that answers every request with `html`: the floor's page. */
+async function serveStaticPage(html: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((_req, res) =>
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(html),
+  );
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** `url` opened in a fresh page: ms from the call to its DOMContentLoaded, on the same clock. */
+async function staticLoad(browser: Browser, url: string): Promise<number> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    const openedAt = Date.now();
+    await page.goto(url);
+    const loaded = await page.evaluate(
+      () => performance.timeOrigin + (performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming).domContentLoadedEventStart,
+    );
+    return loaded - openedAt;
+  } finally {
+    await page.close();
+  }
 }
 
 /** Stamps, in the page, the time each agent message's text first shows in a card (`window.__shown[text]`). */

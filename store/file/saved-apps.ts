@@ -53,7 +53,8 @@ export class SavedAppFiles implements SavedAppStore {
   ) {}
 
   async read(name: string): Promise<SavedApp | null> {
-    const text = this.readChecked(name, () => readTextFile(savedAppFile(this.dataDir, name), SAVED_APP_MAX_BYTES));
+    const path = savedAppFile(this.dataDir, name);
+    const text = this.readChecked(name, () => readTextFile(path, SAVED_APP_MAX_BYTES));
     if (text === null) return null;
     let value: unknown;
     try {
@@ -66,7 +67,8 @@ export class SavedAppFiles implements SavedAppStore {
 
   /** The summary of the saved app `name` from its file's head, or from the whole file when the head is not as serializeSavedApp writes it. */
   private async summary(name: string): Promise<SavedAppSummary | null> {
-    const head = this.readChecked(name, () => readHead(savedAppFile(this.dataDir, name)));
+    const path = savedAppFile(this.dataDir, name);
+    const head = this.readChecked(name, () => readHead(path));
     if (head === null) return null;
     const summary = summaryFromHead(head, name);
     if (summary) return summary;

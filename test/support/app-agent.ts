@@ -53,7 +53,14 @@ export class AppRecipe {
    * @throws when it writes no watcher command.
    */
   static async read(client: Client): Promise<AppRecipe> {
-    const text = await readRecipe(client, "custom-apps");
+    return AppRecipe.of(await readRecipe(client, "custom-apps"));
+  }
+
+  /**
+   * The recipe whose text is `text` (as a model reads it in `read_recipe`'s result).
+   * @throws when it writes no watcher command.
+   */
+  static of(text: string): AppRecipe {
     const watch = commands(text, backchannelCommand()).find((command) => command.includes(" watch "));
     if (!watch) throw new Error("custom-apps writes no watcher command");
     return new AppRecipe(toolCalls(text), htmlBlocks(text), watch);

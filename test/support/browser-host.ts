@@ -95,9 +95,14 @@ export async function processEnded(pid: number, timeoutMs: number): Promise<void
 }
 
 /** The reader's frame in the browser host's page `page`, once its document is in. */
-export async function readerFrame(page: Page): Promise<Frame> {
+export function readerFrame(page: Page): Promise<Frame> {
+  return appFrame(page, "#doc p");
+}
+
+/** The app's frame in the browser host's page `page` (the reader or the app shell), once `selector` shows in it. */
+export async function appFrame(page: Page, selector: string): Promise<Frame> {
   await page.locator("#frame iframe").waitFor();
   const frame = await (await page.locator("#frame iframe").elementHandle())!.contentFrame();
-  await frame!.locator("#doc p").first().waitFor();
+  await frame!.locator(selector).first().waitFor();
   return frame!;
 }

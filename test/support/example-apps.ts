@@ -184,7 +184,7 @@ export async function sendOrder(app: AgentApp, frame: Frame, expected: string[],
 }
 
 /** The list's items as shown, top first. */
-function listOrder(frame: Frame): Promise<string[]> {
+export function listOrder(frame: Frame): Promise<string[]> {
   return frame.locator("#items li").evaluateAll((elements) => elements.map((element) => (element as HTMLElement).dataset.item ?? ""));
 }
 

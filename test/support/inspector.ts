@@ -45,10 +45,11 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Frame, type FrameLocator, type Page } from "playwright-core";
 import { freePort } from "../../deploy/free-port.js";
-import { CHROMIUM_ARGS, CHROMIUM_PATH, CLI } from "./helpers.js";
+import { CHROMIUM_ARGS, CHROMIUM_PATH, CLI, tempDataDir } from "./helpers.js";
 
 /** The repository's node_modules (this file runs from dist/test/support/). */
 const MODULES = fileURLToPath(new URL("../../../node_modules/", import.meta.url));
@@ -191,6 +192,36 @@ export async function startServer(dataDir: string, kind: ServerKind): Promise<In
   const child = startChild("mcp-proxy", process.execPath, args, env);
   await child.waitFor(/starting server on port/);
   return { kind, url: new URL(`http://127.0.0.1:${port}/mcp`), output: child.output, stop: child.stop };
+}
+
+/** What {@link inspectorForSuite} starts; its fields are set once the suite's `before` ran. */
+export interface InspectorRig {
+  inspector: InspectorHost;
+  server: InspectorServer;
+  /** The server's data directory, made for the suite. */
+  dataDir: string;
+}
+
+/**
+ * Starts Inspector and a `kind` server on a fresh data directory before the calling
+ * suite's tests; after them stops both, calls `stopAlso(dataDir)` (for what the tests
+ * left running on that folder) and removes the folder.
+ * @returns the rig, filled in by the time the suite's first test runs.
+ */
+export function inspectorForSuite(kind: ServerKind, stopAlso?: (dataDir: string) => void): InspectorRig {
+  const rig = {} as InspectorRig;
+  let cleanup: (() => Promise<void>) | undefined;
+  before(async () => {
+    ({ dir: rig.dataDir, cleanup } = await tempDataDir());
+    [rig.inspector, rig.server] = await Promise.all([startInspector(), startServer(rig.dataDir, kind)]);
+  });
+  after(async () => {
+    await rig.inspector?.close();
+    await rig.server?.stop();
+    if (rig.dataDir) stopAlso?.(rig.dataDir);
+    await cleanup?.();
+  });
+  return rig;
 }
 
 /**

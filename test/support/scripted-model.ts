@@ -194,14 +194,13 @@ export function sendJson(res: ServerResponse, status: number, value: unknown): v
   res.end(JSON.stringify(value));
 }
 
-/** Starts a server-sent event stream on `res`. */
-export function startEventStream(res: ServerResponse): void {
+/**
+ * Starts a server-sent event stream on `res`.
+ * @returns a function that writes one event: `data` as JSON, named `event` when given.
+ */
+export function startEventStream(res: ServerResponse): (data: unknown, event?: string) => void {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-}
-
-/** Writes one server-sent event: `data` as JSON, named `event` when given. */
-export function sendEvent(res: ServerResponse, data: unknown, event?: string): void {
-  res.write(`${event === undefined ? "" : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`);
+  return (data, event) => res.write(`${event === undefined ? "" : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`);
 }
 
 /** Characters per token: the usual estimate, for the `usage` the servers report. */

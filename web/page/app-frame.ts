@@ -12,7 +12,7 @@
  *   an app's `ui/message` into the chat's input box for the person to send (where the
  *   page has a chat), and shows the reader full screen when asked.
  */
-import type { CallToolResult, Client } from "@modelcontextprotocol/client";
+import type { CallToolResult, Client, ReadResourceResult } from "@modelcontextprotocol/client";
 import {
   AppBridge,
   type McpUiDisplayMode,
@@ -57,6 +57,19 @@ export interface AppCall {
   uri: string;
   input: Record<string, unknown>;
   result: CallToolResult;
+  /** What the page already asked for the app, used once: its resource (`uri`) as read, and a call of the app's made as the app will make it first. */
+  early?: { resource?: Promise<ReadResourceResult>; toolCall?: { name: string; arguments: Record<string, unknown>; result: CallToolResult } };
+}
+
+/** An app started ahead of its tool call ({@link AppFrames.mountAhead}). */
+export interface AheadApp {
+  /** Its resource, and the session its calls go through. */
+  uri: string;
+  client: Client;
+  /** Shows it, handing it `call` (one of its resource's), titled `title`; resolves with its bridge. */
+  show(call: AppCall, title: string): Promise<AppBridge>;
+  /** Drops it: its bridge closed (the frame is replaced by the next app's). */
+  cancel(): Promise<void>;
 }
 
 /** What the page does for its apps. */
@@ -85,21 +98,76 @@ export class AppFrames {
   /**
    * Renders `call`'s app in a fresh frame in `container`, replacing `previous`, as a host
    * does when a conversation is re-opened: read the resource while the frame loads (or
-   * take the one preloaded there), connect
-   * the bridge, then hand the app the tool's input and result once it has initialized.
-   * `main`: the page's main app (the reader), which may go full screen.
+   * take the one preloaded there), connect the bridge, then hand the app the tool's
+   * input and result once it has initialized. `main`: the page's main app (the reader),
+   * which may go full screen.
    */
   async mount(call: AppCall, container: HTMLElement, title: string, previous?: AppBridge, main = false): Promise<AppBridge> {
     if (previous) {
       this.bridges.delete(previous);
       await previous.close();
     }
+    const early = call.early;
+    call.early = undefined;
+    const { bridge } = await this.start(call.client, early?.resource ?? readAppResource(call.client, call.uri), container, title, main, call);
+    if (early?.toolCall) answerOnce(bridge, early.toolCall);
+    return bridge;
+  }
+
+  /**
+   * Starts the app of resource `uri` (already read: `resource`) in a fresh frame in
+   * `container` before the page knows the tool call it shows, when it is likely (the
+   * reader, for a link): its script loads while the page reads the channel. The frame
+   * stays hidden and the app gets no tool input or result until {@link AheadApp.show}
+   * hands it the call, which must be one of `uri`'s; {@link AheadApp.cancel} drops it.
+   */
+  mountAhead(client: Client, uri: string, resource: ReadResourceResult, container: HTMLElement, main = false): AheadApp {
+    let deliver!: (call: AppCall) => void;
+    const shown = new Promise<AppCall>((resolve) => (deliver = resolve));
+    const started = this.start(client, Promise.resolve(resource), container, "", main, shown, true);
+    return {
+      uri,
+      client,
+      show: async (call, title) => {
+        const { bridge, iframe } = await started;
+        const early = call.early;
+        call.early = undefined;
+        if (early?.toolCall) answerOnce(bridge, early.toolCall);
+        iframe.title = title;
+        iframe.style.visibility = "";
+        deliver(call);
+        return bridge;
+      },
+      cancel: async () => {
+        const { bridge } = await started;
+        this.bridges.delete(bridge);
+        await bridge.close();
+      },
+    };
+  }
+
+  /**
+   * The common part of {@link mount} and {@link mountAhead}: a frame in `container`
+   * (the one preloaded there, else a new one), the bridge connected to it over `client`,
+   * the app's HTML posted in; `call`'s input and result go to the app once it has
+   * initialized and `call` has come. `hidden`: the frame is hidden before the app is in.
+   */
+  private async start(
+    client: Client,
+    resource: Promise<ReadResourceResult>,
+    container: HTMLElement,
+    title: string,
+    main: boolean,
+    call: AppCall | Promise<AppCall>,
+    hidden = false,
+  ): Promise<{ bridge: AppBridge; iframe: HTMLIFrameElement }> {
     if (main) this.setDisplayMode("inline", container);
     const loading = this.takePreloaded(container) ?? loadFrame(container);
-    loading.iframe.title = title;
-    const [{ contents }, frame] = await Promise.all([call.client.readResource({ uri: call.uri }), loading.ready]);
-    const html = contents[0] && "text" in contents[0] ? contents[0].text : "";
     const iframe = loading.iframe;
+    iframe.title = title;
+    if (hidden) iframe.style.visibility = "hidden";
+    const [{ contents }, frame] = await Promise.all([resource, loading.ready]);
+    const html = contents[0] && "text" in contents[0] ? contents[0].text : "";
 
     const capabilities: McpUiHostCapabilities = {
       openLinks: {},
@@ -107,7 +175,7 @@ export class AppFrames {
       logging: {},
       ...(this.options.onmessage ? { message: { text: {} } } : {}),
     };
-    const bridge = new AppBridge(call.client, { name: this.options.hostName, version: "0.1.0" }, capabilities, {
+    const bridge = new AppBridge(client, { name: this.options.hostName, version: "0.1.0" }, capabilities, {
       hostContext: this.hostContext(main, container),
     });
     bridge.onopenlink = async ({ url }) => {
@@ -131,8 +199,10 @@ export class AppFrames {
         return { mode: this.displayMode };
       };
     bridge.oninitialized = () => {
-      void bridge.sendToolInput({ arguments: call.input });
-      void bridge.sendToolResult(call.result);
+      void Promise.resolve(call).then(({ input, result }) => {
+        void bridge.sendToolInput({ arguments: input });
+        void bridge.sendToolResult(result);
+      });
     };
     // Listen before the app's document is in, so that its first message is not missed.
     await bridge.connect(new PostMessageTransport(frame, frame));
@@ -141,7 +211,7 @@ export class AppFrames {
       { type: "backchannel-app", html: html.replace(/<head>/i, `<head><meta http-equiv="Content-Security-Policy" content="${APP_CSP}">`) },
       "*",
     );
-    return bridge;
+    return { bridge, iframe };
   }
 
   /**
@@ -203,6 +273,11 @@ export class AppFrames {
   }
 }
 
+/** Reads an app's `ui://` resource through `client`, as a request of its own (the SDK's `readResource` waits on its cache's other reads). */
+export function readAppResource(client: Client, uri: string): Promise<ReadResourceResult> {
+  return client.request({ method: "resources/read", params: { uri } });
+}
+
 /** A frame an app will run in, and its window once ./frame.ts is ready for the app's HTML. */
 interface LoadingFrame {
   iframe: HTMLIFrameElement;
@@ -231,4 +306,28 @@ function frameReady(iframe: HTMLIFrameElement): Promise<Window> {
     };
     addEventListener("message", onready);
   });
+}
+
+/**
+ * Answers the app's first call of `made.name`, when its arguments are `made.arguments`,
+ * with `made.result`, a call the page made for it moments before (its state, read while
+ * the app loaded): the app sees what its own call would have, had it come that much
+ * sooner. Every other call goes on to the server.
+ */
+function answerOnce(bridge: AppBridge, made: NonNullable<NonNullable<AppCall["early"]>["toolCall"]>): void {
+  const forward = bridge.oncalltool;
+  if (!forward) return;
+  let pending: typeof made | undefined = made;
+  const key = JSON.stringify(made.arguments);
+  // Unset first: ext-apps warns in the console when a handler replaces another.
+  bridge.oncalltool = undefined;
+  bridge.oncalltool = async (params, extra) => {
+    const answer = pending;
+    if (answer && params.name === answer.name && JSON.stringify(params.arguments ?? {}) === key) {
+      pending = undefined;
+      return answer.result;
+    }
+    if (answer && params.name === answer.name) pending = undefined;
+    return forward(params, extra);
+  };
 }

@@ -23,12 +23,19 @@
  * the console): when the tool names a `ui://` resource (`open_app`), the host renders
  * that app in the chat below the reader.
  */
-import { type CallToolResult, Client, StreamableHTTPClientTransport, type Tool } from "@modelcontextprotocol/client";
+import {
+  type CallToolResult,
+  Client,
+  type DiscoverResult,
+  type ReadResourceResult,
+  StreamableHTTPClientTransport,
+  type Tool,
+} from "@modelcontextprotocol/client";
 import { type AppBridge, getToolUiResourceUri, type McpUiTheme } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { APPS_HOST_EXTENSIONS, BROWSER_HOST_NAME } from "../../protocol/client-capabilities.js";
 import type { ReaderState } from "../../protocol/reader.js";
-import { type AgentPanel, startAgentPanel } from "./agent.js";
-import { type AppCall, AppFrames } from "./app-frame.js";
+import type { AgentPanel } from "./agent.js";
+import { type AheadApp, type AppCall, AppFrames, readAppResource } from "./app-frame.js";
 import { putInChatBox, setUpChatBox } from "./chat-box.js";
 import { showChannelList } from "./landing.js";
 import { setUpOpenPanel } from "./open-panel.js";
@@ -40,6 +47,12 @@ interface PageConfig {
   mode: "host" | "playground";
   /** The watcher command for this store, `CHANNEL_ID` standing for the channel (playground: shown with `?agent=off`). */
   watch?: string;
+  /** The `ui://` resource of each app-opening tool, so that the page need not list the tools first. */
+  resources?: Record<string, string>;
+  /** The MCP endpoint's answer to `server/discover`, adopted instead of asking it again. */
+  discover?: DiscoverResult;
+  /** Apps' `ui://` resources the host read ahead, by URI (the reader's), as `resources/read` answers them. */
+  prefetched?: Record<string, ReadResourceResult>;
 }
 
 const config = pageConfig();
@@ -50,8 +63,8 @@ const frames = new AppFrames({
 });
 frames.theme = params.get("theme") === "dark" ? "dark" : "light";
 let appClient: Client;
-/** The app session's tools (their `ui://` resources), listed once while the page's other first calls run. */
-let appTools: Promise<Tool[]>;
+/** The app session's tools (their `ui://` resources), listed once, when the host did not name the resources. */
+let appTools: Promise<Tool[]> | undefined;
 /** What the main frame shows now: the tool call a chat would replay when it re-renders it. */
 let shown: { call: AppCall; channelId: string; title: string } | undefined;
 let mainBridge: AppBridge | undefined;
@@ -66,7 +79,6 @@ applyPageTheme();
 if (config.mode === "host" && hashChannel() !== undefined) frames.preload(element("frame"));
 try {
   appClient = await connect(`${config.mode}-app`);
-  appTools = appClient.listTools().then(({ tools }) => tools);
   if (config.mode === "playground") await startPlayground();
   else {
     addEventListener("hashchange", () => void showHashChannel().catch(showError));
@@ -84,7 +96,8 @@ async function connect(name: string): Promise<Client> {
     { name, version: "0.1.0" },
     { capabilities: { extensions: APPS_HOST_EXTENSIONS }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
   );
-  await client.connect(new StreamableHTTPClientTransport(new URL("mcp", location.href)));
+  const transport = new StreamableHTTPClientTransport(new URL("mcp", location.href));
+  await client.connect(transport, config.discover ? { prior: { kind: "modern", discover: config.discover } } : undefined);
   return client;
 }
 
@@ -109,19 +122,35 @@ async function showHashChannel(): Promise<void> {
     await showChannelList(element("channels"));
     return;
   }
-  const call = await storedToolCall(channelId);
+  // The page's first app, on a link: most are a reader's, so the reader starts (hidden) while the channel is read.
+  const ahead = mainBridge === undefined && shown === undefined ? readerAhead() : undefined;
+  const call = await storedToolCall(channelId).catch(async (error: Error) => {
+    await ahead?.cancel();
+    throw error;
+  });
   if (!call) {
+    await ahead?.cancel();
     element("frame").replaceChildren();
     setTitle("backchannel", "");
     throw new Error(
       `Nothing is open on channel ${channelId} here: it may have been closed after a week unused, or belong to another store. Ask the agent to open it again.`,
     );
   }
-  await show(call);
+  await show(call, ahead);
 }
 
-/** The `ui://` resource `tool` names, if any. */
+/** The reader, started ahead in the main frame from the resource the host read ahead ({@link AppFrames.mountAhead}); none without it. */
+function readerAhead(): AheadApp | undefined {
+  const uri = config.resources?.open_reader;
+  const resource = uri === undefined ? undefined : config.prefetched?.[uri];
+  return uri && resource ? frames.mountAhead(appClient, uri, resource, element("frame"), true) : undefined;
+}
+
+/** The `ui://` resource `tool` names, if any: as the host named it, else from the tools' list. */
 async function uiResourceOf(tool: string): Promise<string | undefined> {
+  const named = config.resources?.[tool];
+  if (named !== undefined) return named;
+  appTools ??= appClient.listTools().then(({ tools }) => tools);
   return getToolUiResourceUri((await appTools).find((each) => each.name === tool) ?? {});
 }
 
@@ -130,9 +159,17 @@ async function uiResourceOf(tool: string): Promise<string | undefined> {
  * channel's state: its reader's document, else its app; undefined when it has neither.
  */
 async function storedToolCall(channelId: string): Promise<{ call: AppCall; channelId: string; title: string } | undefined> {
-  // The state and the tools' resources together: both are needed before the app can mount.
-  // Compressed: the page needs only the title and size; a long text, whole, would take the page's thread while the app loads.
-  const [{ document }] = await Promise.all([appCall<ReaderState>("reader_state", { channel_id: channelId, gzip: true }), appTools]);
+  // The channel's state, and the reader's HTML while it comes (most links are a reader's: an app's leaves it unused).
+  // The state is asked for as the reader asks for it first (compressed: the page needs only the title and size, and a
+  // long text, whole, would take the page's thread while the app loads), so that the reader's first call is answered with it.
+  const stateArgs = { channel_id: channelId, gzip: true };
+  const readerUri = config.resources?.open_reader;
+  const prefetched = readerUri === undefined ? undefined : config.prefetched?.[readerUri];
+  const resource = readerUri === undefined ? undefined : prefetched ? Promise.resolve(prefetched) : readAppResource(appClient, readerUri);
+  resource?.catch(() => undefined);
+  // Sent as the app's calls are (ext-apps' AppBridge): `callTool` would list the tools first, to check the result against its schema.
+  const stateResult = await appClient.request({ method: "tools/call", params: { name: "reader_state", arguments: stateArgs } });
+  const { document } = structuredOf<ReaderState>("reader_state", stateResult);
   const input = { channel_id: channelId };
   if (document) {
     const structured = { channel_id: channelId, title: document.title, words: document.words, ...watchField(channelId) };
@@ -140,7 +177,12 @@ async function storedToolCall(channelId: string): Promise<{ call: AppCall; chann
       content: [{ type: "text" as const, text: `Opened "${document.title}" in the reader on channel ${channelId}.` }],
       structuredContent: structured,
     };
-    return { call: { client: appClient, uri: await resourceOf("open_reader"), input, result }, channelId, title: document.title };
+    const uri = await resourceOf("open_reader");
+    const early = {
+      ...(uri === readerUri && resource ? { resource } : {}),
+      toolCall: { name: "reader_state", arguments: stateArgs, result: stateResult },
+    };
+    return { call: { client: appClient, uri, input, result, early }, channelId, title: document.title };
   }
   const { app } = await appCall<{ app: { title: string } | null }>("app_state", { channel_id: channelId });
   if (!app) return undefined;
@@ -156,25 +198,35 @@ function watchField(channelId: string): { watch_command?: string } {
 
 /** An app-only call through the app's session (as the app itself would make it), its structured result. */
 async function appCall<T>(name: string, args: Record<string, unknown>): Promise<T> {
-  const result = (await appClient.callTool({ name, arguments: args })) as CallToolResult;
+  return structuredOf<T>(name, (await appClient.callTool({ name, arguments: args })) as CallToolResult);
+}
+
+/** The structured result of a call of `name`. @throws Error with the tool's text when it failed. */
+function structuredOf<T>(name: string, result: CallToolResult): T {
   if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
   return result.structuredContent as T;
 }
 
 /** Shows the app of a tool call in the main frame, and points the URL (and, in the playground, the agent panel) at its channel. */
-async function show(opened: { call: AppCall; channelId: string; title: string }): Promise<void> {
+async function show(opened: { call: AppCall; channelId: string; title: string }, ahead?: AheadApp): Promise<void> {
   shown = opened;
   history.replaceState(null, "", `${location.search}#${opened.channelId}`);
   setTitle(opened.title, config.mode === "host" ? `Channel ${opened.channelId}` : playgroundHint());
-  await remount();
+  await remount(ahead);
   // Named once its app is in place: whoever waits for the new channel's name then finds its frame, not the one before.
   element("channel").textContent = opened.channelId;
   if (config.mode === "playground") pointAgentPanel(opened.channelId, opened.call.result);
 }
 
-async function remount(): Promise<void> {
+/** (Re-)renders the app shown in the main frame; `ahead`: an app started ahead there, shown when it is this call's, else dropped. */
+async function remount(ahead?: AheadApp): Promise<void> {
   if (!shown) return;
-  mainBridge = await frames.mount(shown.call, element("frame"), shown.title, mainBridge, true).catch((error: Error) => {
+  const { call, title } = shown;
+  const rendered =
+    ahead && ahead.uri === call.uri && ahead.client === call.client
+      ? ahead.show(call, title)
+      : (ahead?.cancel() ?? Promise.resolve()).then(() => frames.mount(call, element("frame"), title, mainBridge, true));
+  mainBridge = await rendered.catch((error: Error) => {
     showError(error);
     return undefined;
   });
@@ -182,7 +234,8 @@ async function remount(): Promise<void> {
 
 /** Playground mode: the model's session, the sample (or the channel the hash names), the chat and the agent panel. */
 async function startPlayground(): Promise<void> {
-  const modelClient = await connect("playground-model");
+  // Only the playground has the agent panel (and its markdown renderer): the host's page never evaluates it.
+  const [modelClient, { startAgentPanel }] = await Promise.all([connect("playground-model"), import("./agent.js")]);
   let agentPanel: AgentPanel | undefined;
   pointAgentPanel = (channelId, result) => {
     element("watch").textContent = (result.structuredContent as { watch_command?: string } | undefined)?.watch_command ?? "";
@@ -264,10 +317,19 @@ function pageConfig(): PageConfig {
   const text = document.querySelector<HTMLMetaElement>('meta[name="backchannel-page"]')?.content;
   if (!text) return { mode: "playground" };
   const parsed = JSON.parse(text) as Partial<PageConfig>;
+  const resources = Object.entries(parsed.resources ?? {}).filter(([, uri]) => typeof uri === "string" && uri.startsWith("ui://"));
   return {
     mode: parsed.mode === "host" ? "host" : "playground",
     ...(typeof parsed.watch === "string" ? { watch: parsed.watch } : {}),
+    ...(resources.length > 0 ? { resources: Object.fromEntries(resources) } : {}),
+    ...(isDiscoverResult(parsed.discover) ? { discover: parsed.discover } : {}),
+    ...(typeof parsed.prefetched === "object" && parsed.prefetched !== null ? { prefetched: parsed.prefetched } : {}),
   };
+}
+
+/** Whether `value` looks like a `server/discover` answer (the host's, adopted as it is; one that is not makes the page ask). */
+function isDiscoverResult(value: unknown): value is DiscoverResult {
+  return typeof value === "object" && value !== null && Array.isArray((value as { supportedVersions?: unknown }).supportedVersions);
 }
 
 function setTitle(title: string, hint: string): void {

@@ -18,7 +18,6 @@ import {
   type Reply,
   type RecordedRequest as ScriptedRequest,
   type ScriptedModel,
-  sendEvent,
   sendJson,
   startEventStream,
   startScriptedModel,
@@ -238,8 +237,8 @@ function blocksOf(message: Message): ContentBlock[] {
 
 /** Sends `message` as the Messages API streams it: start, each block (start, one delta, stop), delta, stop. */
 function stream(res: ServerResponse, message: { content: ContentBlock[]; usage: { output_tokens: number }; stop_reason: string }): void {
-  startEventStream(res);
-  const send = (event: string, data: unknown) => sendEvent(res, data, event);
+  const sendEvent = startEventStream(res);
+  const send = (event: string, data: unknown) => sendEvent(data, event);
   send("message_start", {
     type: "message_start",
     message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } },

@@ -5,11 +5,13 @@
  * `ack` and `ack_epoch`), and ends the turn on that call's result. Used by test/claude-code-plugin.test.ts
  * and the Claude Code bench suite.
  */
+import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Policy, Turn } from "./model-server.js";
+import type { ModelServer, Policy, Turn } from "./model-server.js";
 import { textOf } from "./model-server.js";
+import type { ClaudeSession, StreamEvent } from "./session.js";
 
 /** The checkout's plugin folder, for `claude --plugin-dir`. */
 export const PLUGIN_ROOT = fileURLToPath(new URL("../../../../plugin", import.meta.url));
@@ -61,13 +63,14 @@ export interface PluginPolicyOptions {
 }
 
 /**
- * The link open_reader's result tells the model to give the person, read as Claude
- * Code shows the result to its model (`structuredContent` as JSON): `reader_url` when
- * `next_step` says to give it; `undefined` when the result asks for no link (a client that shows apps).
+ * The link open_reader's (or open_app's) result tells the model to give the person, read
+ * as Claude Code shows the result to its model (`structuredContent` as JSON): its
+ * `field` (default `reader_url`) when `next_step` says to give it; `undefined` when the
+ * result asks for no link (a client that shows apps).
  */
-export function readerLinkOf(resultText: string): string | undefined {
+export function readerLinkOf(resultText: string, field: "reader_url" | "app_url" = "reader_url"): string | undefined {
   if (!/"next_step":"Give the person the link/.test(resultText)) return undefined;
-  return /"reader_url":"(http[^"]+)"/.exec(resultText)?.[1];
+  return new RegExp(`"${field}":"(http[^"]+)"`).exec(resultText)?.[1];
 }
 
 /**
@@ -111,4 +114,40 @@ export async function waitForWatcher(dataDir: string, timeoutMs = 30_000): Promi
     if (Date.now() > deadline) throw new Error(`no wake hook claimed the session within ${timeoutMs / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * Sends `prompt` to the session and resolves with the link in the model's reply that
+ * ends the turn (Claude Code's `result` event: what the person reads).
+ * @param opener the tool whose result names the link: `open_reader` (default) or `open_app`.
+ * @throws (an assertion) when the turn ran no `opener`, it failed, or the reply carries no link.
+ */
+export async function openFromReply(
+  session: ClaudeSession,
+  model: ModelServer,
+  prompt: string,
+  opener: "open_reader" | "open_app" = "open_reader",
+): Promise<string> {
+  const from = session.events.length;
+  const turnsBefore = model.turns().length;
+  session.send(prompt);
+  const result = await session.waitForEvent((event: StreamEvent) => event.type === "result", { from, timeoutMs: 120_000 });
+  const opened = model
+    .turns()
+    .slice(turnsBefore)
+    .find((turn) => turn.result(pluginTool(opener)) !== undefined);
+  assert.ok(
+    opened && !opened.result(pluginTool(opener))!.isError,
+    `${opener} ran: ${
+      opened?.result(pluginTool(opener))?.text ??
+      model
+        .turns()
+        .slice(turnsBefore)
+        .map((turn) => turn.lastText)
+        .join(" | ")
+    }`,
+  );
+  const link = /http:\/\/127\.0\.0\.1:\d+\/\S+/.exec(String(result.result ?? ""))?.[0];
+  assert.ok(link, `the reply the person reads carries the link: ${JSON.stringify(result.result)}`);
+  return link;
 }

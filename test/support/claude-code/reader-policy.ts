@@ -127,10 +127,14 @@ export function readerLoopPolicy(options: ReaderLoopOptions): ReaderLoop {
   return loop;
 }
 
-/** The text of backchannel's section of "MCP Server Instructions" (up to the next section Claude Code adds). */
+/**
+ * The text of backchannel's section of "MCP Server Instructions" (up to the next section
+ * Claude Code adds), headed by the server's name: `backchannel`, or the plugin's
+ * `plugin:backchannel:backchannel`.
+ */
 export function instructionText(turn: Turn): string {
   const text = turn.transcript;
-  const start = text.indexOf("## backchannel\n");
+  const start = text.search(/^## (?:plugin:backchannel:)?backchannel\n/m);
   if (start < 0) throw new Error("backchannel's instructions are not in the conversation");
   const rest = text.slice(start);
   const end = rest.search(/\n(?:#{1,2} |The following skills)/);

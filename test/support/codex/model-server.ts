@@ -10,16 +10,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { END_OF_TURN, type HostAction, type HostPolicy, type HostTurn } from "../host-turn.js";
-import {
-  actionsOf,
-  type ModelDialect,
-  type NextId,
-  type ScriptedModel,
-  sendEvent,
-  sendJson,
-  startEventStream,
-  startScriptedModel,
-} from "../scripted-model.js";
+import { actionsOf, type ModelDialect, type NextId, type ScriptedModel, sendJson, startEventStream, startScriptedModel } from "../scripted-model.js";
 
 /** Codex's namespace of backchannel's tools. */
 export const CODEX_NAMESPACE = "mcp__backchannel";
@@ -133,8 +124,8 @@ const RESPONSES_API: ModelDialect<ResponsesRequest, CodexTurn, HostAction> = {
 /** Streams `actions` as one response: each an output item (a message or a function call). */
 function stream(res: ServerResponse, actions: HostAction[], nextId: NextId): void {
   const id = nextId("resp");
-  startEventStream(res);
-  const send = (type: string, data: Record<string, unknown>) => sendEvent(res, { type, ...data }, type);
+  const sendEvent = startEventStream(res);
+  const send = (type: string, data: Record<string, unknown>) => sendEvent({ type, ...data }, type);
   send("response.created", { response: { id } });
   for (const action of actions) {
     const item =

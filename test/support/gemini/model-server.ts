@@ -9,7 +9,7 @@
  * backchannel's tools reach the model as `mcp_backchannel_<tool>` function declarations.
  */
 import { END_OF_TURN, type HostAction, type HostPolicy, type HostTurn } from "../host-turn.js";
-import { actionsOf, type ModelDialect, type ScriptedModel, sendEvent, sendJson, startEventStream, startScriptedModel } from "../scripted-model.js";
+import { actionsOf, type ModelDialect, type ScriptedModel, sendJson, startEventStream, startScriptedModel } from "../scripted-model.js";
 
 /** Gemini CLI's name for backchannel's tool `name`. */
 export function geminiTool(name: string): string {
@@ -111,13 +111,13 @@ const GEMINI_API: ModelDialect<GenerateRequest, GeminiTurn, HostAction> = {
   isTurn: ({ method, path }) => method === "POST" && path.endsWith(":streamGenerateContent"),
   turn: (body, index, at) => new GeminiTurn(body, index, at),
   answerTurn(res, actions) {
-    startEventStream(res);
+    const send = startEventStream(res);
     const parts = actions.map((action) =>
       "text" in action
         ? { text: action.text }
         : { functionCall: { name: "backchannel" in action ? geminiTool(action.backchannel) : action.tool, args: action.input } },
     );
-    sendEvent(res, { candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata: USAGE });
+    send({ candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata: USAGE });
     res.end();
   },
   answerOther(res, { method, path, body }) {

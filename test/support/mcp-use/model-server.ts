@@ -15,7 +15,6 @@ import {
   type NextId,
   type Reply,
   type ScriptedModel,
-  sendEvent,
   sendJson,
   startEventStream,
   startScriptedModel,
@@ -157,9 +156,9 @@ function answer(res: ServerResponse, body: CompletionRequest, raw: string, actio
     sendJson(res, 200, { ...base, object: "chat.completion", choices: [{ index: 0, message, finish_reason: finish }], usage });
     return;
   }
-  startEventStream(res);
+  const sendEvent = startEventStream(res);
   const chunk = (delta: Record<string, unknown>, finishReason: string | null) =>
-    sendEvent(res, { ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finishReason }] });
+    sendEvent({ ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finishReason }] });
   chunk({ role: "assistant", content: "" }, null);
   if (text) chunk({ content: text }, null);
   if (calls.length > 0) chunk({ tool_calls: calls.map((call, index) => ({ index, ...call })) }, null);
