@@ -172,7 +172,7 @@ describe("AppChannel", () => {
       new AppChannel(await slow.start(), { channelId: "ch-two", waitMs: 5_000 }),
     ];
     assert.notEqual(channels[0]!.reader, channels[1]!.reader, "each names a reader of its own");
-    const [got, gotSlow] = channels.map(collect);
+    const [got, gotSlow] = channels.map(collectMessages);
     // Both are reading (a reader starts where the queue is: what came before is in its app's state).
     for (const channel of channels) channel.start();
     await Promise.all([quick.pollPending(), slow.pollPending()]);
