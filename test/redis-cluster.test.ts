@@ -32,7 +32,7 @@ import { onlineReplicas } from "../store/redis/replicated.js";
 import type { PollResult } from "../store/store.js";
 import { NO_EPOCH } from "../protocol/epoch.js";
 import { type FixtureProcess, spawnFixture } from "./support/fixture-process.js";
-import { CLI, connectServer, spawnWatcher, stderrOf, tempDataDir } from "./support/helpers.js";
+import { CLI, connectServer, spawnWatcher, stderrOf, tempDataDir, waitUntil } from "./support/helpers.js";
 import { redisSkipReason } from "./support/redis-server.js";
 
 const skip = redisSkipReason();
@@ -181,15 +181,15 @@ class Conversation {
         else acknowledged.push(`${id}/${line.split(" ")[0]}`);
       }
     }
-    await until(
+    await waitUntil(
       () => acknowledged.every((ask) => this.seen.asks.has(ask)),
-      20_000,
-      () => `acknowledged asks not delivered: ${missing(acknowledged, this.seen.asks)}`,
+      () => `every acknowledged ask delivered (missing: ${missing(acknowledged, this.seen.asks)})`,
+      { timeoutMs: 20_000, intervalMs: 20 },
     );
-    await until(
+    await waitUntil(
       () => [...this.seen.answersSent].every((answer) => this.seen.answers.has(answer)),
-      20_000,
-      () => `acknowledged answers not delivered: ${missing([...this.seen.answersSent], this.seen.answers)}`,
+      () => `every acknowledged answer delivered (missing: ${missing([...this.seen.answersSent], this.seen.answers)})`,
+      { timeoutMs: 20_000, intervalMs: 20 },
     );
     this.stopped = true;
     await Promise.all(this.loops);
@@ -256,11 +256,7 @@ class Waiter {
     while (!this.waiting) await new Promise<void>((resolve) => this.waitingWaiters.push(resolve));
     const sentAt = Date.now();
     await sender.append(this.channel, "agent", "ping", { text });
-    await until(
-      () => this.received.includes(text),
-      WAKE_BOUND_MS * 4,
-      () => `the waiter never had ${text}`,
-    );
+    await waitUntil(() => this.received.includes(text), `the waiter had ${text}`, { timeoutMs: WAKE_BOUND_MS * 4, intervalMs: 20 });
     return Date.now() - sentAt;
   }
 
@@ -330,19 +326,18 @@ describe("a Redis Cluster of three primaries and three replicas under a live con
         cluster.pause(replica);
         await cluster.cli(killed, ["client", "kill", "type", "replica"]);
         const answeredAtCut = conversation.answeredAsks();
-        await until(
+        await waitUntil(
           () => conversation.answeredAsks().every((count, writer) => count >= answeredAtCut[writer]! + 3),
-          20_000,
-          () => "the writers had no asks answered once the replica was cut off",
+          "the writers' asks answered once the replica was cut off",
+          { timeoutMs: 20_000, intervalMs: 20 },
         );
         const killedAt = Date.now();
         await cluster.kill(killed);
         cluster.resume(replica);
-        await until(
-          async () => (await cluster.primaryOf(meta)) === replica,
-          30_000,
-          () => `the replica ${replica} was never promoted`,
-        );
+        await waitUntil(async () => (await cluster.primaryOf(meta)) === replica, `the replica ${replica} promoted`, {
+          timeoutMs: 30_000,
+          intervalMs: 20,
+        });
         const promotedAt = Date.now();
 
         // The call waiting at the kill ended within the store's promise, and so did every call that failed since.
@@ -428,10 +423,10 @@ describe("a Redis Cluster of three primaries and three replicas under a live con
       const unconfirmed = await refused("while it is away");
       assert.ok("confirmed" in unconfirmed.detail && unconfirmed.detail.confirmed === 0, JSON.stringify(unconfirmed.detail));
       // Once the primary has not heard from it for longer than a replica in sync may be silent, nothing is written.
-      await until(
+      await waitUntil(
         async () => onlineReplicas(await cluster.cli(primary, ["info", "replication"])) === 0,
-        20_000,
-        () => "the primary never stopped counting the paused replica as in sync",
+        "the primary no longer counting the paused replica as in sync",
+        { timeoutMs: 20_000, intervalMs: 20 },
       );
       // The store learns it with its next change (each change reads the replicas' state along with it), which may still be made.
       const learning = await refused("as it falls behind");
@@ -445,14 +440,14 @@ describe("a Redis Cluster of three primaries and three replicas under a live con
         "a change refused for want of replicas was not written; one made and not confirmed was",
       );
       cluster.resume(replica);
-      await until(
+      await waitUntil(
         () =>
           sender.append(channel, "agent", "ask", { text: "back" }).then(
             () => true,
             () => false,
           ),
-        20_000,
-        () => "changes were never acknowledged again once the replica was back",
+        "changes acknowledged again once the replica was back",
+        { timeoutMs: 20_000, intervalMs: 20 },
       );
       assert.ok(seq > 0);
     } finally {
@@ -467,10 +462,10 @@ describe("a Redis Cluster of three primaries and three replicas under a live con
     const server = await connectServer(dir, { BACKCHANNEL_STORE: cluster.url, BACKCHANNEL_REDIS_REPLICAS: "0" });
     try {
       await server.callTool({ name: "notify_ui", arguments: { channel_id: "unwaited", event: "e" } });
-      await until(
+      await waitUntil(
         () => /it has 3 replicas, and BACKCHANNEL_REDIS_REPLICAS=0 answers each change before any replica has it/.test(stderrOf(server)),
-        20_000,
-        () => `no warning on stderr: ${stderrOf(server)}`,
+        () => `the warning on stderr (it says: ${stderrOf(server)})`,
+        { timeoutMs: 20_000, intervalMs: 20 },
       );
     } finally {
       await server.close();
@@ -529,15 +524,6 @@ describe("a Redis Cluster of three primaries and three replicas under a live con
     }
   });
 });
-
-/** Resolves once `check()` holds (asked every 20 ms). @throws Error with `why()` after `timeoutMs`. */
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, why: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(why());
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** The first of `<prefix>-0`, `<prefix>-1`, … whose slot the primary on `port` owns (among its lowest `within` slots, when given). */
 async function channelOn(cluster: RunningRedisCluster, port: number, prefix: string, within?: number): Promise<string> {

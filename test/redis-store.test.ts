@@ -17,7 +17,7 @@ import { RedisStore } from "../store/redis/redis-store.js";
 import { StoreFullError, StoreUnavailableError } from "../store/redis/errors.js";
 import { settingsWarnings } from "../store/redis/health.js";
 import { storeLocationFromEnv } from "../store/open.js";
-import { CLI, connectServer, spawnWatcher, stderrOf, structured, tempDataDir } from "./support/helpers.js";
+import { CLI, connectServer, spawnWatcher, stderrOf, structured, tempDataDir, waitUntil } from "./support/helpers.js";
 import { type RedisServer, redisSkipReason, startRedis } from "./support/redis-server.js";
 
 const skip = redisSkipReason();
@@ -455,13 +455,15 @@ describe("a watcher over Redis that finds its message at once", { skip }, () => 
   });
 });
 
-/** Polls `read` until its text matches `pattern` (at most 20 s), and returns that text. */
-async function waitFor(read: () => string | Promise<string>, pattern: RegExp): Promise<string> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const text = await read();
-    if (pattern.test(text)) return text;
-    if (Date.now() > deadline) throw new Error(`never matched ${pattern}: ${text}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Reads `read` until its text matches `pattern` (at most 20 s), and returns that text. */
+function waitFor(read: () => string | Promise<string>, pattern: RegExp): Promise<string> {
+  let text = "";
+  return waitUntil(
+    async () => {
+      text = await read();
+      return pattern.test(text) && text;
+    },
+    () => `${pattern} matched (last read: ${text})`,
+    { timeoutMs: 20_000 },
+  );
 }

@@ -77,11 +77,12 @@ export async function connectServer(dataDir: string, env: Record<string, string>
  * checks `check` at once, then every `intervalMs` (default 50), until it gives a value
  * other than `undefined`, `null` or `false`; a check that throws counts as "not yet".
  * @returns that value.
+ * @param what what is awaited, for the error; a function is asked only then (to say what was seen).
  * @throws an Error naming `what` (and the last check's error) once `timeoutMs` (default 10,000) passed.
  */
 export async function waitUntil<T>(
   check: () => T | Promise<T>,
-  what: string,
+  what: string | (() => string),
   { timeoutMs = 10_000, intervalMs = 50 }: { timeoutMs?: number; intervalMs?: number } = {},
 ): Promise<Exclude<T, undefined | null | false>> {
   const deadline = performance.now() + timeoutMs;
@@ -93,7 +94,10 @@ export async function waitUntil<T>(
     } catch (error) {
       failure = error;
     }
-    if (performance.now() > deadline) throw new Error(`not ${what} within ${timeoutMs} ms${failure ? ` (${(failure as Error).message})` : ""}`);
+    if (performance.now() > deadline) {
+      const described = typeof what === "string" ? what : what();
+      throw new Error(`not ${described} within ${timeoutMs} ms${failure ? ` (${(failure as Error).message})` : ""}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -6,6 +6,7 @@
  * environment, never a program's name) and ended by pid.
  */
 import { readdir, readFile } from "node:fs/promises";
+import { waitUntil } from "./helpers.js";
 
 /**
  * The pids of the processes (this one excepted) whose command line or environment holds
@@ -46,9 +47,7 @@ export async function endProcesses(targets: number[], watched: number[]): Promis
     }
   };
   signal("SIGTERM");
-  const deadline = performance.now() + 3_000;
-  while (watched.some(alive) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-  if (watched.some(alive)) signal("SIGKILL");
+  await waitUntil(() => !watched.some(alive), "the processes gone after SIGTERM", { timeoutMs: 3_000 }).catch(() => signal("SIGKILL"));
 }
 
 function alive(pid: number): boolean {

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ModelServer, Policy, Turn } from "./model-server.js";
 import { textOf } from "./model-server.js";
+import { waitUntil } from "../helpers.js";
 import type { ClaudeSession, StreamEvent } from "./session.js";
 
 /** The checkout's plugin folder, for `claude --plugin-dir`. */
@@ -103,17 +104,16 @@ export function pluginPolicy(options: PluginPolicyOptions = {}): Policy {
  * @throws when none does within `timeoutMs` (default 30,000).
  */
 export async function waitForWatcher(dataDir: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const folder = join(dataDir, "watchers");
+  const folder = join(dataDir, "watchers");
+  const claimed = async () => {
     const names = await readdir(folder).catch(() => [] as string[]);
     for (const name of names.filter((entry) => entry.endsWith(".json"))) {
       const claim = JSON.parse(await readFile(join(folder, name), "utf8").catch(() => "{}")) as { pid?: number };
-      if ((claim.pid ?? 0) > 0) return;
+      if ((claim.pid ?? 0) > 0) return true;
     }
-    if (Date.now() > deadline) throw new Error(`no wake hook claimed the session within ${timeoutMs / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    return false;
+  };
+  await waitUntil(claimed, "a wake hook claiming the session", { timeoutMs });
 }
 
 /**
