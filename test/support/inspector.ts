@@ -48,6 +48,7 @@ import { join } from "node:path";
 import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Frame, type FrameLocator, type Page } from "playwright-core";
+import { nextWake } from "./claude-code/next-wake.js";
 import { freePort } from "../../deploy/free-port.js";
 import { CHROMIUM_ARGS, CHROMIUM_PATH, CLI, tempDataDir } from "./helpers.js";
 
@@ -515,15 +516,7 @@ async function recordCalls(page: Page): Promise<CallRecorder> {
         if (request.answer) return request.answer;
         const left = deadline - Date.now();
         if (left <= 0) throw new Error(`no answer to ${request.method} ${request.tool ?? ""} (id ${request.id}) within ${timeoutMs} ms`);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(wake, left);
-          function wake() {
-            clearTimeout(timer);
-            waiters.delete(wake);
-            resolve();
-          }
-          waiters.add(wake);
-        });
+        await nextWake(waiters, left);
       }
     },
   };
@@ -631,15 +624,7 @@ export function startChild(name: string, command: string, args: string[], env: R
         if (gone()) throw new Error(`${name} exited before printing ${pattern}:\n${output}`);
         const left = deadline - Date.now();
         if (left <= 0) throw new Error(`${name} printed no ${pattern} within ${timeoutMs} ms:\n${output}`);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(wake, left);
-          function wake() {
-            clearTimeout(timer);
-            waiters.delete(wake);
-            resolve();
-          }
-          waiters.add(wake);
-        });
+        await nextWake(waiters, left);
       }
     },
     async stop() {
