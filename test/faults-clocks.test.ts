@@ -7,12 +7,12 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { readdir, utimes } from "node:fs/promises";
+import { readdir, stat, utimes } from "node:fs/promises";
 import { channelDir, queueFile } from "../core/paths.js";
 import type { QueueMessage } from "../protocol/message.js";
 import { FileStore } from "../store/file/file-store.js";
 import { type FixtureProcess, fixturePath, spawnFixture } from "./support/fixture-process.js";
-import { connectServer, structured, tempDataDir } from "./support/helpers.js";
+import { connectServer, structured, tempDataDir, waitUntil } from "./support/helpers.js";
 
 const SHIFTED_CLOCK = fixturePath("shifted-clock");
 const SECOND = 1000;
@@ -193,9 +193,14 @@ describe("the idle sweep across clocks", () => {
     const ttl = { BACKCHANNEL_CHANNEL_TTL_MS: "2000" };
     const app = await connectServer(dataDir, ttl);
     try {
+      const began = Date.now();
       const waiting = app.callTool({ name: "poll_ui_messages", arguments: { channel_id: "short-ttl", after: 0, wait_ms: 8000 } });
-      // Longer than the TTL: a channel not marked since the wait began would look idle now.
-      await new Promise((resolve) => setTimeout(resolve, 4000));
+      // Once the wait has lasted longer than the TTL, the channel must have been marked since:
+      // else it would look idle now.
+      await waitUntil(
+        async () => (await stat(channelDir(dataDir, "short-ttl"))).mtimeMs > began + 2000,
+        "the waiting poll's channel marked again once the TTL had passed",
+      );
       assert.deepEqual(await sweepWithClock(0, ttl), [], "the channel of a waiting poll is not swept");
       await waiting;
     } finally {
