@@ -305,7 +305,7 @@ test(`${CALLS} hostile calls across every tool are all answered, without a crash
     assert.match(channel, CHANNEL_ID_PATTERN, `channel folder ${path}`);
     assert.ok((await stat(join(dataDir, "channels", channel))).isDirectory());
     if (file === undefined) continue;
-    assert.match(file, /^(ui|agent)\.(json|seq)$|^state\.[a-z][a-z0-9-]*\.json$/, `file ${path}`);
+    assert.match(file, /^(ui|agent)\.(json|seq|readers)$|^state\.[a-z][a-z0-9-]*\.json$/, `file ${path}`);
     assert.equal(deeper.length, 0, path);
   }
 });
