@@ -10,7 +10,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import type { QueueMessage } from "../protocol/message.js";
 import { RedisStore } from "../store/redis/redis-store.js";
 import { StoreUnavailableError } from "../store/redis/errors.js";
-import { connectServer, spawnWatcher, structured, tempDataDir } from "./support/helpers.js";
+import { connectServer, spawnWatcher, structured, tempDataDir, waitUntil } from "./support/helpers.js";
 import { type FixtureProcess, spawnFixture } from "./support/fixture-process.js";
 import { redisSkipReason, startRedis } from "./support/redis-server.js";
 import { readRest } from "./support/stores.js";
@@ -143,7 +143,13 @@ describe("Redis failing under load", { skip }, () => {
 
       // A long-poll on a queue nobody writes to, waiting when Redis goes.
       const quiet = app.callTool({ name: "poll_agent_messages", arguments: { channel_id: "outage-quiet", after: 0, wait_ms: 60_000 } });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // It waits once its channel's wake-ups are subscribed to.
+      await waitUntil(
+        async () =>
+          ((await redis.admin(0, (admin) => admin.sendCommand(["PUBSUB", "SHARDCHANNELS", "bc:{outage-quiet}:wake:agent"]))) as unknown as string[])
+            .length === 1,
+        "the quiet poll waiting",
+      );
       await redis.kill("SIGTERM");
       const stoppedAt = Date.now();
       const ended = await quiet;
