@@ -86,20 +86,28 @@ describe("the reader with long documents and long threads", { skip, timeout: 240
     // The first block is in the DOM while the document still says it is being built. Seen
     // and asked about in the page in one step: a round trip from here between the two
     // would let a loaded machine finish the build first.
-    const seen = await frame.waitForFunction(
-      () => {
-        const doc = document.getElementById("doc");
-        const block = doc?.querySelector<HTMLElement>("[data-block]");
-        if (!doc || !block) return null;
-        const busy = doc.getAttribute("aria-busy") === "true";
-        block.focus();
-        block.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
-        return { busy, chunks: doc.querySelectorAll(".chunk").length };
-      },
-      undefined,
-      { polling: 10 },
+    // Asked on every change of the frame's DOM (a MutationObserver), not on a timer a loaded
+    // machine can starve while the reader builds.
+    const askedWhileBuilding = await frame.evaluate(
+      () =>
+        new Promise<{ busy: boolean; chunks: number }>((resolve) => {
+          const askOnce = () => {
+            const doc = document.getElementById("doc");
+            const block = doc?.querySelector<HTMLElement>("[data-block]");
+            if (!doc || !block) return false;
+            const busy = doc.getAttribute("aria-busy") === "true";
+            block.focus();
+            block.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
+            resolve({ busy, chunks: doc.querySelectorAll(".chunk").length });
+            return true;
+          };
+          if (askOnce()) return;
+          const observer = new MutationObserver(() => {
+            if (askOnce()) observer.disconnect();
+          });
+          observer.observe(document, { childList: true, subtree: true });
+        }),
     );
-    const askedWhileBuilding = (await seen.jsonValue())!;
     assert.ok(askedWhileBuilding.busy, `the first screen came before the whole document ${JSON.stringify(askedWhileBuilding)}`);
     // The question waits for the whole document (its threads restored), then its card opens with the focus.
     await frame.locator(".card:has(textarea:focus)").waitFor();
