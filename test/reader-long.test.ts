@@ -80,34 +80,34 @@ describe("the reader with long documents and long threads", { skip, timeout: 240
   test("a 1 MiB document's first screen shows before the rest is built, and a question asked meanwhile opens once it is", async () => {
     const { markdown } = longMarkdown();
     const channelId = await rig.openDocument(markdown, "A long manual");
-    const reader = await rig.openPage({ query: "?agent=off", hash: channelId });
+    // The first block is in the DOM while the document still says it is being built. Seen
+    // and asked about in the frame in one step, by a watcher each document of the page runs
+    // before its own scripts: a test that looks after the page has opened can find the whole
+    // document built on a fast load, and one that polls can be starved while the reader builds.
+    const reader = await rig.openPage({
+      query: "?agent=off",
+      hash: channelId,
+      initScript: () => {
+        const askOnce = (): boolean => {
+          const doc = document.getElementById("doc");
+          const block = doc?.querySelector<HTMLElement>("[data-block]");
+          if (!doc || !block) return false;
+          const busy = doc.getAttribute("aria-busy") === "true";
+          block.focus();
+          block.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
+          (window as { askedWhileBuilding?: unknown }).askedWhileBuilding = { busy, chunks: doc.querySelectorAll(".chunk").length };
+          return true;
+        };
+        const observer = new MutationObserver(() => {
+          if (askOnce()) observer.disconnect();
+        });
+        observer.observe(document, { childList: true, subtree: true });
+      },
+    });
     const handle = await reader.page.locator("#frame iframe").elementHandle();
     const frame = (await handle!.contentFrame())!;
-    // The first block is in the DOM while the document still says it is being built. Seen
-    // and asked about in the page in one step: a round trip from here between the two
-    // would let a loaded machine finish the build first.
-    // Asked on every change of the frame's DOM (a MutationObserver), not on a timer a loaded
-    // machine can starve while the reader builds.
-    const askedWhileBuilding = await frame.evaluate(
-      () =>
-        new Promise<{ busy: boolean; chunks: number }>((resolve) => {
-          const askOnce = () => {
-            const doc = document.getElementById("doc");
-            const block = doc?.querySelector<HTMLElement>("[data-block]");
-            if (!doc || !block) return false;
-            const busy = doc.getAttribute("aria-busy") === "true";
-            block.focus();
-            block.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
-            resolve({ busy, chunks: doc.querySelectorAll(".chunk").length });
-            return true;
-          };
-          if (askOnce()) return;
-          const observer = new MutationObserver(() => {
-            if (askOnce()) observer.disconnect();
-          });
-          observer.observe(document, { childList: true, subtree: true });
-        }),
-    );
+    const asked = await frame.waitForFunction(() => (window as { askedWhileBuilding?: { busy: boolean; chunks: number } }).askedWhileBuilding);
+    const askedWhileBuilding = (await asked.jsonValue())!;
     assert.ok(askedWhileBuilding.busy, `the first screen came before the whole document ${JSON.stringify(askedWhileBuilding)}`);
     // The question waits for the whole document (its threads restored), then its card opens with the focus.
     await frame.locator(".card:has(textarea:focus)").waitFor();

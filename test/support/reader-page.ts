@@ -24,6 +24,12 @@ export interface OpenOptions {
   height?: number;
   /** How long one wait may take. Default 30,000 ms (Playwright's). */
   timeoutMs?: number;
+  /**
+   * A script each of the page's documents runs before its own (Playwright's `addInitScript`,
+   * which reaches the frames too): to watch what an app does from its first moment, which a
+   * call from the test after the page has opened may come too late for. None by default.
+   */
+  initScript?: () => void;
 }
 
 /** A {@link ReaderRig} started before the tests of the enclosing suite and stopped after them. */
@@ -85,6 +91,7 @@ export class ReaderRig {
     const page = await this.browser.newPage({ viewport: { width: options.width ?? 1280, height: options.height ?? 900 } });
     // Playwright's default, 30 s, unless a slow reader (an old one, in the benchmark) needs more.
     page.setDefaultTimeout(options.timeoutMs ?? 30_000);
+    if (options.initScript) await page.addInitScript(options.initScript);
     page.on("pageerror", (error) => this.pageErrors.push(error.message));
     page.on("dialog", (dialog) => {
       this.pageErrors.push(`dialog: ${dialog.message()}`);
