@@ -157,6 +157,7 @@ describe("the browser host lets nobody else in", { skip, timeout: 240_000 }, () 
       raw(port, "GET", `${session.pathname}channels`, own),
       raw(port, "GET", `${fakeSession}channels`, own),
       raw(port, "GET", `${session.pathname}frame`, own),
+      raw(port, "GET", `${session.pathname}frame/ahead`, own),
       raw(
         port,
         "POST",
@@ -183,6 +184,7 @@ describe("the browser host lets nobody else in", { skip, timeout: 240_000 }, () 
       ["GET", session.pathname, undefined],
       ["GET", `${session.pathname}channels`, undefined],
       ["GET", `${session.pathname}frame`, undefined],
+      ["GET", `${session.pathname}frame/ahead`, undefined],
       ["POST", `${session.pathname}mcp`, toolCall("poll_agent_messages", { channel_id: channelId })],
     ];
     const hostilePort = (hostile.address() as AddressInfo).port;
@@ -301,10 +303,13 @@ describe("the browser host lets nobody else in", { skip, timeout: 240_000 }, () 
     assert.match(policy, /frame-ancestors 'none'/);
     assert.equal(page.headers.get("x-frame-options"), "DENY");
     assert.equal(page.headers.get("cross-origin-opener-policy"), "same-origin");
-    const frame = await fetch(new URL("frame", own), { headers: { cookie: ownCookie, "sec-fetch-site": "same-origin", "sec-fetch-dest": "iframe" } });
-    assert.equal(frame.status, 200);
-    assert.match(frame.headers.get("content-security-policy") ?? "", /connect-src 'none'.*frame-ancestors 'self'; sandbox allow-scripts/);
-    assert.equal(frame.headers.get("x-frame-options"), "SAMEORIGIN");
+    // The frame apps are posted into, and the one the page's first script loads the reader in.
+    for (const path of ["frame", "frame/ahead"]) {
+      const frame = await fetch(new URL(path, own), { headers: { cookie: ownCookie, "sec-fetch-site": "same-origin", "sec-fetch-dest": "iframe" } });
+      assert.equal(frame.status, 200, path);
+      assert.match(frame.headers.get("content-security-policy") ?? "", /connect-src 'none'.*frame-ancestors 'self'; sandbox allow-scripts/, path);
+      assert.equal(frame.headers.get("x-frame-options"), "SAMEORIGIN", path);
+    }
   });
 
   test("another user of the machine reads neither the key nor the host's record, and is refused without them", {

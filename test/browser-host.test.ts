@@ -109,6 +109,7 @@ describe("what a terminal agent's person sees", { skip: browserSkipReason(), tim
       await page.goto(reader.url.href);
       const readerFrame = await (await page.locator("#frame iframe").elementHandle())!.contentFrame();
       await readerFrame!.locator("#doc", { hasText: "Some text." }).waitFor();
+      assert.match(readerFrame!.url(), /\/frame\/ahead$/, "the page's first script loaded the reader's frame, ahead of the page's own script");
       const opened = structured<{ channel_id: string; app_url: string }>(
         (await agent.callTool({
           name: "open_app",

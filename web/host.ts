@@ -44,7 +44,7 @@ import { openStore, type StoreLocation, watcherWhere } from "../store/open.js";
 import type { ChannelStore } from "../store/store.js";
 import { listOpenChannels } from "./channels.js";
 import { GUARD_HEADERS, judgeRequest, newSession, sendRefusal } from "./gate.js";
-import { type PageConfig, readPageFiles } from "./page-files.js";
+import { AHEAD_FRAME, type PageConfig, readPageFiles } from "./page-files.js";
 
 /** Another host already runs for the store; `record` says where. */
 export class BrowserHostRunningError extends CallerError {
@@ -137,15 +137,15 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     resources: { open_reader: READER_APP.uri, open_app: SHELL_APP.uri },
   };
   /** What the page takes from the host instead of asking its endpoint, asked once the host listens (see {@link askOwnEndpoint}). */
-  let asked: Promise<Pick<PageConfig, "discover" | "prefetched">> = Promise.resolve({});
+  let asked: Promise<AskedAhead> = Promise.resolve({});
 
   let inFlight = 0;
   let lastActivity = Date.now();
   /** Answers with the page; `session`: the link's exchange, whose page moves to the session's address (`extra`: its cookie). */
   const sendPage = async (res: ServerResponse, session?: string, extra: Record<string, string> = {}) => {
-    const { discover, prefetched } = await asked;
-    // The reader read ahead is for a link's first app: the playground opens its own.
-    const page = { ...config, ...(discover ? { discover } : {}), ...(registered && prefetched ? { prefetched } : {}) };
+    const { discover, readerHtml } = await asked;
+    // The reader started ahead is for a link's first app: the playground opens its own.
+    const page = { ...config, ...(discover ? { discover } : {}), ...(registered && readerHtml !== undefined ? { aheadApp: READER_APP.uri } : {}) };
     const { body, headers } = pages.page(page, session);
     res.writeHead(200, { ...headers, ...extra }).end(body);
   };
@@ -154,6 +154,12 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     if (req.method !== "GET") return void res.writeHead(405, { ...GUARD_HEADERS, allow: "GET" }).end();
     if (path === "") return sendPage(res);
     if (path === "frame") return void res.writeHead(200, pages.frame.headers).end(pages.frame.body);
+    if (path === AHEAD_FRAME) {
+      const { readerHtml } = await asked;
+      if (readerHtml === undefined) return void res.writeHead(404, { ...GUARD_HEADERS, "content-type": "text/plain" }).end("not found\n");
+      const frame = pages.aheadFrame(readerHtml);
+      return void res.writeHead(200, frame.headers).end(frame.body);
+    }
     if (path === "channels") {
       const channels = await listOpenChannels(opened.store);
       return void res.writeHead(200, { ...GUARD_HEADERS, "content-type": "application/json" }).end(JSON.stringify({ channels }));
@@ -232,15 +238,23 @@ async function listenOnPort(server: ReturnType<typeof createHttpServer>, port: n
   }
 }
 
+/** What the host asked its own endpoint ahead: the discover answer the page adopts, and the reader's HTML it serves as the ahead frame. */
+interface AskedAhead {
+  discover?: PageConfig["discover"];
+  readerHtml?: string;
+}
+
 /**
  * What the page would ask the host's own MCP endpoint (at `url`) first, asked once as
  * the page asks it (an MCP Apps host, on 2026-07-28), through a session of its own: its
  * answer to `server/discover`, which the page adopts instead of asking (one round trip
  * fewer before its first call), and the reader's `ui://` resource, read ahead as MCP
- * Apps hosts may read UI resources (the page starts the reader while it reads the
- * channel a link names). Nothing when it fails (said with `warn`): the page then asks.
+ * Apps hosts may read UI resources: the host serves its HTML as the frame the page's
+ * first script loads on a link (web/page-files.ts, `AHEAD_FRAME`), so the reader loads
+ * while the page's own script does. Nothing when it fails (said with `warn`): the page
+ * then reads the reader itself.
  */
-async function askOwnEndpoint(url: URL, secret: string, warn: (message: string) => void): Promise<Pick<PageConfig, "discover" | "prefetched">> {
+async function askOwnEndpoint(url: URL, secret: string, warn: (message: string) => void): Promise<AskedAhead> {
   const session = newSession(secret);
   const client = new Client(
     { name: BROWSER_HOST_NAME, version: VERSION },
@@ -251,8 +265,9 @@ async function askOwnEndpoint(url: URL, secret: string, warn: (message: string) 
       new StreamableHTTPClientTransport(new URL(`${session.path}mcp`, url), { requestInit: { headers: { cookie: session.cookie } } }),
     );
     const discover = client.getDiscoverResult();
-    const reader = await client.readResource({ uri: READER_APP.uri });
-    return { ...(discover ? { discover } : {}), prefetched: { [READER_APP.uri]: reader } };
+    const { contents } = await client.readResource({ uri: READER_APP.uri });
+    const readerHtml = contents[0] && "text" in contents[0] ? contents[0].text : undefined;
+    return { ...(discover ? { discover } : {}), ...(readerHtml !== undefined ? { readerHtml } : {}) };
   } catch (error) {
     warn(`browser host: reading its own endpoint ahead failed, so each page asks it: ${(error as Error).message}`);
     return {};

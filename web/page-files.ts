@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import type { DiscoverResult, ReadResourceResult } from "@modelcontextprotocol/client";
+import type { DiscoverResult } from "@modelcontextprotocol/client";
 import { escapeAttribute, GUARD_HEADERS } from "./gate.js";
 
 /** The folder the page was built into. */
@@ -24,8 +24,12 @@ export interface PageConfig {
   resources?: Record<string, string>;
   /** The MCP endpoint's answer to `server/discover`, which the page adopts instead of asking. */
   discover?: DiscoverResult;
-  /** Apps' `ui://` resources the host read ahead, by URI, as `resources/read` answers them. */
-  prefetched?: Record<string, ReadResourceResult>;
+  /**
+   * The `ui://` resource of the app whose frame the page's first script starts loading
+   * from the host ({@link AHEAD_FRAME}: the reader, for a link), before the page's own
+   * script has run: the app's script loads while the page's does, in a process of its own.
+   */
+  aheadApp?: string;
 }
 
 /** The built page and frame, with their headers. */
@@ -34,7 +38,12 @@ export interface PageFiles {
   page(config: PageConfig, session?: string): { body: string; headers: Record<string, string> };
   /** The frame an app runs in, and its headers. */
   frame: { body: string; headers: Record<string, string> };
+  /** The frame of {@link PageConfig.aheadApp}: that app's HTML itself, with the frame's headers. */
+  aheadFrame(html: string): { body: string; headers: Record<string, string> };
 }
+
+/** Where the page's first script loads the frame of {@link PageConfig.aheadApp} from, beside the page. */
+export const AHEAD_FRAME = "frame/ahead";
 
 /**
  * The policy of the frame an app runs in: the one hosts give an app that declares no
@@ -54,6 +63,18 @@ const FRAME_CSP =
 const MOVE_SCRIPT = `history.replaceState(null,"",document.querySelector('meta[name="backchannel-session"]').content+location.hash);`;
 
 /**
+ * The script in the page's app container that, when the address names a channel, starts
+ * the frame of {@link PageConfig.aheadApp} there (hidden) and keeps what the app posts
+ * before the page's bridge listens (its `ui/initialize`), for web/page/app-frame.ts to
+ * take with the frame (`window.backchannelAhead`). It runs after {@link MOVE_SCRIPT}, so
+ * the frame's address is the session's.
+ */
+const AHEAD_SCRIPT =
+  `if(location.hash.length>1){const f=document.createElement("iframe"),m=[],l=e=>{e.source===f.contentWindow&&m.push(e)};` +
+  `f.sandbox.add("allow-scripts");f.style.visibility="hidden";f.src=${JSON.stringify(AHEAD_FRAME)};addEventListener("message",l);` +
+  `document.currentScript.after(f);window.backchannelAhead={iframe:f,messages:m,stop(){removeEventListener("message",l)}}}`;
+
+/**
  * Reads the built page and frame.
  * @throws Error saying to build when they are missing.
  */
@@ -66,18 +87,21 @@ export async function readPageFiles(): Promise<PageFiles> {
     throw new Error("the browser host's page is not built: run `npm run build`");
   }
   const pageCsp =
-    `default-src 'none'; script-src ${sourceList([...digests(page, "script"), digest(MOVE_SCRIPT)])}; style-src ${sourceList(digests(page, "style"))}; connect-src 'self'; frame-src 'self'; ` +
+    `default-src 'none'; script-src ${sourceList([...digests(page, "script"), digest(MOVE_SCRIPT), digest(AHEAD_SCRIPT)])}; style-src ${sourceList(digests(page, "style"))}; connect-src 'self'; frame-src 'self'; ` +
     "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
   const html = { ...GUARD_HEADERS, "content-type": "text/html; charset=utf-8" };
+  const frameHeaders = { ...html, "x-frame-options": "SAMEORIGIN", "content-security-policy": FRAME_CSP };
   return {
     page: (config, session) => {
       const meta = `<meta name="backchannel-page" content="${escapeAttribute(JSON.stringify(config))}">`;
       const move =
         session === undefined ? "" : `<meta name="backchannel-session" content="${escapeAttribute(session)}"><script>${MOVE_SCRIPT}</script>`;
-      // A function, not a string: `$` patterns in the config (an app's script) would be read as replacement patterns.
-      return { body: page.replace(/<head>/i, () => `<head>${move}${meta}`), headers: { ...html, "content-security-policy": pageCsp } };
+      const ahead = config.aheadApp === undefined ? "" : `<script>${AHEAD_SCRIPT}</script>`;
+      const body = page.replace(/<head>/i, () => `<head>${move}${meta}`).replace(/<div id="frame">/, (container) => `${container}${ahead}`);
+      return { body, headers: { ...html, "content-security-policy": pageCsp } };
     },
-    frame: { body: frame, headers: { ...html, "x-frame-options": "SAMEORIGIN", "content-security-policy": FRAME_CSP } },
+    frame: { body: frame, headers: frameHeaders },
+    aheadFrame: (app) => ({ body: app, headers: frameHeaders }),
   };
 }
 

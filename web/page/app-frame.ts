@@ -109,22 +109,24 @@ export class AppFrames {
     }
     const early = call.early;
     call.early = undefined;
-    const { bridge } = await this.start(call.client, early?.resource ?? readAppResource(call.client, call.uri), container, title, main, call);
+    const resource = () => early?.resource ?? readAppResource(call.client, call.uri);
+    const { bridge } = await this.start(call.client, call.uri, resource, container, title, main, call);
     if (early?.toolCall) answerOnce(bridge, early.toolCall);
     return bridge;
   }
 
   /**
-   * Starts the app of resource `uri` (already read: `resource`) in a fresh frame in
-   * `container` before the page knows the tool call it shows, when it is likely (the
-   * reader, for a link): its script loads while the page reads the channel. The frame
+   * Starts the app of resource `uri` in `container` before the page knows the tool call
+   * it shows, when it is likely (the reader, for a link): in the frame preloaded there
+   * when that one already holds it ({@link preload}), else in a fresh one, its resource
+   * read first. Its script loads while the page reads the channel. The frame
    * stays hidden and the app gets no tool input or result until {@link AheadApp.show}
    * hands it the call, which must be one of `uri`'s; {@link AheadApp.cancel} drops it.
    */
-  mountAhead(client: Client, uri: string, resource: ReadResourceResult, container: HTMLElement, main = false): AheadApp {
+  mountAhead(client: Client, uri: string, container: HTMLElement, main = false): AheadApp {
     let deliver!: (call: AppCall) => void;
     const shown = new Promise<AppCall>((resolve) => (deliver = resolve));
-    const started = this.start(client, Promise.resolve(resource), container, "", main, shown, true);
+    const started = this.start(client, uri, () => readAppResource(client, uri), container, "", main, shown, true);
     return {
       uri,
       client,
@@ -149,12 +151,14 @@ export class AppFrames {
   /**
    * The common part of {@link mount} and {@link mountAhead}: a frame in `container`
    * (the one preloaded there, else a new one), the bridge connected to it over `client`,
-   * the app's HTML posted in; `call`'s input and result go to the app once it has
+   * the app's HTML (`resource`, the app `uri`'s) posted in unless the frame already holds
+   * the app; `call`'s input and result go to the app once it has
    * initialized and `call` has come. `hidden`: the frame is hidden before the app is in.
    */
   private async start(
     client: Client,
-    resource: Promise<ReadResourceResult>,
+    uri: string,
+    resource: () => Promise<ReadResourceResult>,
     container: HTMLElement,
     title: string,
     main: boolean,
@@ -162,12 +166,12 @@ export class AppFrames {
     hidden = false,
   ): Promise<{ bridge: AppBridge; iframe: HTMLIFrameElement }> {
     if (main) this.setDisplayMode("inline", container);
-    const loading = this.takePreloaded(container) ?? loadFrame(container);
+    const loading = this.takePreloaded(container, uri) ?? loadFrame(container);
     const iframe = loading.iframe;
     iframe.title = title;
     if (hidden) iframe.style.visibility = "hidden";
-    const [{ contents }, frame] = await Promise.all([resource, loading.ready]);
-    const html = contents[0] && "text" in contents[0] ? contents[0].text : "";
+    const held = loading.held;
+    const [html, frame] = await Promise.all([held ? "" : resource().then(htmlOf), loading.ready]);
 
     const capabilities: McpUiHostCapabilities = {
       openLinks: {},
@@ -204,29 +208,52 @@ export class AppFrames {
         void bridge.sendToolResult(result);
       });
     };
-    // Listen before the app's document is in, so that its first message is not missed.
-    await bridge.connect(new PostMessageTransport(frame, frame));
+    if (held) {
+      // The app is in already and may have posted (its `ui/initialize`): the page's first
+      // script kept that. It stops keeping in the task in which the bridge starts listening
+      // (no message can come in between), then hands the bridge what it kept, in order.
+      held.stop();
+      await bridge.connect(new PostMessageTransport(frame, frame));
+      for (const { data, origin } of held.messages) dispatchEvent(new MessageEvent("message", { data, origin, source: frame }));
+    } else {
+      // Listen before the app's document is in, so that its first message is not missed.
+      await bridge.connect(new PostMessageTransport(frame, frame));
+      frame.postMessage(
+        { type: "backchannel-app", html: html.replace(/<head>/i, `<head><meta http-equiv="Content-Security-Policy" content="${APP_CSP}">`) },
+        "*",
+      );
+    }
     this.bridges.set(bridge, { main, container });
-    frame.postMessage(
-      { type: "backchannel-app", html: html.replace(/<head>/i, `<head><meta http-equiv="Content-Security-Policy" content="${APP_CSP}">`) },
-      "*",
-    );
     return { bridge, iframe };
   }
 
   /**
    * Starts loading, in `container`, the frame the next {@link mount} there will use, before
    * the page knows which app it holds: the frame's load then overlaps the page's calls.
+   * When the page's first script started app `aheadApp`'s frame there already
+   * (`window.backchannelAhead`), that frame is the one, holding that app.
    */
-  preload(container: HTMLElement): void {
+  preload(container: HTMLElement, aheadApp?: string): void {
+    const ahead = window.backchannelAhead;
+    window.backchannelAhead = undefined;
+    if (ahead && aheadApp !== undefined && ahead.iframe.parentElement === container && ahead.iframe.contentWindow) {
+      this.preloaded = { iframe: ahead.iframe, ready: Promise.resolve(ahead.iframe.contentWindow), held: { uri: aheadApp, ...ahead } };
+      return;
+    }
+    ahead?.stop();
     this.preloaded = loadFrame(container);
   }
 
-  /** The frame preloaded in `container`, if any, once; a frame preloaded elsewhere is dropped. */
-  private takePreloaded(container: HTMLElement): LoadingFrame | undefined {
+  /** The frame preloaded in `container`, if any, once, unless it holds an app other than `uri`; a frame preloaded elsewhere is dropped. */
+  private takePreloaded(container: HTMLElement, uri: string): LoadingFrame | undefined {
     const preloaded = this.preloaded;
     this.preloaded = undefined;
-    return preloaded && preloaded.iframe.parentElement === container ? preloaded : undefined;
+    if (!preloaded || preloaded.iframe.parentElement !== container) return undefined;
+    if (preloaded.held && preloaded.held.uri !== uri) {
+      preloaded.held.stop();
+      return undefined;
+    }
+    return preloaded;
   }
 
   /** Hands every app the current host context (after a change of theme or window). */
@@ -278,10 +305,33 @@ export function readAppResource(client: Client, uri: string): Promise<ReadResour
   return client.request({ method: "resources/read", params: { uri } });
 }
 
-/** A frame an app will run in, and its window once ./frame.ts is ready for the app's HTML. */
+/**
+ * What the page's first script leaves when it starts an app's frame ahead
+ * (web/page-files.ts): the frame, what the app posted before anything listened, and
+ * how to stop keeping that.
+ */
+interface AheadFrame {
+  iframe: HTMLIFrameElement;
+  messages: MessageEvent[];
+  stop(): void;
+}
+
+declare global {
+  interface Window {
+    backchannelAhead?: AheadFrame;
+  }
+}
+
+/** A frame an app will run in, and its window once ./frame.ts is ready for the app's HTML; `held`: it was loaded with app `uri` in it. */
 interface LoadingFrame {
   iframe: HTMLIFrameElement;
   ready: Promise<Window>;
+  held?: AheadFrame & { uri: string };
+}
+
+/** The HTML of an app's resource as `resources/read` answers it ("" when it has none). */
+function htmlOf({ contents }: ReadResourceResult): string {
+  return contents[0] && "text" in contents[0] ? contents[0].text : "";
 }
 
 /** Puts a fresh app frame in `container` in place of what it held, loading from the host. */

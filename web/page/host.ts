@@ -27,7 +27,6 @@ import {
   type CallToolResult,
   Client,
   type DiscoverResult,
-  type ReadResourceResult,
   StreamableHTTPClientTransport,
   type Tool,
 } from "@modelcontextprotocol/client";
@@ -51,8 +50,8 @@ interface PageConfig {
   resources?: Record<string, string>;
   /** The MCP endpoint's answer to `server/discover`, adopted instead of asking it again. */
   discover?: DiscoverResult;
-  /** Apps' `ui://` resources the host read ahead, by URI (the reader's), as `resources/read` answers them. */
-  prefetched?: Record<string, ReadResourceResult>;
+  /** The `ui://` resource of the app whose frame the page's first script started on a link (the reader's; web/page-files.ts). */
+  aheadApp?: string;
 }
 
 const config = pageConfig();
@@ -76,7 +75,8 @@ element("rerender").addEventListener("click", () => void remount());
 element("theme").addEventListener("click", toggleTheme);
 applyPageTheme();
 // A link names a channel, whose app the page shows: its frame loads while the page connects and reads the channel.
-if (config.mode === "host" && hashChannel() !== undefined) frames.preload(element("frame"));
+if (config.mode === "host" && hashChannel() !== undefined) frames.preload(element("frame"), config.aheadApp);
+else window.backchannelAhead?.stop();
 try {
   appClient = await connect(`${config.mode}-app`);
   if (config.mode === "playground") await startPlayground();
@@ -139,11 +139,10 @@ async function showHashChannel(): Promise<void> {
   await show(call, ahead);
 }
 
-/** The reader, started ahead in the main frame from the resource the host read ahead ({@link AppFrames.mountAhead}); none without it. */
+/** The reader, started ahead in the main frame, in which the page's first script loaded it ({@link AppFrames.mountAhead}); none without that. */
 function readerAhead(): AheadApp | undefined {
   const uri = config.resources?.open_reader;
-  const resource = uri === undefined ? undefined : config.prefetched?.[uri];
-  return uri && resource ? frames.mountAhead(appClient, uri, resource, element("frame"), true) : undefined;
+  return uri && uri === config.aheadApp ? frames.mountAhead(appClient, uri, element("frame"), true) : undefined;
 }
 
 /** The `ui://` resource `tool` names, if any: as the host named it, else from the tools' list. */
@@ -164,8 +163,8 @@ async function storedToolCall(channelId: string): Promise<{ call: AppCall; chann
   // long text, whole, would take the page's thread while the app loads), so that the reader's first call is answered with it.
   const stateArgs = { channel_id: channelId, gzip: true };
   const readerUri = config.resources?.open_reader;
-  const prefetched = readerUri === undefined ? undefined : config.prefetched?.[readerUri];
-  const resource = readerUri === undefined ? undefined : prefetched ? Promise.resolve(prefetched) : readAppResource(appClient, readerUri);
+  // Not when the page's first script loaded the reader: its frame has it (or, once that frame is gone, mount reads it).
+  const resource = readerUri === undefined || readerUri === config.aheadApp ? undefined : readAppResource(appClient, readerUri);
   resource?.catch(() => undefined);
   // Sent as the app's calls are (ext-apps' AppBridge): `callTool` would list the tools first, to check the result against its schema.
   const stateResult = await appClient.request({ method: "tools/call", params: { name: "reader_state", arguments: stateArgs } });
@@ -323,7 +322,7 @@ function pageConfig(): PageConfig {
     ...(typeof parsed.watch === "string" ? { watch: parsed.watch } : {}),
     ...(resources.length > 0 ? { resources: Object.fromEntries(resources) } : {}),
     ...(isDiscoverResult(parsed.discover) ? { discover: parsed.discover } : {}),
-    ...(typeof parsed.prefetched === "object" && parsed.prefetched !== null ? { prefetched: parsed.prefetched } : {}),
+    ...(typeof parsed.aheadApp === "string" ? { aheadApp: parsed.aheadApp } : {}),
   };
 }
 
