@@ -11,7 +11,7 @@ import { readFile } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { describe, test } from "node:test";
-import { CLI, connectServer, tempDataDir } from "./support/helpers.js";
+import { CLI, connectServer, tempDataDir, waitUntil } from "./support/helpers.js";
 import { threadId } from "./support/simulated-app.js";
 import { claudeCodeSkipReason } from "./support/claude-code/install.js";
 import { startModelServer } from "./support/claude-code/model-server.js";
@@ -114,16 +114,19 @@ describe("wake paths in Claude Code", { skip }, () => {
         },
       });
       // Claude Code hears the notification and refreshes its list (its debug log says so) ...
-      for (let waited = 0; !(await readFile(`${data.dir}/claude-debug.log`, "utf8")).includes("Received tools/list_changed"); waited += 100) {
-        assert.ok(waited < 15_000, "Claude Code never received tools/list_changed");
-        await delay(100);
-      }
-      let changed: string | undefined;
-      for (let waited = 0; !changed?.includes("Waiting now"); waited += 100) {
-        assert.ok(waited < 15_000, "the server's own description never said what waits");
-        changed = ((await app.listTools()).tools.find((tool) => tool.name === "poll_agent_messages")?.description ?? "") || undefined;
-        await delay(100);
-      }
+      await waitUntil(
+        async () => (await readFile(`${data.dir}/claude-debug.log`, "utf8")).includes("Received tools/list_changed"),
+        "Claude Code told of tools/list_changed",
+        { timeoutMs: 15_000, intervalMs: 100 },
+      );
+      const changed = await waitUntil(
+        async () => {
+          const now = (await app.listTools()).tools.find((tool) => tool.name === "poll_agent_messages")?.description ?? "";
+          return now.includes("Waiting now") && now;
+        },
+        "the server's own description saying what waits",
+        { timeoutMs: 15_000, intervalMs: 100 },
+      );
       await delay(1_000);
       assert.equal(model.turns().length, requests, "a description change gave the model a turn");
       // ... but the next turn, the user's, shows the description it had at the start.
