@@ -179,9 +179,16 @@ describe("agent-written apps in a real browser", { skip, timeout: 300_000 }, () 
       // chat column laid out in two columns for the picture, clipped to their tops. A
       // clip of the viewport (see e2e-reader.test.ts: full-page shots re-lay out iframes).
       const { page } = host;
-      await page.addStyleTag({
-        content:
-          "#host { display: grid; grid-template-columns: 1fr 1fr; gap: 0 16px; align-items: start } #host > .tool-app { grid-column: 2; grid-row: 1 / span 2; margin: 0 }",
+      // Through the CSSOM: the page's content security policy refuses a style element.
+      await page.evaluate(() => {
+        Object.assign(document.getElementById("host")!.style, {
+          display: "grid",
+          gridTemplateColumns: "1fr 1fr",
+          gap: "0 16px",
+          alignItems: "start",
+        });
+        for (const app of document.querySelectorAll<HTMLElement>("#host > .tool-app"))
+          Object.assign(app.style, { gridColumn: "2", gridRow: "1 / span 2", margin: "0" });
       });
       await page.evaluate(() => window.scrollTo(0, 0));
       await frame.locator("#note").waitFor();
