@@ -23,13 +23,7 @@
  * the console): when the tool names a `ui://` resource (`open_app`), the host renders
  * that app in the chat below the reader.
  */
-import {
-  type CallToolResult,
-  Client,
-  type DiscoverResult,
-  StreamableHTTPClientTransport,
-  type Tool,
-} from "@modelcontextprotocol/client";
+import { type CallToolResult, Client, type DiscoverResult, StreamableHTTPClientTransport, type Tool } from "@modelcontextprotocol/client";
 import { type AppBridge, getToolUiResourceUri, type McpUiTheme } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { APPS_HOST_EXTENSIONS, BROWSER_HOST_NAME } from "../../protocol/client-capabilities.js";
 import type { ReaderState } from "../../protocol/reader.js";
