@@ -18,39 +18,51 @@ const skip = browserSkipReason();
 /** The paragraph of the playground's sample the drags are made in. */
 const PARAGRAPH = "A message carries a sequence number that grows by one";
 
+/** A caret position: just inside side `side` ("before" or "after") of the character at `offset` of `word`'s first occurrence in the paragraph. */
+interface Caret {
+  word: string;
+  offset: number;
+  side: "before" | "after";
+}
+
 /**
- * Where on the page (px) the caret goes before (`side` "before") or after ("after") the
- * character at `offset` of `word`'s first occurrence in the paragraph: just inside that
- * side of the character's box, at its middle height.
+ * Where on the page (px) the carets `from` and `to` are, at their characters' middle
+ * height, measured together after the paragraph is scrolled into view: a layout that moves
+ * between two measurements (the reader's header filling in on a loaded machine) would
+ * otherwise put one of them somewhere else.
  */
-async function caretPoint(page: Page, frame: Frame, word: string, offset: number, side: "before" | "after"): Promise<{ x: number; y: number }> {
-  const inFrame = await frame.evaluate(
-    ({ paragraph, word, offset, side }) => {
+async function caretPoints(page: Page, frame: Frame, from: Caret, to: Caret): Promise<[{ x: number; y: number }, { x: number; y: number }]> {
+  const [start, end] = await frame.evaluate(
+    ({ paragraph, carets }) => {
       const block = [...document.querySelectorAll<HTMLElement>("#doc [data-block]")].find((element) => element.textContent?.includes(paragraph))!;
       block.scrollIntoView({ block: "center" });
-      const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
-      for (let node = walker.nextNode() as Text | null; node; node = walker.nextNode() as Text | null) {
-        const at = node.data.indexOf(word);
-        if (at < 0) continue;
-        const range = document.createRange();
-        range.setStart(node, at + offset);
-        range.setEnd(node, at + offset + 1);
-        const rect = range.getBoundingClientRect();
-        return { x: side === "before" ? rect.left + 1 : rect.right - 1, y: rect.top + rect.height / 2 };
-      }
-      throw new Error(`no text node holds ${word}`);
+      return carets.map(({ word, offset, side }) => {
+        const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode() as Text | null; node; node = walker.nextNode() as Text | null) {
+          const at = node.data.indexOf(word);
+          if (at < 0) continue;
+          const range = document.createRange();
+          range.setStart(node, at + offset);
+          range.setEnd(node, at + offset + 1);
+          const rect = range.getBoundingClientRect();
+          return { x: side === "before" ? rect.left + 1 : rect.right - 1, y: rect.top + rect.height / 2 };
+        }
+        throw new Error(`no text node holds ${word}`);
+      });
     },
-    { paragraph: PARAGRAPH, word, offset, side },
+    { paragraph: PARAGRAPH, carets: [from, to] },
   );
   const origin = await page.locator("#frame iframe").evaluate((element) => ({
     x: element.getBoundingClientRect().left + element.clientLeft,
     y: element.getBoundingClientRect().top + element.clientTop,
   }));
-  return { x: origin.x + inFrame.x, y: origin.y + inFrame.y };
+  const onPage = (point: { x: number; y: number }) => ({ x: origin.x + point.x, y: origin.y + point.y });
+  return [onPage(start!), onPage(end!)];
 }
 
-/** Drags the mouse from `from` to `to`, as a person selects. */
-async function drag(page: Page, from: { x: number; y: number }, to: { x: number; y: number }): Promise<void> {
+/** Drags the mouse from caret `fromCaret` to `toCaret`, as a person selects. */
+async function drag(page: Page, frame: Frame, fromCaret: Caret, toCaret: Caret): Promise<void> {
+  const [from, to] = await caretPoints(page, frame, fromCaret, toCaret);
   await page.mouse.move(from.x, from.y);
   await page.mouse.down();
   await page.mouse.move(to.x, to.y, { steps: 8 });
@@ -76,7 +88,7 @@ describe("selecting a passage with the mouse", { skip, timeout: 120_000 }, () =>
     const reader = await rig.open({ query: "?agent=off" });
     const frame = await reader.frame();
     // From the last letter of "carries" to the first of "one": "s a sequence number that grows by o".
-    await drag(reader.page, await caretPoint(reader.page, frame, "carries", 6, "before"), await caretPoint(reader.page, frame, "one", 0, "after"));
+    await drag(reader.page, frame, { word: "carries", offset: 6, side: "before" }, { word: "one", offset: 0, side: "after" });
     const selected = await selectionOnce(frame, "carries a sequence number that grows by one");
     assert.equal(selected.text, "carries a sequence number that grows by one");
     assert.equal(selected.backwards, false);
@@ -92,22 +104,14 @@ describe("selecting a passage with the mouse", { skip, timeout: 120_000 }, () =>
   test("a drag backwards grows the same way and still runs backwards; a drag within one word stays as it is", async () => {
     const reader = await rig.open({ query: "?agent=off" });
     const frame = await reader.frame();
-    await drag(
-      reader.page,
-      await caretPoint(reader.page, frame, "number", 2, "after"),
-      await caretPoint(reader.page, frame, "sequence", 3, "before"),
-    );
+    await drag(reader.page, frame, { word: "number", offset: 2, side: "after" }, { word: "sequence", offset: 3, side: "before" });
     const backwards = await selectionOnce(frame, "sequence number");
     assert.equal(backwards.text, "sequence number");
     assert.equal(backwards.backwards, true, "a Shift+click then moves the end the drag ended at");
     await frame.locator("#ask", { hasText: "Ask about these words" }).waitFor();
 
     // "ssag" of "message": part of one word, on purpose (away from the selection, which a press inside would drag).
-    await drag(
-      reader.page,
-      await caretPoint(reader.page, frame, "message", 2, "before"),
-      await caretPoint(reader.page, frame, "message", 5, "after"),
-    );
+    await drag(reader.page, frame, { word: "message", offset: 2, side: "before" }, { word: "message", offset: 5, side: "after" });
     assert.equal((await selectionOnce(frame, "ssag")).text, "ssag");
     await frame.locator("#ask", { hasText: "Ask about this word" }).waitFor();
     await reader.page.close();
