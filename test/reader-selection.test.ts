@@ -27,11 +27,14 @@ interface Caret {
 
 /**
  * Where on the page (px) the carets `from` and `to` are, at their characters' middle
- * height, measured together after the paragraph is scrolled into view: a layout that moves
- * between two measurements (the reader's header filling in on a loaded machine) would
- * otherwise put one of them somewhere else.
+ * height, once the host has given the reader the height it asked for, measured together
+ * after the paragraph is scrolled into view. On a loaded machine the page can still hold
+ * the frame at its first 200 px when the reader is in: the frame's growing then moves the
+ * scrolled paragraph, and a clean-clone CI run once found a drag's start above it.
  */
 async function caretPoints(page: Page, frame: Frame, from: Caret, to: Caret): Promise<[{ x: number; y: number }, { x: number; y: number }]> {
+  // The frame is as tall as the reader's page (its 1 px borders aside), as e2e-apps checks of the app shell.
+  await frame.waitForFunction(() => Math.abs(window.innerHeight - document.documentElement.getBoundingClientRect().height) <= 2);
   const [start, end] = await frame.evaluate(
     ({ paragraph, carets }) => {
       const block = [...document.querySelectorAll<HTMLElement>("#doc [data-block]")].find((element) => element.textContent?.includes(paragraph))!;
