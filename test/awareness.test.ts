@@ -9,15 +9,14 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { z } from "zod";
-import { sessionKeyOfProcess } from "../core/session-key.js";
 import { createServer } from "../server/server.js";
 import { FileStore } from "../store/file/file-store.js";
-import { connectServer, structured, tempDataDir } from "./support/helpers.js";
+import { connectServer, standInHost, structured, tempDataDir } from "./support/helpers.js";
 import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 import { ObservedStore } from "./support/observed-store.js";
 
 /** Every server of a test plays the same Claude Code session. */
-const SESSION = { CLAUDE_PID: "424242" };
+const SESSION = standInHost().env;
 
 interface Wall {
   text: string;
@@ -124,12 +123,12 @@ for (const era of ["2025-11-25", "2026-07-28"] as const)
   });
 
 test("a reader stays a reader in its session, with the title it was opened with, when another process of the session polls it", async () => {
-  const session = { CLAUDE_PID: "737373" };
-  const [opener, poller] = await Promise.all([connectServer(dataDir, session), connectServer(dataDir, session)]);
+  const session = standInHost();
+  const [opener, poller] = await Promise.all([connectServer(dataDir, session.env), connectServer(dataDir, session.env)]);
   try {
     const channelId = await openReader(opener);
     await poller.callTool({ name: "poll_agent_messages", arguments: { channel_id: channelId } });
-    const record = await new FileStore({ dataDir }).sessions.read(sessionKeyOfProcess("claude", 737373));
+    const record = await new FileStore({ dataDir }).sessions.read(session.key);
     assert.deepEqual(record.channels, [{ id: channelId, app: "reader", title: "A" }]);
   } finally {
     await Promise.all([opener.close(), poller.close()]);
@@ -218,8 +217,10 @@ describe("Claude Code channel push", () => {
 describe("wall", () => {
   let agent: Client;
   let app: Client;
+  /** The reader's host session, another than the agent's. */
+  const appSession = standInHost();
   before(async () => {
-    [agent, app] = await Promise.all([connectServer(dataDir, { CLAUDE_PID: "515151" }), connectServer(dataDir, { CLAUDE_PID: "999" })]);
+    [agent, app] = await Promise.all([connectServer(dataDir, standInHost().env), connectServer(dataDir, appSession.env)]);
   });
   after(async () => {
     await agent.callTool({ name: "post_wall", arguments: { clear: true } });
@@ -236,7 +237,7 @@ describe("wall", () => {
    */
   async function observedReader(): Promise<{ client: Client; store: ObservedStore }> {
     const store = new ObservedStore({ dataDir });
-    const server = createServer({ store, sessionKey: sessionKeyOfProcess("claude", 999) });
+    const server = createServer({ store, sessionKey: appSession.key });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: "observed-reader", version: "0.0.0" }, { capabilities: { extensions: APPS_HOST_EXTENSIONS } });
@@ -253,7 +254,7 @@ describe("wall", () => {
     const wait = reader.store.watch(channelId);
     const waiting = pollUi(channelId, 20_000, reader.client);
     await wait.began;
-    // The app's process belongs to another session (CLAUDE_PID 999): the wall is the
+    // The app's process belongs to another session (appSession): the wall is the
     // one of the session that opened the channel.
     const posted = structured<{ until: string }>(
       await agent.callTool({ name: "post_wall", arguments: { text: "Reading chapter 3", duration_s: 600 } }),

@@ -10,12 +10,11 @@ import { existsSync } from "node:fs";
 import { chmod, mkdir, readdir, readFile, readlink, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, test } from "node:test";
-import { sessionKeyOfProcess } from "../core/session-key.js";
 import { FileStore } from "../store/file/file-store.js";
 import { withChannel } from "../store/session-record.js";
 import { mkfifo } from "./support/fifo.js";
 import { type Outcome, runAtOnce } from "./support/at-once.js";
-import { CLI, tempDataDir } from "./support/helpers.js";
+import { CLI, standInHost, tempDataDir } from "./support/helpers.js";
 
 /** A settings file as people write them: 2-space indentation, a trailing newline, a status line of their own. */
 const WITH_STATUS_LINE = `{
@@ -110,13 +109,10 @@ test("an existing statusLine is stashed, still shows first, and comes back byte 
   // The installed command, run through the shell as Claude Code runs it, shows theirs then ours.
   const dataDir = join(dir, "data");
   const store = new FileStore({ dataDir });
-  await store.sessions.update(sessionKeyOfProcess("claude", 6161), (record) => withChannel(record, { id: "r-1", app: "reader" }));
+  const host = standInHost();
+  await store.sessions.update(host.key, (record) => withChannel(record, { id: "r-1", app: "reader" }));
   await store.append("r-1", "agent", "ask", { text: "why?" });
-  const shown = await runShell(
-    (now.statusLine as { command: string }).command,
-    { BACKCHANNEL_HOME: dataDir, CLAUDE_PID: "6161" },
-    '{"session_id":"s"}',
-  );
+  const shown = await runShell((now.statusLine as { command: string }).command, { BACKCHANNEL_HOME: dataDir, ...host.env }, '{"session_id":"s"}');
   assert.equal(shown, "their line | reader: 1 question\n");
 
   const removed = uninstall(settings);

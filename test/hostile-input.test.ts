@@ -13,11 +13,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { sessionKeyOfProcess } from "../core/session-key.js";
 import { FileStore } from "../store/file/file-store.js";
 import { mkfifo } from "./support/fifo.js";
 import { cpuMsOf } from "./support/cpu-time.js";
-import { CLI, connectServer, pidOf, spawnWatcher, stderrOf, structured, tempDataDir } from "./support/helpers.js";
+import { CLI, connectServer, pidOf, spawnWatcher, standInHost, stderrOf, structured, tempDataDir } from "./support/helpers.js";
 import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 /** A character that must never reach a terminal from outside text: C0 (but the newline ending a line), DEL, C1, bidi controls. */
@@ -174,11 +173,11 @@ describe("a stdio request over the size limit", () => {
 });
 
 describe("terminal escape sequences never reach a terminal", () => {
-  const PID = "5151";
+  const host = standInHost();
   let agent: Client;
   let store: FileStore;
   before(async () => {
-    agent = await connectServer(dataDir, { CLAUDE_PID: PID });
+    agent = await connectServer(dataDir, host.env);
     store = new FileStore({ dataDir });
   });
   after(() => agent.close());
@@ -189,18 +188,18 @@ describe("terminal escape sequences never reach a terminal", () => {
     assertTerminalSafe(JSON.stringify(posted.content), "post_wall's result");
     // A channel of the session, so that the status line has something of this session to show.
     await agent.callTool({ name: "open_reader", arguments: { text: "x" } });
-    const line = cli(["statusline"], { input: "{}", env: { CLAUDE_PID: PID } });
+    const line = cli(["statusline"], { input: "{}", env: host.env });
     assert.equal(line.code, 0, line.stderr);
     assertTerminalSafe(line.stdout.replace(/\n$/, ""), "the status line");
     assert.match(line.stdout, /Back .*click.*hidden.*evil.*isolated/);
   });
 
   test("a wall written raw into the session file (not through post_wall) is cleaned by the status line", async () => {
-    await store.sessions.update(sessionKeyOfProcess("claude", Number(PID)), (record) => ({
+    await store.sessions.update(host.key, (record) => ({
       ...record,
       wall: { text: HOSTILE, posted_at: new Date().toISOString(), until: new Date(Date.now() + 60_000).toISOString() },
     }));
-    const line = cli(["statusline"], { input: "{}", env: { CLAUDE_PID: PID } });
+    const line = cli(["statusline"], { input: "{}", env: host.env });
     assert.equal(line.code, 0, line.stderr);
     assertTerminalSafe(line.stdout.replace(/\n$/, ""), "the status line");
     assert.match(line.stdout, /Back .*hidden/);

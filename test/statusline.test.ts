@@ -17,7 +17,7 @@ import { withChannel } from "../store/session-record.js";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { fileURLToPath } from "node:url";
-import { CLI, connectServer, tempDataDir } from "./support/helpers.js";
+import { CLI, connectServer, standInHost, tempDataDir } from "./support/helpers.js";
 import { APPS_HOST_EXTENSIONS } from "../protocol/client-capabilities.js";
 
 /** The built fixture that plays Claude Code's process tree. */
@@ -26,8 +26,8 @@ const FAKE_CLAUDE = fileURLToPath(new URL("./fixtures/fake-claude.js", import.me
 /** What the host pipes to the status line (a few of its fields). */
 const HOST_INPUT = JSON.stringify({ session_id: "3f2a-test", cwd: "/tmp/project", model: { display_name: "Opus" } });
 
-/** The CLAUDE_PID the status line runs under, unless a test says otherwise. */
-const PID = "4242";
+/** The host session the status line runs in, unless a test says otherwise; another with channels of its own; one with none. */
+const [host, elsewhere, nobody] = [standInHost(), standInHost(), standInHost()];
 
 let dataDir: string;
 let cleanup: () => Promise<void>;
@@ -40,7 +40,7 @@ afterEach(() => cleanup());
 
 /** The environment of a status line run: this process's, on `dataDir`, with `changes` (undefined removes a variable). */
 function envWith(changes: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, BACKCHANNEL_HOME: dataDir, CLAUDE_PID: PID, ...changes };
+  const env: NodeJS.ProcessEnv = { ...process.env, BACKCHANNEL_HOME: dataDir, CLAUDE_PID: host.env.CLAUDE_PID, ...changes };
   for (const [name, value] of Object.entries(changes)) if (value === undefined) delete env[name];
   return env;
 }
@@ -106,7 +106,7 @@ describe("what it shows", () => {
     const none = await statusline();
     assert.deepEqual([none.code, none.stdout, none.stderr], [0, "", ""]);
 
-    const key = sessionKeyOfProcess("claude", Number(PID));
+    const key = host.key;
     await channelWith(key, "r-ready", "reader", 0, ["ready"]);
     await channelWith(key, "r-drained", "reader", 2);
     const drained = await store.poll("r-drained", "agent", {});
@@ -117,20 +117,20 @@ describe("what it shows", () => {
   });
 
   test("counts questions and other messages per app, only on this session's channels", async () => {
-    const key = sessionKeyOfProcess("claude", Number(PID));
+    const key = host.key;
     await channelWith(key, "r-1", "reader", 2, ["ready"]);
     assert.equal((await statusline()).stdout, "reader: 2 questions\n");
 
     await channelWith(key, "r-2", "reader", 0, ["note"]);
     // An agent-written app's ready waits for the agent (the app wants its data): it counts.
     await channelWith(key, "c-1", "channel", 1, ["ready"]);
-    await channelWith(sessionKeyOfProcess("claude", 999), "elsewhere", "reader", 5);
+    await channelWith(elsewhere.key, "elsewhere", "reader", 5);
     assert.equal((await statusline()).stdout, "reader: 2 questions, 1 message · channel: 1 question, 1 message\n");
-    assert.equal((await statusline([], { env: envWith({ CLAUDE_PID: "999" }) })).stdout, "reader: 5 questions\n");
+    assert.equal((await statusline([], { env: envWith(elsewhere.env) })).stdout, "reader: 5 questions\n");
   });
 
   test("a corrupt queue or a channel listed with a bad id counts as nothing waiting", async () => {
-    const key = sessionKeyOfProcess("claude", Number(PID));
+    const key = host.key;
     await channelWith(key, "r-ok", "reader", 1);
     await channelWith(key, "r-bad", "reader", 1);
     await writeFile(join(dataDir, "channels", "r-bad", "agent.json"), "not a queue\n");
@@ -140,7 +140,7 @@ describe("what it shows", () => {
   });
 
   test("shows the wall in local time while it lasts, then drops it", async () => {
-    const key = sessionKeyOfProcess("claude", Number(PID));
+    const key = host.key;
     const timeZone = "Asia/Kolkata"; // +05:30: a bug that shows UTC, or drops the half hour, shows here
     await channelWith(key, "r-1", "reader", 1);
     const until = new Date(Date.now() + 3_600_000);
@@ -154,7 +154,7 @@ describe("what it shows", () => {
   });
 
   test("cuts a long wall to keep the line short", async () => {
-    const key = sessionKeyOfProcess("claude", Number(PID));
+    const key = host.key;
     const until = new Date(Date.now() + 3_600_000);
     await postWall(key, "x".repeat(500), until);
     const line = (await statusline([], { env: envWith({ TZ: "UTC" }) })).stdout;
@@ -163,7 +163,7 @@ describe("what it shows", () => {
 });
 
 describe("wrapping the status line it replaced", () => {
-  beforeEach(() => channelWith(sessionKeyOfProcess("claude", Number(PID)), "r-1", "reader", 2));
+  beforeEach(() => channelWith(host.key, "r-1", "reader", 2));
 
   test("runs it with the host's stdin and appends ours to its last line", async () => {
     const echo = await stashFor("cat");
@@ -177,7 +177,7 @@ describe("wrapping the status line it replaced", () => {
     const quiet = await stashFor("true");
     assert.equal((await statusline(["--stash", quiet])).stdout, "reader: 2 questions\n");
     const theirs = await stashFor("echo theirs");
-    assert.equal((await statusline(["--stash", theirs], { env: envWith({ CLAUDE_PID: "777" }) })).stdout, "theirs\n");
+    assert.equal((await statusline(["--stash", theirs], { env: envWith(nobody.env) })).stdout, "theirs\n");
   });
 
   test("its failure is not ours; a missing or broken stash wraps nothing", async () => {
@@ -202,9 +202,9 @@ describe("wrapping the status line it replaced", () => {
 
 describe("the session", () => {
   test("is CLAUDE_PID when it is set", async () => {
-    await channelWith(sessionKeyOfProcess("claude", 5151), "r-1", "reader", 1);
-    assert.equal((await statusline([], { env: envWith({ CLAUDE_PID: "5151" }) })).stdout, "reader: 1 question\n");
-    assert.equal((await statusline([], { env: envWith({ CLAUDE_PID: "5152" }) })).stdout, "");
+    await channelWith(elsewhere.key, "r-1", "reader", 1);
+    assert.equal((await statusline([], { env: envWith(elsewhere.env) })).stdout, "reader: 1 question\n");
+    assert.equal((await statusline([], { env: envWith(nobody.env) })).stdout, "");
   });
 
   test("is the topmost ancestor named claude without CLAUDE_PID", {
@@ -300,7 +300,7 @@ test("a real server and the status line under one Claude Code process tree agree
 });
 
 test("starts fast: the median of 10 runs with 3 channels waiting is well under a second", async (t) => {
-  const key = sessionKeyOfProcess("claude", Number(PID));
+  const key = host.key;
   for (const id of ["r-1", "r-2", "r-3"]) await channelWith(key, id, "reader", 2);
   await postWall(key, "Reading", new Date(Date.now() + 3_600_000));
   const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

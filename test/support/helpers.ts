@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client, type ClientCapabilities } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { sessionKeyOfProcess } from "../../core/session-key.js";
 import { APPS_HOST_EXTENSIONS } from "../../protocol/client-capabilities.js";
 
 /** The built CLI entry, `dist/cli/main.js`. */
@@ -19,6 +20,30 @@ export const CLI = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
 export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), "backchannel-test-"));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A process standing for a host's main process (Claude Code's): see {@link standInHost}. */
+export interface StandInHost {
+  pid: number;
+  /** The environment that puts a process in this host's session: `{ CLAUDE_PID: <pid> }`. */
+  env: { CLAUDE_PID: string };
+  /** The session key every process of this session finds. */
+  key: string;
+}
+
+/**
+ * A `sleep` standing for Claude Code's main process, alive until this test process
+ * exits. A made-up CLAUDE_PID will not do: the session key digests the start time of
+ * the process that pid names (core/session-key.ts), and on a busy machine pids wrap
+ * around, so two processes that compute the key while an unrelated process takes or
+ * frees that pid disagree on the session.
+ */
+export function standInHost(): StandInHost {
+  const host = spawn("sleep", ["86400"], { stdio: "ignore" });
+  host.unref();
+  process.once("exit", () => host.kill());
+  const pid = host.pid!;
+  return { pid, env: { CLAUDE_PID: String(pid) }, key: sessionKeyOfProcess("claude", pid) };
 }
 
 /** What each connected server printed on stderr, by client. */
