@@ -3,6 +3,7 @@
  * Each top-level folder imports only from the layers below it:
  *
  *   core ← protocol ← store ← server ← web ← cli
+ *   (web renders documents as the reader does: app/document-html.ts, which runs in both)
  *   watcher, claude-code, codex, gemini: core, protocol, store (and each other) only (they must start fast: no SDK)
  *   app: protocol types and ext-apps only (it runs in the browser)
  *   web/page: the browser host's page, in the browser: protocol, app's markdown, ext-apps, the SDK's client
@@ -37,10 +38,11 @@ module.exports = {
     forbid("cli-below-tests", "^cli/", "^(app|web/page|test|bench)/", "cli/ is the top of the Node side"),
     {
       name: "web-below-cli",
-      comment: "web/ is the browser host's Node side, above the server: it serves web/page/'s build, never imports it",
+      comment:
+        "web/ is the browser host's Node side, above the server: it serves web/page/'s build, never imports it; of app/ it runs only the document's rendering (app/document-html.ts), the reader's own",
       severity: "error",
       from: { path: "^web/", pathNot: "^web/page/" },
-      to: { path: "^(cli|watcher|claude-code|codex|gemini|app|web/page|test|bench)/" },
+      to: { path: "^(cli|watcher|claude-code|codex|gemini|app|web/page|test|bench)/", pathNot: "^app/(document-html|markdown-pieces)\\.ts$" },
     },
     forbid(
       "web-page-in-browser",

@@ -5,10 +5,10 @@
  * be a request the host's CSP refuses): its output escapes every character of the
  * source, so it is safe to assign as HTML. Plain text only ever becomes `textContent`.
  *
- * Long documents: the top-level elements are grouped into chunks of {@link CHUNK_SIZE},
- * each `content-visibility: auto` (style.css), so the browser lays out and paints only
+ * Long documents: the top-level elements are grouped into chunks (./document-html.ts,
+ * `chunkPlan`), each `content-visibility: auto` (style.css), so the browser lays out and paints only
  * the chunks near the view; an update on screen then costs the same on 1 MB as on 1 KB.
- * The first chunk ({@link FIRST_CHUNK_SIZE} elements, about a screen) is rendered at
+ * The first chunk (about a screen) is rendered at
  * once and the others in short slices of work between which the browser paints and
  * handles input (markdown-pieces.ts parses the source a window at a time, as the chunks
  * need it), so the first screen of a 1 MiB document costs what a short document does.
@@ -18,23 +18,17 @@
  * paragraph, list item, heading, cell, code block, … that holds no other block) and
  * character offsets into its text. Rendering the same document always yields the same
  * blocks, so an anchor stored on the server finds its passage again after a reload.
+ * A document the browser host rendered ahead (./document-html.ts) is adopted, not
+ * rebuilt: its chunks and blocks are the same.
  */
 import type { PassageAnchor, ReaderDocument } from "../protocol/reader.js";
+import { CHUNK_CLASS, chunkPlan, type DocumentPieces, textParagraphs } from "./document-html.js";
 import { MarkdownPieces } from "./markdown-pieces.js";
 
 export { markdown } from "./markdown-pieces.js";
 
 /** Elements that count as blocks; only those that contain no other block are used. */
 const BLOCK_SELECTOR = "p, li, h1, h2, h3, h4, h5, h6, pre, td, th, dt, dd";
-
-/** Top-level elements per chunk: small enough that one chunk lays out quickly, large enough that there are few. */
-const CHUNK_SIZE = 40;
-
-/** Top-level elements in a long document's first chunk: about a screen, so that the first frame lays out no more than it shows. */
-const FIRST_CHUNK_SIZE = 12;
-
-/** A document found to have at most this many chunks once its first window is split is rendered all at once (it costs what a first screen does). */
-const AT_ONCE_CHUNKS = 3;
 
 /** How long one slice of rendering may run before it lets the browser paint and handle input. */
 const SLICE_MS = 12;
@@ -55,13 +49,7 @@ export interface RenderedDocument {
 }
 
 /** The top-level elements of a document, split from its source a part at a time and rendered a run at a time. */
-interface Pieces {
-  /** How many top-level elements are known so far. */
-  readonly length: number;
-  /** Whether the whole source has been split. */
-  readonly complete: boolean;
-  /** Splits the next part of the source. */
-  splitMore(): void;
+interface Pieces extends DocumentPieces {
   /** Top-level elements `from` up to `to` (excluded), as a new fragment. */
   render(from: number, to: number): DocumentFragment;
 }
@@ -79,43 +67,26 @@ export function renderDocument(container: HTMLElement, doc: ReaderDocument): Ren
   const rendering = {};
   renderings.set(container, rendering);
   const rendered: RenderedDocument = { blocks: [], headings: [], whole: true, done: Promise.resolve(true) };
-  /** The first top-level element not rendered yet. */
-  let next = 0;
-  /** Adds a chunk of up to `size` elements when they are split, else splits more; false once everything is in. */
-  const step = (size: number): boolean => {
-    if (pieces.length < next + size && !pieces.complete) {
-      pieces.splitMore();
-      return true;
-    }
-    if (next >= pieces.length) return false;
-    const to = Math.min(next + size, pieces.length);
+  /** Adds the next chunk; false once everything is in. */
+  const addChunk = (): boolean => {
+    const next = plan.chunks.next();
+    if (next.done) return false;
     const chunk = document.createElement("div");
-    chunk.className = "chunk";
-    chunk.append(pieces.render(next, to));
-    next = to;
-    makeScrollablesFocusable(chunk);
+    chunk.className = CHUNK_CLASS;
+    chunk.append(pieces.render(next.value.from, next.value.to));
     container.append(chunk);
-    for (const block of chunk.querySelectorAll<HTMLElement>(BLOCK_SELECTOR)) {
-      if (block.querySelector(BLOCK_SELECTOR)) continue;
-      block.dataset.block = String(rendered.blocks.length);
-      rendered.blocks.push(block);
-    }
-    for (const heading of chunk.querySelectorAll<HTMLElement>("h1, h2, h3, h4, h5, h6")) {
-      heading.id = `section-${rendered.headings.length + 1}`;
-      rendered.headings.push(heading);
-    }
+    numberChunk(chunk, rendered);
     return true;
   };
   container.replaceChildren();
   container.removeAttribute("aria-busy");
-  // A document that turns out to be short once its first window is split goes in entirely.
-  pieces.splitMore();
-  if (pieces.complete && pieces.length <= AT_ONCE_CHUNKS * CHUNK_SIZE) {
-    while (step(CHUNK_SIZE));
+  const plan = chunkPlan(pieces);
+  if (plan.short) {
+    while (addChunk());
     return rendered;
   }
-  // A long one: a small first chunk, the first screen, and the rest later.
-  while (next === 0 && step(FIRST_CHUNK_SIZE));
+  // A long one: the first chunk, about a screen, now, and the rest later.
+  addChunk();
   rendered.whole = false;
   container.setAttribute("aria-busy", "true");
   rendered.done = (async () => {
@@ -123,13 +94,40 @@ export function renderDocument(container: HTMLElement, doc: ReaderDocument): Ren
       await nextTask();
       if (renderings.get(container) !== rendering) return false;
       const sliceEnd = performance.now() + SLICE_MS;
-      do more = step(CHUNK_SIZE);
+      do more = addChunk();
       while (more && performance.now() < sliceEnd);
     }
     container.removeAttribute("aria-busy");
     return true;
   })();
   return rendered;
+}
+
+/**
+ * Takes the document the browser host rendered into `container` ahead of the reader
+ * (./document-html.ts, web/ahead-frame.ts) as if {@link renderDocument} had built it:
+ * numbers its blocks, gives headings ids and makes what scrolls sideways focusable.
+ * The whole document is in at once.
+ */
+export function adoptDocument(container: HTMLElement): RenderedDocument {
+  renderings.set(container, {});
+  const rendered: RenderedDocument = { blocks: [], headings: [], whole: true, done: Promise.resolve(true) };
+  for (const chunk of container.children) numberChunk(chunk, rendered);
+  return rendered;
+}
+
+/** Makes what scrolls sideways in `chunk` focusable, numbers its blocks after those of `rendered` and gives its headings ids. */
+function numberChunk(chunk: Element, rendered: RenderedDocument): void {
+  makeScrollablesFocusable(chunk);
+  for (const block of chunk.querySelectorAll<HTMLElement>(BLOCK_SELECTOR)) {
+    if (block.querySelector(BLOCK_SELECTOR)) continue;
+    block.dataset.block = String(rendered.blocks.length);
+    rendered.blocks.push(block);
+  }
+  for (const heading of chunk.querySelectorAll<HTMLElement>("h1, h2, h3, h4, h5, h6")) {
+    heading.id = `section-${rendered.headings.length + 1}`;
+    rendered.headings.push(heading);
+  }
 }
 
 /** Markdown's top-level elements (raw HTML off, so the HTML is safe to assign). */
@@ -153,7 +151,7 @@ function markdownPieces(source: string): Pieces {
 
 /** Plain text's paragraphs (blank-line separated), as text only; split at once (a regular expression over the text). */
 function textPieces(text: string): Pieces {
-  const parts = text.split(/\n\s*\n/).filter((part) => part.trim() !== "");
+  const parts = textParagraphs(text);
   return {
     length: parts.length,
     complete: true,

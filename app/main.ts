@@ -17,11 +17,11 @@
  * a person reads (wording.ts).
  */
 import { App } from "@modelcontextprotocol/ext-apps";
-import type { AnswerData, StatusData } from "../protocol/reader.js";
+import { AHEAD_STATE_ELEMENT, type AheadReaderState, type AnswerData, type StatusData } from "../protocol/reader.js";
 import { AskButton } from "./ask-button.js";
 import { AppChannel, textOf } from "./channel.js";
 import { chatDelivery } from "./chat-delivery.js";
-import { anchorOf, blockOf, renderDocument, sentencesOf } from "./document.js";
+import { adoptDocument, anchorOf, blockOf, renderDocument, sentencesOf } from "./document.js";
 import { BlockKeys } from "./keyboard.js";
 import { PopOut } from "./pop-out.js";
 import { Presence } from "./presence.js";
@@ -37,7 +37,8 @@ import "./style.css";
 
 // Where a load's time goes, for the long-document benchmark (bench/suites/reader-long.ts):
 // the script starts, the host's handshake is done, the tool result names the channel, its
-// state has come, the first screen is in the DOM, the whole document and its threads are.
+// state has come, the first screen is in the DOM, the whole document and its threads are;
+// `reader:ahead` when the browser host put the state and document in this frame.
 performance.mark("reader:script");
 const elements = {
   title: byId("title"),
@@ -106,21 +107,34 @@ app.onteardown = async () => {
   return {};
 };
 
-await app.connect();
-performance.mark("reader:connected");
-viewport.apply(app.getHostContext() ?? {});
-showNotice("Loading the document…");
+const connected = app.connect().then(() => {
+  performance.mark("reader:connected");
+  viewport.apply(app.getHostContext() ?? {});
+});
+// In the browser host's frame the channel's state and document are here already: the
+// reader shows them while it connects, and receives once connected.
+const ahead = aheadState();
+if (ahead) {
+  performance.mark("reader:ahead");
+  void open(ahead.channel_id, ahead);
+}
+await connected;
+if (!ahead) showNotice("Loading the document…");
 
-/** Restores the document and threads of `id`, starts receiving, and tells the agent the reader is ready. */
-async function open(id: string): Promise<void> {
+/**
+ * Restores the document and threads of `id` (from `ahead`, the state the browser host put
+ * in this frame, else from the server), starts receiving once connected, and tells the
+ * agent the reader is ready.
+ */
+async function open(id: string, ahead?: AheadReaderState): Promise<void> {
   performance.mark("reader:open");
   server.channelId = id;
   popOut.channelId = id;
   channel?.stop();
   position.stop();
-  let state: RestoredState;
+  let state: RestoredState | AheadReaderState;
   try {
-    state = await server.readState();
+    state = ahead ?? (await server.readState());
     performance.mark("reader:state");
   } catch (error) {
     return showNotice(notLoaded(error));
@@ -134,7 +148,7 @@ async function open(id: string): Promise<void> {
   document.title = state.document.title;
   // The first screen now; the rest of a long document, its threads and receiving once
   // every chunk is in. A question asked meanwhile waits for that (see `whenReady`).
-  const rendered = renderDocument(elements.doc, state.document);
+  const rendered = "text" in state.document ? renderDocument(elements.doc, state.document) : adoptDocument(elements.doc);
   keys.reset(rendered.blocks);
   if (!rendered.whole) renderTocSummary(elements.toc);
   performance.mark("reader:first-screen");
@@ -149,6 +163,7 @@ async function open(id: string): Promise<void> {
   performance.mark("reader:document");
   current.ask?.();
 
+  await connected;
   channel = new AppChannel(app, { channelId: id });
   threads.channel = channel;
   channel.onstatechange = (state) => {
@@ -279,3 +294,15 @@ document.addEventListener("keydown", (event) => {
     askButton.hide();
   }
 });
+
+/** The state the browser host put in this frame (web/ahead-frame.ts), or none (any other host, or a state that does not parse). */
+function aheadState(): AheadReaderState | undefined {
+  const text = document.getElementById(AHEAD_STATE_ELEMENT)?.textContent;
+  if (!text) return undefined;
+  try {
+    const state = JSON.parse(text) as AheadReaderState;
+    return typeof state.channel_id === "string" && state.document !== null && typeof state.document === "object" ? state : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -151,3 +151,13 @@ export interface ReaderState {
   /** Whether the server can show the channel in a browser tab (its browser host, on the person's machine): the reader offers to only then. */
   browser_tab?: boolean;
 }
+
+/**
+ * The reader's state as the browser host puts it in the reader's frame, ahead of the
+ * reader's script (web/ahead-frame.ts): `reader_state`'s answer, but for the document's
+ * text, which is already rendered in the reader's `#doc`.
+ */
+export type AheadReaderState = Omit<ReaderState, "document"> & { document: Omit<ReaderDocument, "text"> };
+
+/** The id of the `<script type="application/json">` element that holds an {@link AheadReaderState} in the reader's HTML. */
+export const AHEAD_STATE_ELEMENT = "reader-ahead-state";

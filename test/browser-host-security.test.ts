@@ -158,6 +158,7 @@ describe("the browser host lets nobody else in", { skip, timeout: 240_000 }, () 
       raw(port, "GET", `${fakeSession}channels`, own),
       raw(port, "GET", `${session.pathname}frame`, own),
       raw(port, "GET", `${session.pathname}frame/ahead`, own),
+      raw(port, "GET", `${session.pathname}frame/ahead?channel=${channelId}`, own),
       raw(
         port,
         "POST",
@@ -185,6 +186,7 @@ describe("the browser host lets nobody else in", { skip, timeout: 240_000 }, () 
       ["GET", `${session.pathname}channels`, undefined],
       ["GET", `${session.pathname}frame`, undefined],
       ["GET", `${session.pathname}frame/ahead`, undefined],
+      ["GET", `${session.pathname}frame/ahead?channel=${channelId}`, undefined],
       ["POST", `${session.pathname}mcp`, toolCall("poll_agent_messages", { channel_id: channelId })],
     ];
     const hostilePort = (hostile.address() as AddressInfo).port;
@@ -303,13 +305,53 @@ describe("the browser host lets nobody else in", { skip, timeout: 240_000 }, () 
     assert.match(policy, /frame-ancestors 'none'/);
     assert.equal(page.headers.get("x-frame-options"), "DENY");
     assert.equal(page.headers.get("cross-origin-opener-policy"), "same-origin");
-    // The frame apps are posted into, and the one the page's first script loads the reader in.
-    for (const path of ["frame", "frame/ahead"]) {
+    // The frame apps are posted into, and the one the page's first script loads the reader in (with a channel's state, or without).
+    for (const path of ["frame", "frame/ahead", `frame/ahead?channel=${channelId}`]) {
       const frame = await fetch(new URL(path, own), { headers: { cookie: ownCookie, "sec-fetch-site": "same-origin", "sec-fetch-dest": "iframe" } });
       assert.equal(frame.status, 200, path);
       assert.match(frame.headers.get("content-security-policy") ?? "", /connect-src 'none'.*frame-ancestors 'self'; sandbox allow-scripts/, path);
       assert.equal(frame.headers.get("x-frame-options"), "SAMEORIGIN", path);
     }
+  });
+
+  test("the reader's frame carries the state of the channel it names, and nothing in a document becomes markup in it", async () => {
+    const hostileText = "</script><script>parent.stolen = 1</script><!-- </article> \u2028 & <b>bold?</b>";
+    const { channel_id: hostileId, title } = structured<{ channel_id: string; title: string }>(
+      (await agent.callTool({
+        name: "open_reader",
+        arguments: { title: hostileText, markdown: `# ${hostileText}\n\n${hostileText}` },
+      })) as CallToolResult,
+    );
+    const frame = async (query: string) => {
+      const answer = await fetch(new URL(`frame/ahead${query}`, session), {
+        headers: { cookie, "sec-fetch-site": "same-origin", "sec-fetch-dest": "iframe" },
+      });
+      assert.equal(answer.status, 200, query);
+      return answer.text();
+    };
+    const plain = await frame("");
+    const scripts = (html: string) => html.match(/<script\b/g)?.length ?? 0;
+    // A channel id that is not one, or names no channel: the reader as it is, which then asks for its state itself.
+    for (const query of [
+      "?channel=..%2F..%2Fetc",
+      "?channel=%00",
+      `?channel=${"a".repeat(10_000)}`,
+      "?channel=nothing-here",
+      "?channel=",
+      "?channel=a&channel=b",
+    ])
+      assert.equal(await frame(query), plain, query);
+    const withState = await frame(`?channel=${hostileId}`);
+    assert.equal(scripts(withState), scripts(plain) + 1, "one element more, the state's, and no script of the document's");
+    const json = /<script type="application\/json" id="reader-ahead-state">([^<]*)<\/script>/.exec(withState)?.[1];
+    assert.ok(json, "the state is in the frame");
+    const state = JSON.parse(json) as { channel_id: string; document: { title: string; text?: string } };
+    assert.match(title, /<\/script><script>parent\.stolen = 1<\/script><!--/, "the title kept its markup as text");
+    assert.deepEqual([state.channel_id, state.document.title, state.document.text], [hostileId, title, undefined]);
+    assert.doesNotMatch(withState, /<b>bold\?<\/b>|parent\.stolen = 1<\/script>/, "the document's markup is text");
+    assert.match(withState, /&lt;b&gt;bold\?&lt;\/b&gt;/);
+    // And the other channel's state stays out of this one's frame.
+    assert.doesNotMatch(await frame(`?channel=${channelId}`), /stolen/);
   });
 
   test("another user of the machine reads neither the key nor the host's record, and is refused without them", {

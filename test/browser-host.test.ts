@@ -109,7 +109,11 @@ describe("what a terminal agent's person sees", { skip: browserSkipReason(), tim
       await page.goto(reader.url.href);
       const readerFrame = await (await page.locator("#frame iframe").elementHandle())!.contentFrame();
       await readerFrame!.locator("#doc", { hasText: "Some text." }).waitFor();
-      assert.match(readerFrame!.url(), /\/frame\/ahead$/, "the page's first script loaded the reader's frame, ahead of the page's own script");
+      assert.match(
+        readerFrame!.url(),
+        new RegExp(`/frame/ahead\\?channel=${reader.channelId}$`),
+        "the page's first script loaded the reader's frame, ahead of the page's own script",
+      );
       const opened = structured<{ channel_id: string; app_url: string }>(
         (await agent.callTool({
           name: "open_app",
@@ -143,6 +147,51 @@ describe("what a terminal agent's person sees", { skip: browserSkipReason(), tim
         events.push(...polled.messages.map((message) => message.event));
       }
       assert.deepEqual(events, ["ready", "plus"]);
+    } finally {
+      await browser.close();
+      await agent.close();
+      stopBrowserHost({ BACKCHANNEL_HOME: dir });
+      await cleanup();
+    }
+  });
+});
+
+describe("the reader's frame, started ahead on a link", { skip: browserSkipReason(), timeout: 180_000 }, () => {
+  test("holds the channel's document as the host rendered it, which the reader adopts: the same as the reader's own rendering", async () => {
+    const { dir, cleanup } = await tempDataDir();
+    const agent = await connectServer(dir, {}, TERMINAL);
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    try {
+      // Long enough to be rendered in slices (more than three chunks), with every kind of block, and text that must stay text.
+      const section = (index: number) =>
+        `## Part ${index}\n\nA paragraph with *emphasis*, \`code\`, a [link](https://example.com) and <b>tags</b> & more.\n\n` +
+        `| a | b |\n|---|---|\n| ${index} | two |\n\n\`\`\`\nconst x = ${index};\n\`\`\`\n\n- tight\n- list\n\n1. loose\n\n2. list\n\n> quoted\n\nTerm ${index}\n`;
+      const markdown = `# Ahead\n\n${Array.from({ length: 30 }, (_, index) => section(index)).join("\n")}`;
+      const opened = structured<{ channel_id: string; reader_url: string }>(
+        (await agent.callTool({ name: "open_reader", arguments: { title: "Ahead", markdown } })) as CallToolResult,
+      );
+      /** The reader's document as it stands once the whole of it is in, and whether it came with the frame. */
+      const shown = async (page: Page) => {
+        const frame = await (await page.locator("#frame iframe").elementHandle())!.contentFrame();
+        await frame!.waitForFunction(() => performance.getEntriesByName("reader:document").length > 0);
+        return frame!.evaluate(() => ({
+          ahead: performance.getEntriesByName("reader:ahead").length === 1,
+          html: document.getElementById("doc")!.innerHTML,
+          blocks: document.querySelectorAll("#doc [data-block]").length,
+        }));
+      };
+      const person = await browser.newContext();
+      const linked = await person.newPage();
+      await linked.goto(opened.reader_url);
+      const adopted = await shown(linked);
+      // The same channel opened from the host's list: the page starts the reader then, without a state in its frame.
+      const listed = await person.newPage();
+      await listed.goto(new URL(linked.url()).href.replace(/#.*$/, ""));
+      await listed.locator(`#channels a[href$="#${opened.channel_id}"]`).click();
+      const rendered = await shown(listed);
+      assert.deepEqual([adopted.ahead, rendered.ahead], [true, false], "the link's reader took the state in its frame; the list's read it");
+      assert.ok(adopted.blocks > 300, `a long document (${adopted.blocks} blocks)`);
+      assert.equal(adopted.html, rendered.html, "the same chunks, blocks, numbers and ids");
     } finally {
       await browser.close();
       await agent.close();

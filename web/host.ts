@@ -19,7 +19,9 @@
  * not stand for its store.
  */
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { once } from "node:events";
 import { existsSync } from "node:fs";
+import { setImmediate } from "node:timers/promises";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import {
   type BrowserHostRecord,
@@ -32,18 +34,22 @@ import {
 } from "../core/browser-host.js";
 import { watchCommand } from "../core/commands.js";
 import { CallerError } from "../core/errors.js";
+import { isChannelId } from "../core/ids.js";
 import { withLock } from "../core/fs/lock.js";
 import { APPS_HOST_EXTENSIONS, BROWSER_HOST_NAME } from "../protocol/client-capabilities.js";
 import { VERSION } from "../core/package.js";
 import { warnOnStderr } from "../core/warn.js";
 import { READER_APP, SHELL_APP } from "../server/apps/resource.js";
 import { browserDataDir, browserStoreKey, localBrowserHost } from "../server/browser-host.js";
+import { storeMaxMessageBytes } from "../server/reader/ask-history.js";
+import { readReaderState } from "../server/reader/reader-state.js";
 import type { BrowserLinks } from "../server/browser-links.js";
 import { createMcpRequestListener, listen } from "../server/transports/http.js";
 import { openStore, type StoreLocation, watcherWhere } from "../store/open.js";
 import type { ChannelStore } from "../store/store.js";
 import { listOpenChannels } from "./channels.js";
 import { GUARD_HEADERS, judgeRequest, newSession, sendRefusal } from "./gate.js";
+import { aheadReaderParts } from "./ahead-frame.js";
 import { AHEAD_FRAME, type PageConfig, readPageFiles } from "./page-files.js";
 
 /** Another host already runs for the store; `record` says where. */
@@ -149,6 +155,12 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     const { body, headers } = pages.page(page, session);
     res.writeHead(200, { ...headers, ...extra }).end(body);
   };
+  /**
+   * What the reader is told of the server beside its state, as the session's own
+   * `reader_state` tells it: the frame started ahead carries the state of the channel it
+   * is for (./ahead-frame.ts), or the reader asks when it cannot be read.
+   */
+  const readerInfo = { max_message_bytes: storeMaxMessageBytes(opened.store), browser_tab: true };
   const route = async (path: string, req: IncomingMessage, res: ServerResponse) => {
     if (path === "mcp") return mcp(req, res);
     if (req.method !== "GET") return void res.writeHead(405, { ...GUARD_HEADERS, allow: "GET" }).end();
@@ -157,8 +169,16 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Run
     if (path === AHEAD_FRAME) {
       const { readerHtml } = await asked;
       if (readerHtml === undefined) return void res.writeHead(404, { ...GUARD_HEADERS, "content-type": "text/plain" }).end("not found\n");
-      const frame = pages.aheadFrame(readerHtml);
-      return void res.writeHead(200, frame.headers).end(frame.body);
+      const channelId = new URL(req.url ?? "", "http://host").searchParams.get("channel");
+      const state = isChannelId(channelId) ? await readReaderState(opened.store, channelId, readerInfo).catch(() => null) : null;
+      res.writeHead(200, pages.frame.headers);
+      // The chunks go out as they are made, the host's other requests served in between.
+      for (const part of state ? aheadReaderParts(readerHtml, state) : [readerHtml]) {
+        if (res.destroyed) return;
+        if (!res.write(part)) await Promise.race([once(res, "drain"), once(res, "close")]);
+        await setImmediate();
+      }
+      return void res.end();
     }
     if (path === "channels") {
       const channels = await listOpenChannels(opened.store);

@@ -36,10 +36,8 @@ export interface PageConfig {
 export interface PageFiles {
   /** The page for `config`, and its headers; `session`: the address it moves to first (the link's exchange, web/gate.ts). */
   page(config: PageConfig, session?: string): { body: string; headers: Record<string, string> };
-  /** The frame an app runs in, and its headers. */
+  /** The frame an app runs in, and its headers (those of the frame of {@link PageConfig.aheadApp} too). */
   frame: { body: string; headers: Record<string, string> };
-  /** The frame of {@link PageConfig.aheadApp}: that app's HTML itself, with the frame's headers. */
-  aheadFrame(html: string): { body: string; headers: Record<string, string> };
 }
 
 /** Where the page's first script loads the frame of {@link PageConfig.aheadApp} from, beside the page. */
@@ -64,14 +62,15 @@ const MOVE_SCRIPT = `history.replaceState(null,"",document.querySelector('meta[n
 
 /**
  * The script in the page's app container that, when the address names a channel, starts
- * the frame of {@link PageConfig.aheadApp} there (hidden) and keeps what the app posts
+ * the frame of {@link PageConfig.aheadApp} there (hidden; the channel in its address, for
+ * the host to put the channel's state in: web/ahead-frame.ts) and keeps what the app posts
  * before the page's bridge listens (its `ui/initialize`), for web/page/app-frame.ts to
  * take with the frame (`window.backchannelAhead`). It runs after {@link MOVE_SCRIPT}, so
  * the frame's address is the session's.
  */
 const AHEAD_SCRIPT =
   `if(location.hash.length>1){const f=document.createElement("iframe"),m=[],l=e=>{e.source===f.contentWindow&&m.push(e)};` +
-  `f.sandbox.add("allow-scripts");f.style.visibility="hidden";f.src=${JSON.stringify(AHEAD_FRAME)};addEventListener("message",l);` +
+  `f.sandbox.add("allow-scripts");f.style.visibility="hidden";f.src=${JSON.stringify(`${AHEAD_FRAME}?channel=`)}+encodeURIComponent(location.hash.slice(1));addEventListener("message",l);` +
   `document.currentScript.after(f);window.backchannelAhead={iframe:f,messages:m,stop(){removeEventListener("message",l)}}}`;
 
 /**
@@ -101,7 +100,6 @@ export async function readPageFiles(): Promise<PageFiles> {
       return { body, headers: { ...html, "content-security-policy": pageCsp } };
     },
     frame: { body: frame, headers: frameHeaders },
-    aheadFrame: (app) => ({ body: app, headers: frameHeaders }),
   };
 }
 

@@ -8,7 +8,8 @@
  *   opens it (no MCP Apps extension) opens the 718 KB manual by path; the link its
  *   result names is opened in a fresh Chromium page each sample: link opened → the
  *   first screen (`reader:first-screen`) and → the whole manual (`reader:document`),
- *   read from the reader frame's marks on the same clock. Its floor, in turn with it:
+ *   read from the reader frame's marks on the same clock, each counted once the page
+ *   also shows the frame at its height (readable, not only in the DOM). Its floor, in turn with it:
  *   the same manual as one static page (rendered as the reader renders it, served by a
  *   bare HTTP server on 127.0.0.1), address opened → its whole DOM in (DOMContentLoaded).
  *   Then asks in that page, answered by an SDK agent: its `notify_ui` → the card shows
@@ -73,6 +74,30 @@ export async function browserTabFigures(plan: BrowserTabPlan, ctx: RunContext): 
   }
 }
 
+declare global {
+  interface Window {
+    /** When the page's main app frame was first visible at a height set for it (by the page or the app), on the clock of `Date.now()`. */
+    backchannelFrameShownAt?: number;
+  }
+}
+
+/**
+ * Run in the page before its own scripts (Playwright's init script): notes when the main
+ * app frame is first visible with a height set for it (by the page or the app), as the
+ * page's change that made it so happens. A reader in a hidden frame, or one still at the
+ * style sheet's first 200 px, is not yet readable however far its own script got.
+ */
+function watchFrameShown(): void {
+  if (window !== window.top) return;
+  const observer = new MutationObserver(() => {
+    const iframe = document.querySelector<HTMLIFrameElement>("#frame iframe");
+    if (!iframe || iframe.style.height === "" || iframe.style.visibility === "hidden") return;
+    window.backchannelFrameShownAt = performance.timeOrigin + performance.now();
+    observer.disconnect();
+  });
+  observer.observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ["style"] });
+}
+
 /** The browser host alone: the manual's load after the link is opened, and answer → card. */
 async function hostFigures(browser: Browser, plan: BrowserTabPlan, ctx: RunContext): Promise<SoloFigure[]> {
   const dataDir = join(ctx.root, "browser-tab-host");
@@ -96,6 +121,7 @@ async function hostFigures(browser: Browser, plan: BrowserTabPlan, ctx: RunConte
     ctx.log(`browser-tab: the manual, ${plan.loads} loads`);
     for (let index = 0; index < plan.loads; index++) {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      await page.addInitScript(watchFrameShown);
       const openedAt = Date.now();
       await page.goto(link);
       const frame = await readerFrame(page);
@@ -104,8 +130,11 @@ async function hostFigures(browser: Browser, plan: BrowserTabPlan, ctx: RunConte
         const at = (name: string) => performance.timeOrigin + performance.getEntriesByName(name)[0]!.startTime;
         return { firstScreen: at("reader:first-screen"), whole: at("reader:document") };
       });
-      firstScreen.push(marks.firstScreen - openedAt);
-      whole.push(marks.whole - openedAt);
+      await page.waitForFunction(() => window.backchannelFrameShownAt !== undefined, undefined, { timeout: 60_000 });
+      const shownAt = (await page.evaluate(() => window.backchannelFrameShownAt))!;
+      // Readable: in the reader's DOM, and its frame on screen at its height.
+      firstScreen.push(Math.max(marks.firstScreen, shownAt) - openedAt);
+      whole.push(Math.max(marks.whole, shownAt) - openedAt);
       await page.close();
       floor.push(await staticLoad(browser, staticPage.url));
     }

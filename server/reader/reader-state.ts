@@ -13,7 +13,7 @@
 import { READER_DOCUMENT_STATE } from "../../protocol/channel-state.js";
 import type { JsonValue } from "../../protocol/message.js";
 import type { ChannelStore } from "../../store/store.js";
-import type { PassageAnchor, ReaderDocument, ReaderPosition, ReaderThread, ThreadDraft, ThreadMessage } from "../../protocol/reader.js";
+import type { PassageAnchor, ReaderDocument, ReaderPosition, ReaderState, ReaderThread, ThreadDraft, ThreadMessage } from "../../protocol/reader.js";
 import { documentSchema, positionSchema, threadLogSchema } from "./schemas.js";
 import { CallerError } from "../../core/errors.js";
 
@@ -64,6 +64,26 @@ export async function readPosition(store: ChannelStore, channelId: string): Prom
 /** Keeps `position` as where the person reads in `channelId`. */
 export async function writePosition(store: ChannelStore, channelId: string, position: ReaderPosition): Promise<void> {
   await store.updateState(channelId, POSITION_STATE, () => ({ block: position.block }));
+}
+
+/** What the server tells a reader about itself, beside the channel's state (`reader_state`'s last fields). */
+export type ReaderServerInfo = Pick<ReaderState, "max_message_bytes" | "browser_tab">;
+
+/** A reader's whole state with its document's text as it is (`reader_state` may send it compressed). */
+export type FullReaderState = Omit<ReaderState, "document"> & { document: ReaderDocument | null };
+
+/**
+ * All a reader of `channelId` needs to restore itself: `reader_state`'s answer, read
+ * at once, and what the server tells about itself (`info`).
+ * @throws CorruptReaderStateError; the store's errors (a bad channel id among them)
+ */
+export async function readReaderState(store: ChannelStore, channelId: string, info: ReaderServerInfo): Promise<FullReaderState> {
+  const [document, { threads, drafts }, position] = await Promise.all([
+    readDocument(store, channelId),
+    readThreads(store, channelId),
+    readPosition(store, channelId),
+  ]);
+  return { channel_id: channelId, document, threads, drafts, position, ...info };
 }
 
 /** The channel's threads, oldest first, and its drafts. @throws CorruptReaderStateError */

@@ -12,7 +12,7 @@ import { Awareness } from "../awareness/awareness.js";
 import type { ReaderDocument } from "../../protocol/reader.js";
 import { storeMaxMessageBytes } from "../reader/ask-history.js";
 import { compressedDocument } from "../reader/compressed-document.js";
-import { readDocument, readPosition, readThreads, recordDraft, recordMessage, writeDocument, writePosition } from "../reader/reader-state.js";
+import { readReaderState, recordDraft, recordMessage, writeDocument, writePosition } from "../reader/reader-state.js";
 import { READER_APP, registerBuiltApp } from "../apps/resource.js";
 import {
   openReaderInput,
@@ -169,22 +169,11 @@ export function registerReaderTools(server: McpServer, store: ChannelStore, opti
       outputSchema: compactSchema(readerStateOutput),
     },
     guarded(async ({ channel_id, gzip }) => {
-      const [document, { threads, drafts }, position] = await Promise.all([
-        readDocument(store, channel_id),
-        readThreads(store, channel_id),
-        readPosition(store, channel_id),
-      ]);
+      const state = await readReaderState(store, channel_id, { max_message_bytes: maxMessageBytes, browser_tab: options.browser !== undefined });
+      const { document, threads } = state;
       const summary = document ? `"${document.title}" with ${threads.length} thread${threads.length === 1 ? "" : "s"}` : "no document";
       return toolResult(
-        {
-          channel_id,
-          document: document && gzip ? await compressedDocument(document) : document,
-          threads,
-          drafts,
-          position,
-          max_message_bytes: maxMessageBytes,
-          browser_tab: options.browser !== undefined,
-        },
+        { ...state, document: document && gzip ? await compressedDocument(document) : document },
         `Reader state of channel ${channel_id}: ${summary}.`,
       );
     }),

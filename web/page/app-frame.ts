@@ -136,6 +136,10 @@ export class AppFrames {
         call.early = undefined;
         if (early?.toolCall) answerOnce(bridge, early.toolCall);
         iframe.title = title;
+        // Shown before the app has said its height (it may still be starting), the frame
+        // takes the most the app may take inline, as the reader does with a document to
+        // show: the page's content around it does not move when the app's height comes.
+        if (!iframe.style.height && this.displayMode === "inline") iframe.style.height = `${this.inlineMaxHeight(container)}px`;
         iframe.style.visibility = "";
         deliver(call);
         return bridge;
@@ -275,6 +279,11 @@ export class AppFrames {
     return above + (this.options.roomBelow?.() ?? 0) + padding;
   }
 
+  /** The most height (px) the main app in `container` may take inline: the window's height below where it starts, but the room the page keeps. */
+  private inlineMaxHeight(container: HTMLElement): number {
+    return Math.max(MIN_INLINE_HEIGHT, window.innerHeight - this.roomAround(container));
+  }
+
   /** The host context of the main app (its container and display modes too) or of another one. */
   private hostContext(main: boolean, container: HTMLElement): McpUiHostContext {
     const styles = { variables: PALETTES[this.theme] as McpUiStyles };
@@ -286,12 +295,11 @@ export class AppFrames {
       styles,
       displayMode: this.displayMode,
       availableDisplayModes: ["inline", "fullscreen"],
-      // Full screen, the app is the window; inline, it may take the window's height below
-      // where it starts, but the room the page keeps below it (and the page's bottom padding).
+      // Full screen, the app is the window; inline, it may take what `inlineMaxHeight` says.
       containerDimensions: fullscreen
         ? { height: window.innerHeight, width: window.innerWidth }
         : {
-            maxHeight: Math.max(MIN_INLINE_HEIGHT, window.innerHeight - this.roomAround(container)),
+            maxHeight: this.inlineMaxHeight(container),
             maxWidth: container.clientWidth || window.innerWidth,
           },
       platform: "web",
