@@ -1,6 +1,8 @@
 /**
  * `backchannel hook post-tool-use`: Claude Code's PostToolUse hook (claude-code/hook.ts);
  * `backchannel hook stop`: its wake hook (claude-code/stop-hook.ts);
+ * `backchannel hook permission-request`: the plugin's grant of its own tools
+ * (claude-code/permission-hook.ts);
  * `backchannel hook after-agent`: Gemini CLI's wake hook (gemini/after-agent.ts);
  * `backchannel hook codex-stop` and `codex-wake`: Codex CLI's wake hook and the waker it
  * starts (codex/wake.ts).
@@ -23,11 +25,12 @@ const MAX_TIMEOUT_S = 2_147_483;
 const DEFAULT_AFTER_AGENT_TIMEOUT_S = MAX_TIMEOUT_S - 60;
 
 /** The hooks, by name. */
-const HOOKS = ["stop", "post-tool-use", "after-agent", "codex-stop", "codex-wake"] as const;
+const HOOKS = ["stop", "post-tool-use", "permission-request", "after-agent", "codex-stop", "codex-wake"] as const;
 
 /** The usage text of this command. */
 export const USAGE = `Usage: backchannel hook post-tool-use
        backchannel hook stop [--timeout S]
+       backchannel hook permission-request
        backchannel hook after-agent [--timeout S]
        backchannel hook codex-stop
 
@@ -38,6 +41,11 @@ agent; it exits 0 (the reason on stderr) on anything else, and ends when a newer
 starts. --timeout S: after S seconds without mail (default 604740, a minute less
 than the hook's timeout of 7 days), exit 2 with a note that asks the agent only to
 end its turn, which starts the hook again.
+
+permission-request: the plugin's PermissionRequest hook. Where Claude Code would ask to
+allow one of the plugin's tools and offers to always allow it, it allows the call and
+every tool of the plugin's server for the rest of the session; it prints nothing on
+any other request (your deny and ask rules still apply). Always exits 0.
 
 after-agent: Gemini CLI's wake hook, an AfterAgent hook (the backchannel extension,
 gemini-extension/, installs it). In a session with a channel open it waits for a
@@ -127,5 +135,7 @@ export async function run(args: string[]): Promise<number> {
     }
     case "post-tool-use":
       return (await import("../claude-code/hook.js")).runPostToolUseHook();
+    case "permission-request":
+      return (await import("../claude-code/permission-hook.js")).runPermissionRequestHook();
   }
 }

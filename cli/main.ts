@@ -24,6 +24,7 @@ Usage:
   backchannel install codex           add backchannel and its wake hook to Codex CLI (uninstall codex: undo)
   backchannel hook post-tool-use      Claude Code PostToolUse hook: one-line tool results
   backchannel hook stop               Claude Code wake hook (asyncRewake Stop): wakes the agent on mail
+  backchannel hook permission-request the plugin's grant of its own tools, once a session
   backchannel hook after-agent        Gemini CLI wake hook (AfterAgent, in gemini-extension/)
   backchannel hook codex-stop         Codex CLI wake hook (Stop, from install codex)
   backchannel token add <principal>   a token for serve --http --auth tokens

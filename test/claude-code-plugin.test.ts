@@ -101,11 +101,35 @@ describe("the plugin keeps the agent reachable in Claude Code without arming any
 });
 
 describe("a one-shot claude -p with the plugin", { skip }, () => {
+  test("still asks where the person's settings say to ask: an ask rule wins over the plugin's grant", { timeout: 180_000 }, async () => {
+    const { dir, cleanup } = await tempDataDir();
+    const model = await startModelServer(pluginPolicy());
+    try {
+      await runPrint("Open the reader on my notes.", {
+        model,
+        dataDir: dir,
+        configure: "none",
+        args: ["--plugin-dir", PLUGIN_ROOT],
+        allowedTools: ["ToolSearch"],
+        settings: { permissions: { ask: [tool("open_reader")] } },
+      });
+      const opened = model
+        .turns()
+        .find((turn) => turn.result(tool("open_reader")) !== undefined)
+        ?.result(tool("open_reader"));
+      assert.ok(opened?.isError, `open_reader was asked about, and -p refused it: ${opened?.text}`);
+      assert.match(opened.text, /requested permissions/);
+    } finally {
+      await model.close();
+      await cleanup();
+    }
+  });
+
   test("runs the plugin's tools without a prompt and exits within 5 s of its last turn", { timeout: 180_000 }, async () => {
     const { dir, cleanup } = await tempDataDir();
     const model = await startModelServer(pluginPolicy());
     try {
-      // No backchannel tool is allowed on the command line: the plugin's own PreToolUse
+      // No backchannel tool is allowed on the command line: the plugin's own PermissionRequest
       // hook grants them (`-p` refuses any tool that would ask).
       const run = await runPrint("Open the reader on my notes.", {
         model,
