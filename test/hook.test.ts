@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { MAX_CONTEXT_CHARS } from "../claude-code/hook.js";
-import { CLI, connectServer, tempDataDir } from "./support/helpers.js";
+import { CLI, type CommandRun, connectServer, runCommand, tempDataDir } from "./support/helpers.js";
 
 /** A tool result as the SDK client returns it. */
 interface Result {
@@ -76,14 +76,8 @@ function hookInput(tool: string, args: Record<string, unknown>, response: unknow
 }
 
 /** Runs the hook with `input` on stdin. */
-function runHook(input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, "hook", "post-tool-use"]);
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdin.end(input);
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+function runHook(input: string): Promise<CommandRun> {
+  return runCommand(["hook", "post-tool-use"], input);
 }
 
 /** What the hook must print for a confirmation tool whose result text is `line`. */

@@ -7,19 +7,12 @@
  * Claude Code: test/claude-code-plugin.test.ts.)
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { describe, test } from "node:test";
-import { CLI } from "./support/helpers.js";
+import { type CommandRun, runCommand } from "./support/helpers.js";
 
 /** Runs the hook with `input` on stdin, to its exit. */
-function hook(input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, "hook", "permission-request"], { stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdin.end(input);
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+function hook(input: string): Promise<CommandRun> {
+  return runCommand(["hook", "permission-request"], input);
 }
 
 /** A PermissionRequest's input for `tool`, as Claude Code sends it; `offered`: with its offer to always allow the tool. */

@@ -16,6 +16,24 @@ import { APPS_HOST_EXTENSIONS } from "../../protocol/client-capabilities.js";
 /** The built CLI entry, `dist/cli/main.js`. */
 export const CLI = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
 
+/** What a run of the command printed, and how it exited. */
+export interface CommandRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `backchannel ...args` with `input` on its stdin (as a host runs a hook), to its exit. */
+export function runCommand(args: string[], input: string): Promise<CommandRun> {
+  const child = spawn(process.execPath, [CLI, ...args]);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin.end(input);
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+}
+
 /** A fresh data directory under the system temp folder, and a function that removes it. */
 export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), "backchannel-test-"));
